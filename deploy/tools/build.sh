@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Provides the local stack in .tools/bin/: temporal, helm, kwokctl, kwok, etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler and kubectl, at the versions pinned in versions.env.
+#
+# For each tool, the first of these wins:
+#   1. ARMADA_<TOOL> (e.g. ARMADA_HELM, ARMADA_KUBE_APISERVER) naming a binary at the pinned version;
+#   2. the per-user cache ($XDG_CACHE_HOME/armada-temporal/tools/<group>-<version>-r<recipe>/),
+#      so a fresh clone on a machine that built the tools once reuses them, and a new pin
+#      rebuilds only its own group;
+#   3. a binary on PATH at the pinned version;
+#   4. a build from the pinned Go module versions (go install / go build) into that cache.
+# It never downloads a release binary. Safe to run any number of times.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+cache_root="${ARMADA_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/armada-temporal/tools}"
+out="${ARMADA_TOOLS_BIN:-$root/.tools/bin}"
+mkdir -p "$cache_root" "$out"
+
+log() { printf 'tools: %s\n' "$*" >&2; }
+die() {
+  printf 'tools: error: %s\n' "$*" >&2
+  exit 1
+}
+
+tools=(temporal helm kwokctl kwok etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubectl)
+
+# The build group a tool comes from; one go build per group.
+group_of() {
+  case $1 in
+    kwok | kwokctl) echo kwok ;;
+    etcd | etcdctl) echo etcd ;;
+    kube-* | kubectl) echo kubernetes ;;
+    *) echo "$1" ;;
+  esac
+}
+
+pinned_version() {
+  case $(group_of "$1") in
+    temporal) echo "$TEMPORAL_CLI_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    kwok) echo "$KWOK_VERSION" ;;
+    etcd) echo "$ETCD_VERSION" ;;
+    kubernetes) echo "$KUBERNETES_VERSION" ;;
+  esac
+}
+
+# The version a binary reports, as vX.Y.Z (the first X.Y.Z in its version output).
+reported_version() {
+  local tool=$1 bin=$2 text
+  case $tool in
+    helm) text=$("$bin" version --template '{{.Version}}' 2>/dev/null || true) ;;
+    kubectl) text=$("$bin" version --client 2>/dev/null || true) ;;
+    *) text=$("$bin" --version 2>/dev/null || true) ;;
+  esac
+  text=$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' <<<"$text" | head -n 1 || true)
+  echo "${text:+v$text}"
+}
+
+# Where a group's binaries are cached: one folder per group, pinned version and recipe.
+cache_of() { echo "$cache_root/$(group_of "$1")-$(pinned_version "$1")-r$RECIPE_REVISION"; }
+
+override_var() {
+  local name=${1//-/_}
+  echo "ARMADA_${name^^}"
+}
+
+link() { ln -sfn "$2" "$out/$1"; }
+
+# Links what is already available; prints the build groups still missing.
+declare -A missing=()
+resolve() {
+  local tool=$1 want var from_path
+  want=$(pinned_version "$tool")
+  var=$(override_var "$tool")
+  if [[ -n ${!var:-} ]]; then
+    [[ -x ${!var} ]] || die "$var=${!var} is not an executable file"
+    local got
+    got=$(reported_version "$tool" "${!var}")
+    [[ $got == "$want" ]] || die "$var=${!var} reports ${got:-no version}, but $want is pinned in deploy/tools/versions.env"
+    link "$tool" "${!var}"
+    return
+  fi
+  if [[ -x $(cache_of "$tool")/$tool ]]; then
+    link "$tool" "$(cache_of "$tool")/$tool"
+    return
+  fi
+  from_path=$(PATH=$(sed "s#$out:##g" <<<"$PATH") command -v "$tool" || true)
+  if [[ -n $from_path && $(reported_version "$tool" "$from_path") == "$want" ]]; then
+    link "$tool" "$from_path"
+    return
+  fi
+  missing[$(group_of "$tool")]=1
+}
+
+# go build/install of one group into a scratch dir, then an atomic move into the cache.
+build_helm() {
+  GOBIN="$1" go install \
+    -ldflags "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+    "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+}
+
+build_temporal() {
+  GOBIN="$1" go install \
+    -ldflags "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}" \
+    "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+}
+
+build_kwok() {
+  GOBIN="$1" go install "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+}
+
+# A module whose go.mod replaces every sibling module (the upstream go.mod points them at
+# ./paths, which `go install mod@version` refuses) with its published version of the same release.
+# $1 wrapper dir, $2 main module, $3 its version, $4 sed script turning an upstream replace line
+# "path => ./dir" into "path => path <version>", $5... further modules of the release to require.
+write_wrapper() {
+  local dir=$1 mod=$2 version=$3 rewrite=$4 gomod extra
+  shift 4
+  mkdir -p "$dir"
+  gomod=$(go mod download -json "$mod@$version" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
+  [[ -f $gomod ]] || die "could not read the go.mod of $mod@$version from the Go module proxy"
+  {
+    echo "module armada-temporal.local/tools/$(basename "$dir")"
+    echo
+    grep -m1 -E '^go [0-9.]+$' "$gomod"
+    echo
+    echo "require $mod $version"
+    for extra in "$@"; do echo "require $extra $version"; done
+    echo
+    echo "replace ("
+    grep -E '^\s*[^ ]+ => \.\.?/' "$gomod" | grep -v FORBIDDEN | sed -E "$rewrite"
+    echo ")"
+  } >"$dir/go.mod"
+}
+
+build_etcd() {
+  local src="$2/etcd"
+  write_wrapper "$src" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" \
+    "s#^\s*([^ ]+) => .*#\t\1 => \1 $ETCD_VERSION#" go.etcd.io/etcd/etcdctl/v3
+  # etcd's version is a constant in its source; nothing to stamp.
+  (cd "$src" && GOFLAGS=-mod=mod go build -o "$1/etcd" go.etcd.io/etcd/server/v3 &&
+    GOFLAGS=-mod=mod go build -o "$1/etcdctl" go.etcd.io/etcd/etcdctl/v3)
+}
+
+build_kubernetes() {
+  local src="$2/kubernetes" staging="v0.${KUBERNETES_VERSION#v1.}" v=${KUBERNETES_VERSION#v} flags=()
+  write_wrapper "$src" k8s.io/kubernetes "$KUBERNETES_VERSION" \
+    "s#^\s*([^ ]+) => .*#\t\1 => \1 $staging#"
+  # The stamps hack/lib/version.sh sets, so /version and --version report the real release. The
+  # module proxy knows the tag's time but not its commit, so gitCommit stays empty, not made up.
+  local key val released
+  released=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^\t"Info": "\(.*\)",$/\1/p')
+  released=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$released")
+  for key in gitVersion gitMajor gitMinor gitTreeState gitCommit buildDate; do
+    case $key in
+      gitVersion) val=$KUBERNETES_VERSION ;;
+      gitMajor) val=${v%%.*} ;;
+      gitMinor) val=$(cut -d. -f2 <<<"$v") ;;
+      gitTreeState) val=clean ;;
+      gitCommit) val= ;;
+      buildDate) val=$released ;;
+    esac
+    flags+=("-X k8s.io/component-base/version.$key=$val" "-X k8s.io/client-go/pkg/version.$key=$val")
+  done
+  (cd "$src" && GOFLAGS=-mod=mod go build -o "$1/" -ldflags "${flags[*]}" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+}
+
+for tool in "${tools[@]}"; do resolve "$tool"; done
+
+if ((${#missing[@]})); then
+  if ! command -v go >/dev/null; then
+    die "not available: ${!missing[*]} (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`, or put the pinned binaries on PATH or name them with ARMADA_<TOOL> (e.g. ARMADA_HELM=/usr/local/bin/helm)."
+  fi
+  for group in temporal helm kwok etcd kubernetes; do
+    [[ -n ${missing[$group]:-} ]] || continue
+    log "building $group $(pinned_version "$group") from Go modules (once per machine; minutes)..."
+    scratch=$(mktemp -d "$cache_root/build.XXXXXX")
+    trap 'rm -rf "$scratch"' EXIT
+    mkdir -p "$scratch/bin"
+    started=$SECONDS
+    "build_$group" "$scratch/bin" "$scratch" >&2 || die "building $group failed (output above)"
+    rm -rf "$(cache_of "$group")"
+    mv "$scratch/bin" "$(cache_of "$group")"
+    rm -rf "$scratch"
+    trap - EXIT
+    log "built $group in $((SECONDS - started)) s"
+  done
+  for tool in "${tools[@]}"; do resolve "$tool"; done
+fi
+
+for tool in "${tools[@]}"; do
+  [[ -e $out/$tool ]] || die "$tool missing from $out after the build"
+  printf '%-24s %s  (%s)\n' "$tool" "$(pinned_version "$tool")" "$(readlink -f "$out/$tool")"
+done
