@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The sandbox cluster: a real control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler) plus kwok's fake nodes, run as local processes by `kwokctl --runtime binary`
+# from the binaries in .tools/bin. Nothing is downloaded.
+#
+#   cluster.sh up     create (or restart) the cluster, add the fake nodes, wait until it serves
+#   cluster.sh stop   stop its processes but keep its data (the next `up` resumes it)
+#   cluster.sh down   delete it and make sure none of its processes is left
+#   cluster.sh status print whether it runs
+#
+# SANDBOX_DIR (default .sandbox) holds the kubeconfig and kwok's work dir; the test command
+# uses its own dir so it never touches the cluster `npm start` runs.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dir=$(realpath -m "${SANDBOX_DIR:-$root/.sandbox}")
+name=${SANDBOX_NAME:-armada-$(basename "$dir" | tr -cs 'a-z0-9\n' '-' | sed 's/^-//')}
+nodes=${SANDBOX_NODES:-3}
+bin="$root/.tools/bin"
+kubeconfig="$dir/kubeconfig"
+kwokctl_log="$dir/kwokctl.log"
+
+export KWOK_WORKDIR="$dir/kwok"
+# kwokctl's own commands (e.g. `kwokctl kubectl`) would download kubectl; give it ours.
+export KWOK_KUBECTL_BINARY="$bin/kubectl" KWOK_ETCDCTL_BINARY="$bin/etcdctl"
+
+log() { printf 'sandbox: %s\n' "$*" >&2; }
+die() {
+  printf 'sandbox: error: %s\n' "$*" >&2
+  exit 1
+}
+kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+# kwokctl logs JSON lines; keep them in a file and show them only when it fails.
+kwokctl() {
+  "$bin/kwokctl" "$@" >>"$kwokctl_log" 2>&1 || {
+    tail -n 20 "$kwokctl_log" >&2
+    die "kwokctl $1 $2 failed (full log: $kwokctl_log)"
+  }
+}
+
+# PIDs of processes started from this sandbox's work dir (kwokctl passes it in every component's flags).
+sandbox_pids() { pgrep -f -- "$KWOK_WORKDIR/clusters/$name/" || true; }
+
+exists() { [[ -d $KWOK_WORKDIR/clusters/$name ]]; }
+
+wait_ready() {
+  local deadline=$((SECONDS + ${SANDBOX_TIMEOUT:-180}))
+  until kubectl get --raw /readyz >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "kube-apiserver did not become ready; logs: $KWOK_WORKDIR/clusters/$name/logs"
+    sleep 0.5
+  done
+  until [[ $(kubectl get nodes --no-headers 2>/dev/null | wc -l) -ge $nodes ]]; do
+    ((SECONDS < deadline)) || die "fewer than $nodes nodes registered"
+    sleep 0.5
+  done
+  kubectl wait --for=condition=Ready node --all --timeout="$((deadline - SECONDS))s" >/dev/null ||
+    die "nodes did not become Ready"
+  # Pods in `default` need its service account, which the controller-manager creates.
+  until kubectl get serviceaccount default -n default >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "the default service account was not created"
+    sleep 0.5
+  done
+}
+
+up() {
+  for tool in kwokctl kwok etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    [[ -x $bin/$tool ]] || die "$bin/$tool is missing: run \`npm run tools\` first"
+  done
+  mkdir -p "$dir"
+  if exists && [[ -n $(sandbox_pids) ]] && kubectl get --raw /readyz >/dev/null 2>&1; then
+    log "$name already runs"
+  elif exists; then
+    log "restarting $name"
+    kwokctl start cluster --name "$name"
+  else
+    log "creating $name (kwokctl --runtime binary)"
+    kwokctl create cluster --name "$name" --runtime binary \
+      --kubeconfig "$kubeconfig" \
+      --etcd-binary "$bin/etcd" \
+      --kube-apiserver-binary "$bin/kube-apiserver" \
+      --kube-controller-manager-binary "$bin/kube-controller-manager" \
+      --kube-scheduler-binary "$bin/kube-scheduler" \
+      --kwok-controller-binary "$bin/kwok" \
+      --disable-qps-limits \
+      --wait 0s
+  fi
+  "$bin/kwokctl" get kubeconfig --name "$name" >"$kubeconfig" 2>>"$kwokctl_log"
+  if [[ $(kubectl get nodes --no-headers 2>/dev/null | wc -l) -lt $nodes ]]; then
+    kwokctl scale node --name "$name" --replicas "$nodes"
+  fi
+  wait_ready
+  log "ready: $(kubectl get nodes --no-headers | wc -l) nodes; KUBECONFIG=$kubeconfig"
+}
+
+stop() {
+  exists && kwokctl stop cluster --name "$name"
+  log "$name stopped (data kept in $KWOK_WORKDIR)"
+}
+
+down() {
+  if exists; then
+    "$bin/kwokctl" delete cluster --name "$name" >>"$kwokctl_log" 2>&1 || log "kwokctl delete failed; stopping processes directly"
+  fi
+  local pids
+  pids=$(sandbox_pids)
+  if [[ -n $pids ]]; then
+    # shellcheck disable=SC2086
+    kill $pids 2>/dev/null || true
+    for _ in $(seq 50); do
+      [[ -z $(sandbox_pids) ]] && break
+      sleep 0.1
+    done
+    pids=$(sandbox_pids)
+    # shellcheck disable=SC2086
+    [[ -z $pids ]] || kill -9 $pids 2>/dev/null || true
+  fi
+  rm -rf "$KWOK_WORKDIR/clusters/$name" "$kubeconfig" "$kwokctl_log"
+  log "$name removed"
+}
+
+status() {
+  if exists && kubectl get --raw /readyz >/dev/null 2>&1; then
+    echo "$name runs; KUBECONFIG=$kubeconfig"
+  else
+    echo "$name is not running"
+    return 1
+  fi
+}
+
+case ${1:-} in
+  up | stop | down | status) "$1" ;;
+  *) die "usage: cluster.sh up|stop|down|status" ;;
+esac
