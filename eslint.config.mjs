@@ -1,0 +1,48 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', '.tools/', '.sandbox/', '.data/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code is replayed deterministically inside Temporal's sandbox: no I/O of any kind.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...builtinModules.flatMap((m) => [m, `node:${m}`]),
+            '@kubernetes/client-node',
+            '@temporalio/activity',
+            '@temporalio/client',
+            '@temporalio/worker',
+          ],
+          patterns: [
+            {
+              regex: '(^|/)activities(/|$)',
+              allowTypeImports: true,
+              message: 'workflows import activity types only',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+);

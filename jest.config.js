@@ -1,0 +1,33 @@
+const esmOnly = [
+  '@kubernetes/client-node',
+  'openid-client',
+  'oauth4webapi',
+  'jose',
+  'jsonpath-plus',
+  'rfc4648',
+];
+
+/**
+ * One Jest run for the whole suite. The Temporal dev server is started once for all test files
+ * (global-setup.ts) and its address handed to them through the environment; the sandbox
+ * cluster is started by test/run.sh around this run.
+ * @type {import('jest').Config}
+ */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // @kubernetes/client-node 1.x and a few of its dependencies ship ES modules only, which Jest on
+    // Node 20 cannot require; Babel turns just those into CommonJS (cached after the first run).
+    '^.+\\.m?js$': [
+      'babel-jest',
+      { babelrc: false, configFile: false, plugins: ['@babel/plugin-transform-modules-commonjs'] },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  testTimeout: 180_000,
+};
