@@ -1,0 +1,16 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+const repoRoot = path.resolve(__dirname, '..');
+
+/**
+ * Path of a local-stack binary: `ARMADA_<TOOL>` when set (the same override `npm run tools`
+ * honours), else the project's `.tools/bin/<tool>` when it was built, else the bare name on PATH
+ * (as in the worker image).
+ */
+export function toolPath(tool: string): string {
+  const override = process.env[`ARMADA_${tool.toUpperCase().replace(/-/g, '_')}`];
+  if (override) return override;
+  const local = path.join(repoRoot, '.tools', 'bin', tool);
+  return existsSync(local) ? local : tool;
+}

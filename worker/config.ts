@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { DEFAULT_TASK_QUEUE } from './worker';
+
+const configSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
+  ARMADA_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE).describe('task queue of the worker'),
+});
+
+export type WorkerConfig = z.infer<typeof configSchema>;
+
+/** The worker's configuration from the environment; throws one line per bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const parsed = configSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+}

@@ -1,0 +1,27 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from './config';
+import { createWorker } from './worker';
+
+/** The worker process: runs until SIGINT/SIGTERM, then finishes in-flight tasks and exits. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  try {
+    const worker = await createWorker({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.ARMADA_TASK_QUEUE,
+    });
+    console.log(
+      `worker: polling task queue ${config.ARMADA_TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}/${config.TEMPORAL_NAMESPACE}`,
+    );
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`worker: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
