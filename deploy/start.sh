@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# npm start: the product on its embedded defaults.
+#   - Temporal: a dev server with its UI (:8233), its SQLite file under .data/ so runs survive a
+#     restart, unless TEMPORAL_ADDRESS names a server to use instead;
+#   - Kubernetes: the current kubeconfig context when it answers, else the sandbox cluster;
+#   - the armada worker.
+# Ctrl-C stops everything it started; the sandbox keeps its data for the next start.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+# shellcheck source=lib.sh
+source deploy/lib.sh
+
+ensure_node_modules
+bash deploy/tools/build.sh >/dev/null
+npx tsc -p tsconfig.json
+export PATH="$root/.tools/bin:$PATH"
+
+started=()
+sandbox=false
+stop_all() {
+  trap - INT TERM EXIT
+  echo "stopping..." >&2
+  local pid
+  for pid in "${started[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if $sandbox; then bash deploy/sandbox/cluster.sh stop || true; fi
+}
+trap stop_all INT TERM EXIT
+
+if [[ -z ${TEMPORAL_ADDRESS:-} ]]; then
+  mkdir -p .data
+  mapfile -t search_attributes < <(node -e '
+    for (const key of require("./dist/workflows/search-attributes").searchAttributes)
+      console.log(`--search-attribute=${key.name}=Keyword`);')
+  temporal server start-dev --ip 127.0.0.1 --port 7233 --ui-port 8233 \
+    --db-filename .data/temporal.db --log-level warn "${search_attributes[@]}" &
+  started+=($!)
+  export TEMPORAL_ADDRESS=127.0.0.1:7233
+  until temporal operator cluster health --address "$TEMPORAL_ADDRESS" >/dev/null 2>&1; do
+    kill -0 "${started[-1]}" 2>/dev/null || { echo "the Temporal dev server exited; see its output above" >&2; exit 1; }
+    sleep 0.5
+  done
+  ui="http://localhost:8233"
+else
+  ui="the UI of $TEMPORAL_ADDRESS"
+fi
+
+if ! kubectl get --raw /readyz --request-timeout=3s >/dev/null 2>&1; then
+  bash deploy/sandbox/cluster.sh up
+  sandbox=true
+  export KUBECONFIG="$root/.sandbox/kubeconfig"
+fi
+
+node dist/worker/main.js &
+started+=($!)
+
+cat <<MSG
+
+armada-temporal is running.
+  Temporal UI:  $ui
+  Kubernetes:   $(kubectl config current-context) (KUBECONFIG=${KUBECONFIG:-~/.kube/config})
+  Worker:       task queue ${ARMADA_TASK_QUEUE:-armada}
+
+This release runs the dev server, the cluster and the worker; custom resources and the bridge
+that turns them into runs come in the next releases. Try a deploy by hand meanwhile:
+  temporal workflow execute --address $TEMPORAL_ADDRESS --task-queue armada --type chartWorkflow \\
+    --input '{"release":"hello","namespace":"demo","chart":"$root/examples/charts/hello","waitTimeoutSeconds":120}'
+Ctrl-C stops everything.
+MSG
+wait -n "${started[@]}"

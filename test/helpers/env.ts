@@ -1,0 +1,62 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { toolPath } from '../../activities/tools';
+import { createWorker, type ArmadaWorkerOptions } from '../../worker/worker';
+
+/** What test/run.sh and global-setup.ts hand every test file. */
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the suite with \`npm test\``);
+  return value;
+}
+
+export function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(required('KUBECONFIG'));
+  return kc;
+}
+
+let runtimeInstalled = false;
+
+/** A client and a worker on a fresh task queue of the shared dev server; close() shuts both down. */
+export async function temporalHarness(opts: Pick<ArmadaWorkerOptions, 'activities'> = {}) {
+  const address = required('TEMPORAL_ADDRESS');
+  if (!runtimeInstalled) {
+    // The SDK logs every worker state change at INFO; tests show warnings and errors only.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const taskQueue = `test-${randomUUID()}`;
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const worker: Worker = await createWorker({
+    connection: nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: required('ARMADA_TEST_WORKFLOW_BUNDLE') },
+    ...opts,
+  });
+  return {
+    client: new Client({ connection }),
+    taskQueue,
+    worker,
+    async close() {
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+/** The real helm CLI, as a user would run it; for checking what a workflow did. */
+export async function helm(...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(toolPath('helm'), args);
+  return stdout;
+}
+
+/** A DNS-1123 name unique to this test run, so tests never collide on the shared cluster. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}

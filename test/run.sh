@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The test command (npm test). On a fresh machine it installs the npm dependencies, builds the
+# local stack (npm run tools), starts a sandbox cluster of its own, runs the whole Jest suite
+# (which starts and stops its own Temporal dev server), stops everything it started, and ends
+# with the line "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+
+# shellcheck source=../deploy/lib.sh
+source deploy/lib.sh
+ensure_node_modules
+bash deploy/tools/build.sh >/dev/null
+
+# Every process this run starts inherits this marker, so cleanup finds exactly them, even
+# orphans of a crashed Jest, and never a dev server or sandbox that `npm start` runs.
+export ARMADA_TEST_RUN="test-$$-$RANDOM"
+export SANDBOX_DIR="$root/.sandbox/test"
+results="$root/.test-results.json"
+rm -f "$results"
+
+cleanup() {
+  SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
+  local pid
+  for pid in $(grep -lsz "^ARMADA_TEST_RUN=$ARMADA_TEST_RUN$" /proc/[0-9]*/environ | cut -d/ -f3); do
+    [[ $pid == "$$" ]] || kill -9 "$pid" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+
+SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
+bash deploy/sandbox/cluster.sh up
+export KUBECONFIG="$SANDBOX_DIR/kubeconfig"
+
+status=0
+npx jest --ci --json --outputFile="$results" "$@" || status=$?
+
+cleanup
+trap - EXIT
+node -e '
+  const r = require(process.argv[1]);
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests + r.numRuntimeErrorTestSuites} failed`);
+' "$results" || {
+  echo "0 passed, 1 failed"
+  exit 1
+}
+exit "$status"

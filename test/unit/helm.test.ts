@@ -1,0 +1,127 @@
+import { classifyHelmError, HELM_COMMAND_FAILED, NonRetryable } from '../../activities/helm/errors';
+import { parseRelease } from '../../activities/helm/release';
+import { upgradeArgs } from '../../activities/helm/upgrade';
+
+describe('upgradeArgs', () => {
+  const base = { release: 'web', namespace: 'apps', chart: './charts/web' };
+
+  it.each([
+    [
+      'installs or upgrades with values from a file and JSON output',
+      base,
+      [
+        'upgrade',
+        '--install',
+        'web',
+        './charts/web',
+        '--namespace',
+        'apps',
+        '--create-namespace',
+        '--values',
+        '/tmp/v.json',
+        '--output',
+        'json',
+      ],
+    ],
+    [
+      'pins the chart version when one is given',
+      { ...base, version: '1.2.3' },
+      [
+        'upgrade',
+        '--install',
+        'web',
+        './charts/web',
+        '--namespace',
+        'apps',
+        '--create-namespace',
+        '--values',
+        '/tmp/v.json',
+        '--output',
+        'json',
+        '--version',
+        '1.2.3',
+      ],
+    ],
+    [
+      'waits with the watcher strategy and a timeout in seconds',
+      { ...base, waitTimeoutSeconds: 90 },
+      [
+        'upgrade',
+        '--install',
+        'web',
+        './charts/web',
+        '--namespace',
+        'apps',
+        '--create-namespace',
+        '--values',
+        '/tmp/v.json',
+        '--output',
+        'json',
+        '--wait=watcher',
+        '--timeout',
+        '90s',
+      ],
+    ],
+  ])('%s', (_name, req, expected) => {
+    expect(upgradeArgs(req, '/tmp/v.json')).toEqual(expected);
+  });
+
+  it('never puts values on the command line', () => {
+    const args = upgradeArgs({ ...base, values: { password: 's3cret' } }, '/tmp/v.json');
+    expect(args.join(' ')).not.toContain('s3cret');
+  });
+});
+
+describe('classifyHelmError', () => {
+  it.each([
+    ['a missing chart directory is final', 'Error: path "./nope" not found', NonRetryable.ChartNotFound],
+    ['a missing Chart.yaml is final', 'Error: Chart.yaml file is missing', NonRetryable.ChartNotFound],
+    [
+      'a template error is final',
+      'Error: template: hello/templates/x.yaml:3: unexpected EOF',
+      NonRetryable.InvalidChart,
+    ],
+    [
+      'values that break YAML are final',
+      'Error: YAML parse error on hello/templates/d.yaml',
+      NonRetryable.InvalidChart,
+    ],
+    [
+      'a permission error is final',
+      'Error: deployments.apps is forbidden: User "x" cannot create',
+      NonRetryable.Forbidden,
+    ],
+    ['a wait timeout is retried', 'Error: UPGRADE FAILED: context deadline exceeded', HELM_COMMAND_FAILED],
+    [
+      'an unreachable API server is retried',
+      'Error: Kubernetes cluster unreachable: connection refused',
+      HELM_COMMAND_FAILED,
+    ],
+  ])('%s', (_name, output, expected) => {
+    expect(classifyHelmError(output)).toBe(expected);
+  });
+});
+
+describe('parseRelease', () => {
+  it('reads name, namespace, revision, status and chart from helm JSON', () => {
+    const json = JSON.stringify({
+      name: 'web',
+      namespace: 'apps',
+      version: 4,
+      info: { status: 'deployed', description: 'Upgrade complete' },
+      chart: { metadata: { name: 'hello', version: '0.1.0' } },
+      manifest: '---',
+    });
+    expect(parseRelease(json)).toEqual({
+      release: 'web',
+      namespace: 'apps',
+      revision: 4,
+      status: 'deployed',
+      chart: { name: 'hello', version: '0.1.0' },
+    });
+  });
+
+  it('rejects output that is not a release document', () => {
+    expect(() => parseRelease('{"name":"web"}')).toThrow(/namespace/);
+  });
+});
