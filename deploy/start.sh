@@ -21,9 +21,12 @@ sandbox=false
 stop_all() {
   trap - INT TERM EXIT
   echo "stopping..." >&2
-  local pid
-  for pid in "${started[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  local i
+  # Newest first: the worker stops before the server it talks to.
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+    kill "${started[i]}" 2>/dev/null || true
+    wait "${started[i]}" 2>/dev/null || true
+  done
   if $sandbox; then bash deploy/sandbox/cluster.sh stop || true; fi
 }
 trap stop_all INT TERM EXIT
