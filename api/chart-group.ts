@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { commonStatus, targetState } from './common';
+import { orderedNames } from './names';
+
+export const armadaChartGroupSpec = z
+  .strictObject({
+    chart_group: orderedNames('chart').describe('ArmadaChart names (same namespace), in deploy order.'),
+    sequenced: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true: deploy the charts one at a time and stop at the first failure; false: all in parallel.',
+      ),
+    description: z.string().max(1024).optional().describe('What this group is for.'),
+    target_state: targetState.default('deployed'),
+  })
+  .describe('An ordered group of ArmadaCharts.');
+
+export const armadaChartGroupStatus = z
+  .strictObject({
+    actual_state: z.string().optional().describe('deployed, deploying, failed, ...'),
+    satisfied: z.boolean().optional().describe('Whether every chart reached the target state.'),
+    reason: z.string().optional().describe('Why, in a few words.'),
+    progress: z
+      .strictObject({
+        ready: z.number().int().optional().describe('Charts that reached the target state.'),
+        total: z.number().int().optional().describe('Charts in the group.'),
+        summary: z.string().optional().describe('Progress for a person, e.g. "2/3".'),
+      })
+      .optional()
+      .describe('How far the group got.'),
+    ...commonStatus,
+  })
+  .describe('Observed state, written by armada-temporal.');
+
+export type ArmadaChartGroupSpec = z.infer<typeof armadaChartGroupSpec>;
+export type ArmadaChartGroupStatus = z.infer<typeof armadaChartGroupStatus>;

@@ -1,0 +1,304 @@
+import { z } from 'zod';
+import {
+  commonStatus,
+  countOrPercent,
+  dns1123Label,
+  duration,
+  labels,
+  positiveSeconds,
+  targetState,
+} from './common';
+
+/** Helm release names: DNS-1123, and at most 53 characters (Helm's own limit). */
+export const releaseName = z
+  .string()
+  .max(53, 'a Helm release name must be at most 53 characters')
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    "a Helm release name must be lower case letters, digits and '-', starting and ending with a letter or digit",
+  );
+
+const SOURCE_NEEDS: Record<
+  string,
+  { fields: ('location' | 'chart')[]; scheme?: RegExp; schemeText?: string }
+> = {
+  local: { fields: ['location'] },
+  tar: { fields: ['location'], scheme: /^https?:\/\//, schemeText: 'an http(s) URL of a .tgz' },
+  repo: {
+    fields: ['location', 'chart'],
+    scheme: /^https?:\/\//,
+    schemeText: 'the http(s) URL of a Helm repository',
+  },
+  oci: { fields: ['location'], scheme: /^oci:\/\//, schemeText: 'an oci:// reference' },
+  git: { fields: ['location'] },
+};
+
+export const chartSource = z
+  .strictObject({
+    type: z
+      .enum(['local', 'tar', 'repo', 'oci', 'git'])
+      .describe('Where the chart comes from: local (a directory on the worker), tar, repo, oci or git.'),
+    location: z
+      .string()
+      .min(1)
+      .max(2048)
+      .optional()
+      .describe(
+        'Directory (local), .tgz URL (tar), repository URL (repo), oci:// reference (oci) or git URL (git).',
+      ),
+    subpath: z.string().max(1024).optional().describe('Path of the chart inside the location (tar, git).'),
+    reference: z.string().max(256).optional().describe('Git branch, tag or commit (git).'),
+    chart: z.string().min(1).max(253).optional().describe('Chart name in the Helm repository (repo).'),
+    version: z.string().min(1).max(128).optional().describe('Chart version (repo, oci).'),
+  })
+  .meta({
+    'x-kubernetes-validations': Object.entries(SOURCE_NEEDS).flatMap(([type, needs]) =>
+      needs.fields.map((field) => ({
+        rule: `self.type != '${type}' || has(self.${field})`,
+        message: `source.${field} is required when source.type is ${type}`,
+      })),
+    ),
+  })
+  .superRefine((source, ctx) => {
+    const needs = SOURCE_NEEDS[source.type];
+    for (const field of needs.fields) {
+      if (!source[field]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `required when source.type is ${source.type}`,
+        });
+      }
+    }
+    if (source.location && needs.scheme && !needs.scheme.test(source.location)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['location'],
+        message: `must be ${needs.schemeText} when source.type is ${source.type}`,
+      });
+    }
+  })
+  .describe('Where the chart comes from.');
+
+const resourceType = z
+  .enum(['deployment', 'daemonset', 'statefulset', 'pod', 'job'])
+  .describe('Kind of resource to wait for.');
+
+export const chartWait = z
+  .strictObject({
+    timeout: positiveSeconds('wait.timeout')
+      .optional()
+      .describe('Seconds to wait for the release to be ready.'),
+    labels: labels.optional(),
+    resources: z
+      .array(
+        z.strictObject({
+          type: resourceType,
+          labels: labels.optional(),
+          min_ready: countOrPercent('min_ready')
+            .optional()
+            .describe('How many must be ready: a count or a percentage such as "80%" (default: all).'),
+        }),
+      )
+      .max(32)
+      .optional()
+      .describe(
+        'Which resources to wait for (default: every deployment, daemonset, statefulset, pod and job).',
+      ),
+    native: z
+      .strictObject({ enabled: z.boolean().describe("Also wait with Helm's own --wait.") })
+      .optional()
+      .describe("Helm's own wait."),
+  })
+  .describe('Armada-style wait after install or upgrade.');
+
+export const canaryStep = z.strictObject({
+  percent: z
+    .number()
+    .int('percent must be a whole number')
+    .min(1, 'percent must be from 1 to 100')
+    .max(100, 'percent must be from 1 to 100')
+    .describe('Share of replicas on the new version during this step, 1..100.'),
+  sleep: duration('sleep')
+    .optional()
+    .describe('How long to hold this step: seconds, or a duration such as "5m".'),
+  approval: z.boolean().optional().describe('Hold this step until an approve signal.'),
+});
+
+/** Canary steps: at least one, percents strictly increasing; a final 100 % is implied. */
+export const percentSteps = <Step extends z.ZodType<{ percent: number }>>(step: Step) =>
+  z
+    .array(step)
+    .min(1, 'there must be at least one step')
+    .max(20, 'at most 20 steps')
+    .superRefine((steps, ctx) => {
+      steps.forEach((current, i) => {
+        const previous = steps[i - 1]?.percent;
+        if (previous !== undefined && current.percent <= previous) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'percent'],
+            message: `percent must be greater than the previous step's ${previous}`,
+          });
+        }
+      });
+    })
+    .describe(
+      'Percent steps, strictly increasing; a final 100 % is implied when the last step is below 100.',
+    );
+
+export const canary = z
+  .strictObject({
+    steps: percentSteps(canaryStep),
+    approval_timeout: duration('approval_timeout').optional().describe('How long an approval step waits.'),
+    on_timeout: z
+      .enum(['rollback', 'promote'])
+      .optional()
+      .describe('What happens when an approval times out (default rollback).'),
+    step_timeout: duration('step_timeout')
+      .optional()
+      .describe('How long a step may take to become ready before the canary rolls back.'),
+    analysis: z
+      .strictObject({
+        url: z.url({ protocol: /^https?$/ }).describe('HTTP(S) endpoint checked during each hold.'),
+        expected_status: z
+          .number()
+          .int()
+          .min(100)
+          .max(599)
+          .optional()
+          .describe('Status that counts as healthy (default 200).'),
+        interval: duration('analysis.interval').optional().describe('Time between checks (default 10s).'),
+        failure_limit: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe('Failed checks tolerated before rollback (default 0).'),
+      })
+      .optional()
+      .describe('Health check that rolls the canary back when it fails.'),
+  })
+  .superRefine((spec, ctx) => {
+    if (spec.on_timeout && !spec.steps.some((step) => step.approval)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['on_timeout'],
+        message: 'on_timeout needs at least one step with approval',
+      });
+    }
+  })
+  .describe('Step the release through percentages instead of switching at once (armada-temporal extension).');
+
+export const armadaChartSpec = z
+  .strictObject({
+    chart_name: z
+      .string()
+      .min(1)
+      .max(253)
+      .optional()
+      .describe('Name of the chart (informational, as in Armada).'),
+    release: releaseName.describe('Helm release name; a manifest prefixes it with its release_prefix.'),
+    namespace: dns1123Label('namespace').describe('Namespace the release is installed into.'),
+    target_state: targetState.default('deployed'),
+    source: chartSource,
+    values: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+      .describe('Helm values, free-form.'),
+    wait: chartWait.optional(),
+    test: z
+      .strictObject({
+        enabled: z.boolean().describe('Run `helm test` after install or upgrade.'),
+        timeout: positiveSeconds('test.timeout').optional().describe('Seconds the tests may take.'),
+      })
+      .optional()
+      .describe('Helm tests.'),
+    upgrade: z
+      .strictObject({
+        pre: z
+          .strictObject({
+            delete: z
+              .array(
+                z.strictObject({
+                  type: resourceType.describe('Kind of resource to delete.'),
+                  labels: labels.optional(),
+                }),
+              )
+              .max(32)
+              .optional()
+              .describe('Resources deleted before the upgrade.'),
+          })
+          .optional()
+          .describe('Actions before an upgrade.'),
+        options: z
+          .strictObject({
+            force: z.boolean().optional().describe('helm upgrade --force.'),
+            no_hooks: z.boolean().optional().describe('helm upgrade --no-hooks.'),
+          })
+          .optional()
+          .describe('Helm upgrade flags.'),
+      })
+      .optional()
+      .describe('Upgrade behaviour.'),
+    protected: z
+      .strictObject({
+        continue_processing: z
+          .boolean()
+          .optional()
+          .describe('When the release is found failed, skip it and go on instead of stopping.'),
+      })
+      .optional()
+      .describe('Never upgrade a release found in a failed state.'),
+    delete: z
+      .strictObject({
+        timeout: positiveSeconds('delete.timeout').optional().describe('Seconds an uninstall may take.'),
+      })
+      .optional()
+      .describe('Uninstall behaviour.'),
+    canary: canary.optional(),
+    drift: z
+      .enum(['repair', 'report', 'ignore'])
+      .default('repair')
+      .describe(
+        'When an object of the release is deleted or edited by hand: repair (re-apply), report (condition only) or ignore.',
+      ),
+  })
+  .describe('One Helm release.');
+
+export const armadaChartStatus = z
+  .strictObject({
+    actual_state: z
+      .string()
+      .optional()
+      .describe('What the release is now: deployed, failed, uninstalled, ...'),
+    satisfied: z.boolean().optional().describe('Whether the actual state is the target state.'),
+    reason: z.string().optional().describe('Why, in a few words.'),
+    helm: z
+      .strictObject({
+        revision: z.number().int().optional().describe('Current Helm revision.'),
+        status: z.string().optional().describe('Helm status of that revision.'),
+        previous_revision: z.number().int().optional().describe('Revision before the last change.'),
+      })
+      .optional()
+      .describe('The release as Helm records it.'),
+    progress: z
+      .strictObject({
+        step: z.number().int().optional().describe('Current canary step (1-based).'),
+        steps: z.number().int().optional().describe('Number of canary steps.'),
+        percent: z.number().int().optional().describe('Share of replicas on the new version.'),
+        next_step_at: z.string().optional().describe('When the current hold ends (RFC 3339).'),
+        summary: z.string().optional().describe('Progress for a person, e.g. "2/4 30%".'),
+      })
+      .optional()
+      .describe('Where a deploy or canary stands.'),
+    ...commonStatus,
+  })
+  .describe('Observed state, written by armada-temporal.');
+
+export type ArmadaChartSpec = z.infer<typeof armadaChartSpec>;
+export type ArmadaChartSpecInput = z.input<typeof armadaChartSpec>;
+export type ArmadaChartStatus = z.infer<typeof armadaChartStatus>;
+export type ChartSource = z.infer<typeof chartSource>;
+export type CanarySpec = z.infer<typeof canary>;

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+
+/** API group and version of every armada kind (compatible with the Armada document model). */
+export const GROUP = 'armada.airshipit.org';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DURATION = /^([0-9]+([.][0-9]+)?(ms|s|m|h))+$/; // no backslashes: the source is reused in CEL
+const PERCENT = /^[0-9]+%$/;
+const DURATION_UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+
+/** A namespace or another DNS-1123 label: lower case alphanumerics and '-', at most 63 characters. */
+export const dns1123Label = (what: string) =>
+  z
+    .string()
+    .max(63, `${what} must be at most 63 characters`)
+    .regex(
+      DNS1123_LABEL,
+      `${what} must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit`,
+    );
+
+/** The name of another object: a DNS-1123 subdomain, at most 253 characters. */
+export const objectName = (what: string) =>
+  z
+    .string()
+    .max(253, `${what} must be at most 253 characters`)
+    .regex(DNS1123_SUBDOMAIN, `${what} must be a DNS-1123 name: lower case letters, digits, '-' and '.'`);
+
+/** Label selector as a map, as Armada writes it (`labels: {app: web}`). */
+export const labels = z
+  .record(z.string().max(317), z.string().max(63))
+  .describe('Label selector as key/value pairs; an object matches when it has all of them.');
+
+/**
+ * Seconds of a duration given as a number of seconds or as a Go-style string ("90s", "5m",
+ * "1h30m", "500ms"); null when the string does not parse.
+ */
+export function durationSeconds(value: number | string): number | null {
+  if (typeof value === 'number') return value;
+  if (!DURATION.test(value)) return null;
+  let total = 0;
+  for (const [, amount, , unit] of value.matchAll(/([0-9]+([.][0-9]+)?)(ms|s|m|h)/g)) {
+    total += Number(amount) * DURATION_UNIT_SECONDS[unit];
+  }
+  return total;
+}
+
+/** A positive duration: whole seconds, or a string like "30s", "5m", "1h30m". */
+export const duration = (what: string) =>
+  z
+    .union([z.number().int(), z.string()])
+    .meta({
+      'x-kubernetes-int-or-string': true,
+      // Bounds the CEL regex's cost estimate; no real value comes near it.
+      maxLength: 32,
+      'x-kubernetes-validations': [
+        {
+          rule: `type(self) == int ? self > 0 : self.matches('${DURATION.source}')`,
+          message: `${what} must be a positive number of seconds or a duration such as "30s", "5m" or "1h30m"`,
+        },
+      ],
+    })
+    .superRefine((value, ctx) => {
+      const seconds = durationSeconds(value);
+      if (seconds === null) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${what} "${value}" is not a duration such as "30s", "5m" or "1h30m"`,
+        });
+      } else if (seconds <= 0) {
+        ctx.addIssue({ code: 'custom', message: `${what} must be positive` });
+      }
+    });
+
+/** Whole seconds, strictly positive (Armada's `timeout` fields). */
+export const positiveSeconds = (what: string) =>
+  z.number().int(`${what} must be whole seconds`).positive(`${what} must be positive`);
+
+/** A count, or a percentage as "NN%" (`min_ready`). */
+export const countOrPercent = (what: string) =>
+  z
+    .union([z.number().int(), z.string()])
+    .meta({
+      'x-kubernetes-int-or-string': true,
+      // Bounds the CEL regex's cost estimate; no real value comes near it.
+      maxLength: 32,
+      'x-kubernetes-validations': [
+        {
+          rule: `type(self) == int ? self >= 0 : self.matches('${PERCENT.source}')`,
+          message: `${what} must be a count (0 or more) or a percentage such as "80%"`,
+        },
+      ],
+    })
+    .superRefine((value, ctx) => {
+      if (typeof value === 'number' ? value < 0 : !PERCENT.test(value) || Number(value.slice(0, -1)) > 100) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${what} must be a count (0 or more) or a percentage from "0%" to "100%"`,
+        });
+      }
+    });
+
+export const targetState = z
+  .enum(['uninitialized', 'deployed', 'uninstalled'])
+  .describe(
+    'What the object should be: deployed, uninstalled, or uninitialized (nothing is done). An object listed by a parent follows the parent.',
+  );
+
+/** metav1.Condition, as Kubernetes API conventions define it. */
+export const condition = z.strictObject({
+  type: z.string().describe('Condition type, e.g. Ready, Progressing, Invalid.'),
+  status: z.enum(['True', 'False', 'Unknown']).describe('Whether the condition holds.'),
+  reason: z.string().describe('One CamelCase word saying why.'),
+  message: z.string().describe('What happened, for a person.'),
+  lastTransitionTime: z.string().describe('When status last changed (RFC 3339).'),
+  observedGeneration: z
+    .number()
+    .int()
+    .optional()
+    .describe('The metadata.generation this condition was computed from.'),
+});
+
+/** Status fields every kind shares. */
+export const commonStatus = {
+  observedGeneration: z
+    .number()
+    .int()
+    .optional()
+    .describe('The metadata.generation the controller last acted on.'),
+  conditions: z
+    .array(condition)
+    .optional()
+    .describe('Current conditions (Ready, Progressing, Invalid, ...).'),
+  workflow: z
+    .strictObject({
+      id: z.string().describe('Temporal workflow ID.'),
+      run_id: z.string().optional().describe('Temporal run ID of the current run.'),
+      url: z.string().optional().describe('Link to the run in the Temporal UI.'),
+    })
+    .optional()
+    .describe('The Temporal workflow that drives this object.'),
+};

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { commonStatus, dns1123Label, labels } from './common';
+import { canaryStep, percentSteps } from './chart';
+
+export const deployerSpec = z
+  .strictObject({
+    type: z.enum(['canary']).describe('Rollout strategy; canary is the only one.'),
+    deployment: z
+      .strictObject({
+        name: dns1123Label('deployment.name')
+          .max(40, 'deployment.name must be at most 40 characters, to leave room for -<version>')
+          .describe('Base name; each version runs as Deployment <name>-<version>.'),
+        namespace: dns1123Label('deployment.namespace').describe('Namespace of the Deployments.'),
+        image: z.string().min(1).max(1024).describe('Container image, without the tag.'),
+        version: z
+          .string()
+          .max(20, 'deployment.version must be at most 20 characters')
+          .regex(
+            /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+            "deployment.version must be lower case letters, digits, '-' and '.', starting and ending with a letter or digit",
+          )
+          .describe('Image tag, and suffix of the Deployment name (<name>-<version>).'),
+        labels: labels.optional().describe('Labels of the pods (the Services select on these).'),
+        replicas: z.number().int().min(1).max(10000).describe('Replicas at 100 %.'),
+      })
+      .describe('The Deployment to roll out.'),
+    steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
+  })
+  .describe('A canary rollout of a plain Deployment.');
+
+export const deployerStatus = z
+  .strictObject({
+    phase: z.string().optional().describe('Progressing, Completed, RolledBack, Failed.'),
+    current_version: z.string().optional().describe('Version serving at 100 %.'),
+    progress: z
+      .strictObject({
+        percentage: z.number().int().optional().describe('Share of replicas on the new version.'),
+        step: z.number().int().optional().describe('Current step (1-based).'),
+        wait: z.string().optional().describe('When the current hold ends (RFC 3339).'),
+      })
+      .optional()
+      .describe('Where the rollout stands.'),
+    ...commonStatus,
+  })
+  .describe('Observed state, written by armada-temporal.');
+
+export type DeployerSpec = z.infer<typeof deployerSpec>;
+export type DeployerStatus = z.infer<typeof deployerStatus>;

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { commonStatus, dns1123Label, targetState } from './common';
+import { orderedNames } from './names';
+
+export const armadaManifestSpec = z
+  .strictObject({
+    release_prefix: dns1123Label('release_prefix')
+      .max(40, 'release_prefix must be at most 40 characters, to leave room for release names')
+      .describe('Prefix of every release of the manifest: releases are named <release_prefix>-<release>.'),
+    chart_groups: orderedNames('chart group').describe(
+      'ArmadaChartGroup names (same namespace), deployed strictly in this order.',
+    ),
+    target_state: targetState.default('deployed'),
+    on_failure: z
+      .enum(['stop', 'rollback'])
+      .default('stop')
+      .describe(
+        'When a group fails: stop (leave what is deployed) or rollback (every chart this run changed goes back).',
+      ),
+    approval: z
+      .strictObject({
+        before: z
+          .array(z.string())
+          .min(1)
+          .describe('Groups that wait for an approve signal before they start.'),
+      })
+      .optional()
+      .describe('Approval gates between groups.'),
+  })
+  .superRefine((spec, ctx) => {
+    spec.approval?.before.forEach((group, i) => {
+      if (!spec.chart_groups.includes(group)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['approval', 'before', i],
+          message: `"${group}" is not one of chart_groups`,
+        });
+      }
+    });
+  })
+  .describe('The whole deploy: chart groups in order.');
+
+export const armadaManifestStatus = z
+  .strictObject({
+    actual_state: z.string().optional().describe('deployed, deploying, failed, rolled-back, ...'),
+    satisfied: z.boolean().optional().describe('Whether every group reached the target state.'),
+    reason: z.string().optional().describe('Why, in a few words.'),
+    progress: z
+      .strictObject({
+        group: z.string().optional().describe('The group being deployed.'),
+        ready: z.number().int().optional().describe('Groups done.'),
+        total: z.number().int().optional().describe('Groups in the manifest.'),
+        summary: z.string().optional().describe('Progress for a person, e.g. "1/3 apps".'),
+      })
+      .optional()
+      .describe('How far the manifest got.'),
+    ...commonStatus,
+  })
+  .describe('Observed state, written by armada-temporal.');
+
+export type ArmadaManifestSpec = z.infer<typeof armadaManifestSpec>;
+export type ArmadaManifestStatus = z.infer<typeof armadaManifestStatus>;

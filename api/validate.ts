@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { API_VERSION } from './common';
+import { isKindName, kinds, objectMetadata, type KindName } from './kinds';
+
+/** One reason an object is invalid: the field path as kubectl prints it, and the reason in words. */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+export interface Validation {
+  kind?: KindName;
+  name?: string;
+  problems: Problem[];
+}
+
+/** ["spec", "canary", "steps", 1, "percent"] → "spec.canary.steps[1].percent" */
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, part) =>
+      typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
+    '',
+  );
+}
+
+/** Plain words for zod's generic messages; the schemas' own messages are kept as written. */
+const plainWords: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'required';
+  if (issue.code === 'invalid_value')
+    return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  return undefined;
+};
+
+function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[]): Problem[] {
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({
+          path: formatPath([...prefix, ...issue.path, key]),
+          message: 'unknown field',
+        }))
+      : [{ path: formatPath([...prefix, ...issue.path]), message: issue.message }],
+  );
+}
+
+/**
+ * Checks one document against the kind's schema and every semantic rule the CRD cannot
+ * express. The same function serves `armadactl validate` and the bridge.
+ */
+export function validateObject(doc: unknown): Validation {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    return {
+      problems: [
+        { path: '', message: 'a document must be an object with apiVersion, kind, metadata and spec' },
+      ],
+    };
+  }
+  const obj = doc as Record<string, unknown>;
+  const problems: Problem[] = [];
+  if (obj.apiVersion !== API_VERSION) {
+    problems.push({ path: 'apiVersion', message: `must be ${API_VERSION}` });
+  }
+  if (!isKindName(obj.kind)) {
+    problems.push({ path: 'kind', message: `must be one of ${Object.keys(kinds).join(', ')}` });
+    return { problems };
+  }
+  const kind = obj.kind;
+  const metadata = objectMetadata.safeParse(obj.metadata ?? {}, { error: plainWords });
+  if (!metadata.success) problems.push(...problemsOf(metadata.error, ['metadata']));
+  const spec = kinds[kind].spec.safeParse(obj.spec, { error: plainWords });
+  if (!spec.success) problems.push(...problemsOf(spec.error, ['spec']));
+  const name = metadata.success ? metadata.data.name : undefined;
+  return { kind, name, problems };
+}
