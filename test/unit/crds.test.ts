@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { allCrds } from '../../api/crd';
+import { renderCrd } from '../../api/generate-crds';
+import { structuralViolations } from '../../api/structural';
+
+const crdDir = path.resolve(__dirname, '../../deploy/crds');
+const crds = Object.entries(allCrds());
+
+type Crd = { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+const schemaOf = (crd: object) => (crd as Crd).spec.versions[0].schema.openAPIV3Schema;
+
+describe('generated CRDs', () => {
+  it('cover the four kinds', () => {
+    expect(crds.map(([file]) => file).sort()).toEqual([
+      'armadachartgroups.yaml',
+      'armadacharts.yaml',
+      'armadamanifests.yaml',
+      'deployers.yaml',
+    ]);
+  });
+
+  it.each(crds)('deploy/crds/%s equals what `npm run crds` generates now', (file, crd) => {
+    expect(readFileSync(path.join(crdDir, file), 'utf8')).toBe(renderCrd(crd));
+  });
+
+  it.each(crds)('%s has a structural schema', (_file, crd) => {
+    expect(structuralViolations(schemaOf(crd))).toEqual([]);
+  });
+
+  it.each(crds)('%s describes every field', (_file, crd) => {
+    const undescribed: string[] = [];
+    const walk = (node: Record<string, unknown>, at: string) => {
+      for (const [name, child] of Object.entries(
+        (node.properties ?? {}) as Record<string, Record<string, unknown>>,
+      )) {
+        if (!child.description && name !== 'metadata') undescribed.push(`${at}.${name}`);
+        walk(child, `${at}.${name}`);
+        if (child.items) walk(child.items as Record<string, unknown>, `${at}.${name}[*]`);
+      }
+    };
+    walk(schemaOf(crd), '');
+    expect(undescribed).toEqual([]);
+  });
+});
+
+describe('structuralViolations', () => {
+  it.each([
+    ['a $ref', { type: 'object', $ref: '#/definitions/x' }, '.: $ref is not allowed in a structural schema'],
+    [
+      'a typed anyOf',
+      { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+      '.: anyOf is not allowed in a structural schema',
+    ],
+    ['a node without type', { type: 'object', properties: { a: { description: 'x' } } }, '.a: has no type'],
+    [
+      'additionalProperties beside properties',
+      { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false },
+      ': additionalProperties beside properties',
+    ],
+    [
+      'preserve-unknown-fields outside free-form values',
+      {
+        type: 'object',
+        properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+      '.spec: x-kubernetes-preserve-unknown-fields is only for free-form values',
+    ],
+    [
+      'int-or-string that also sets a type',
+      { type: 'object', properties: { a: { type: 'string', 'x-kubernetes-int-or-string': true } } },
+      '.a: x-kubernetes-int-or-string must not also set type',
+    ],
+  ])('finds %s', (_name, schema, violation) => {
+    expect(structuralViolations(schema)).toContain(violation);
+  });
+});
