@@ -9,6 +9,8 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DURATION = /^([0-9]+([.][0-9]+)?(ms|s|m|h))+$/; // no backslashes: the source is reused in CEL
 const PERCENT = /^[0-9]+%$/;
+/** Longest string an int-or-string field takes; also bounds the CEL regex's cost estimate. */
+const INT_OR_STRING_MAX_LENGTH = 32;
 const DURATION_UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
 
 /** A namespace or another DNS-1123 label: lower case alphanumerics and '-', at most 63 characters. */
@@ -53,8 +55,7 @@ export const duration = (what: string) =>
     .union([z.number().int(), z.string()])
     .meta({
       'x-kubernetes-int-or-string': true,
-      // Bounds the CEL regex's cost estimate; no real value comes near it.
-      maxLength: 32,
+      maxLength: INT_OR_STRING_MAX_LENGTH,
       'x-kubernetes-validations': [
         {
           rule: `type(self) == int ? self > 0 : self.matches('${DURATION.source}')`,
@@ -63,6 +64,13 @@ export const duration = (what: string) =>
       ],
     })
     .superRefine((value, ctx) => {
+      if (typeof value === 'string' && value.length > INT_OR_STRING_MAX_LENGTH) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${what} must be at most ${INT_OR_STRING_MAX_LENGTH} characters`,
+        });
+        return;
+      }
       const seconds = durationSeconds(value);
       if (seconds === null) {
         ctx.addIssue({
@@ -84,8 +92,7 @@ export const countOrPercent = (what: string) =>
     .union([z.number().int(), z.string()])
     .meta({
       'x-kubernetes-int-or-string': true,
-      // Bounds the CEL regex's cost estimate; no real value comes near it.
-      maxLength: 32,
+      maxLength: INT_OR_STRING_MAX_LENGTH,
       'x-kubernetes-validations': [
         {
           rule: `type(self) == int ? self >= 0 : self.matches('${PERCENT.source}')`,
@@ -94,7 +101,14 @@ export const countOrPercent = (what: string) =>
       ],
     })
     .superRefine((value, ctx) => {
-      if (typeof value === 'number' ? value < 0 : !PERCENT.test(value) || Number(value.slice(0, -1)) > 100) {
+      if (typeof value === 'string' && value.length > INT_OR_STRING_MAX_LENGTH) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${what} must be at most ${INT_OR_STRING_MAX_LENGTH} characters`,
+        });
+      } else if (
+        typeof value === 'number' ? value < 0 : !PERCENT.test(value) || Number(value.slice(0, -1)) > 100
+      ) {
         ctx.addIssue({
           code: 'custom',
           message: `${what} must be a count (0 or more) or a percentage from "0%" to "100%"`,

@@ -25,9 +25,14 @@ export function formatPath(path: readonly PropertyKey[]): string {
 
 /** Plain words for zod's generic messages; the schemas' own messages are kept as written. */
 const plainWords: z.core.$ZodErrorMap = (issue) => {
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'required';
-  if (issue.code === 'invalid_value')
+  if (issue.input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) {
+    return 'required';
+  }
+  if (issue.code === 'invalid_value') {
     return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  // The only unions in the schemas are int-or-string fields (durations, min_ready).
+  if (issue.code === 'invalid_union') return 'must be a whole number or a string';
   return undefined;
 };
 

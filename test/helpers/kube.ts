@@ -1,0 +1,51 @@
+import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { toolPath } from '../../activities/tools';
+import { GROUP, VERSION } from '../../api/common';
+import { kinds, type KindName } from '../../api/kinds';
+import { kubeConfig } from './env';
+
+const repo = path.resolve(__dirname, '../..');
+
+/** The real kubectl against the test sandbox, as a user would run it. */
+export async function kubectl(...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(toolPath('kubectl'), args, { cwd: repo, env: process.env });
+  return stdout;
+}
+
+/** Applies the generated CRDs (server-side, as the README says) and waits until they serve. */
+export async function installCrds(): Promise<string> {
+  const out = await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
+  await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
+  return out;
+}
+
+/**
+ * Asks the API server to create an object without storing it (dry run, strict field
+ * validation): null when it would be accepted, else the server's message.
+ */
+export async function dryRunCreate(obj: { kind: KindName }, namespace = 'default'): Promise<string | null> {
+  const api = kubeConfig().makeApiClient(CustomObjectsApi);
+  try {
+    await api.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: kinds[obj.kind].plural,
+      body: obj,
+      dryRun: 'All',
+      fieldValidation: 'Strict',
+    });
+    return null;
+  } catch (err) {
+    if (!(err instanceof ApiException)) throw err;
+    const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
+    try {
+      return (JSON.parse(body) as { message?: string }).message ?? body;
+    } catch {
+      return body;
+    }
+  }
+}
