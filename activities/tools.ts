@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-const repoRoot = path.resolve(__dirname, '..');
+/** The project's root: the nearest folder up with a package.json (from source or from dist/). */
+function findRepoRoot(from: string): string {
+  for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+  }
+  return from;
+}
+
+const repoRoot = findRepoRoot(__dirname);
 
 /**
  * Path of a local-stack binary: `ARMADA_<TOOL>` when set (the same override `npm run tools`

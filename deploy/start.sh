@@ -55,6 +55,9 @@ if ! kubectl get --raw /readyz --request-timeout=3s >/dev/null 2>&1; then
   export KUBECONFIG="$root/.sandbox/kubeconfig"
 fi
 
+kubectl apply --server-side --force-conflicts -f deploy/crds/ >/dev/null
+kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
+
 node dist/worker/main.js &
 started+=($!)
 
@@ -65,8 +68,9 @@ armada-temporal is running.
   Kubernetes:   $(kubectl config current-context) (KUBECONFIG=${KUBECONFIG:-~/.kube/config})
   Worker:       task queue ${ARMADA_TASK_QUEUE:-armada}
 
-This release runs the dev server, the cluster and the worker; custom resources and the bridge
-that turns them into runs come in the next releases. Try a deploy by hand meanwhile:
+This release runs the dev server, the cluster and the worker, and installs the CRDs
+(kubectl get crd | grep armada); the bridge that turns custom resources into runs comes in a
+later release. Try a deploy by hand meanwhile:
   temporal workflow execute --address $TEMPORAL_ADDRESS --task-queue armada --type chartWorkflow \\
     --input '{"release":"hello","namespace":"demo","chart":"$root/examples/charts/hello","waitTimeoutSeconds":120}'
 Ctrl-C stops everything.
