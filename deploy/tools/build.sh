@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Provides the local stack in .tools/bin/: temporal, helm, kwokctl, kwok, etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler and kubectl, at the versions pinned in versions.env.
+# Provides the local stack in .tools/bin/: temporal, helm, kwokctl, kwok, etcd, etcdctl,
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and registry (an OCI registry
+# for the chart-source tests), at the versions pinned in versions.env.
 #
 # For each tool, the first of these wins:
 #   1. ARMADA_<TOOL> (e.g. ARMADA_HELM, ARMADA_KUBE_APISERVER) naming a binary at the pinned version;
@@ -27,7 +28,7 @@ die() {
   exit 1
 }
 
-tools=(temporal helm kwokctl kwok etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubectl)
+tools=(temporal helm kwokctl kwok etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubectl registry)
 
 # The build group a tool comes from; one go build per group.
 group_of() {
@@ -46,6 +47,7 @@ pinned_version() {
     kwok) echo "$KWOK_VERSION" ;;
     etcd) echo "$ETCD_VERSION" ;;
     kubernetes) echo "$KUBERNETES_VERSION" ;;
+    registry) echo "$REGISTRY_VERSION" ;;
   esac
 }
 
@@ -108,6 +110,12 @@ build_temporal() {
   GOBIN="$1" go install \
     -ldflags "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}" \
     "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+}
+
+build_registry() {
+  GOBIN="$1" go install \
+    -ldflags "-X github.com/distribution/distribution/v3/version.version=$REGISTRY_VERSION" \
+    "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
 }
 
 build_kwok() {
@@ -178,7 +186,7 @@ if ((${#missing[@]})); then
   if ! command -v go >/dev/null; then
     die "not available: ${!missing[*]} (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`, or put the pinned binaries on PATH or name them with ARMADA_<TOOL> (e.g. ARMADA_HELM=/usr/local/bin/helm)."
   fi
-  for group in temporal helm kwok etcd kubernetes; do
+  for group in temporal helm kwok etcd kubernetes registry; do
     [[ -n ${missing[$group]:-} ]] || continue
     log "building $group $(pinned_version "$group") from Go modules (once per machine; minutes)..."
     scratch=$(mktemp -d "$cache_root/build.XXXXXX")
