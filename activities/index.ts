@@ -1,3 +1,10 @@
 /** Every activity the worker registers. Workflows import the types of this module only. */
 export { helmUpgradeInstall } from './helm/upgrade';
-export { helmStatus } from './helm/status';
+export { helmStatus, helmObserve } from './helm/status';
+export { helmRollback } from './helm/rollback';
+export { helmUninstall } from './helm/uninstall';
+export { helmTest } from './helm/test';
+export { reportStatus } from './kube/status';
+export { deleteResources } from './kube/delete';
+export { prepareChart } from './charts/source';
+export { waitForResources } from './kube/wait';

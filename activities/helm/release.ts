@@ -6,6 +6,9 @@ export interface ReleaseRef {
   namespace: string;
 }
 
+/** armada writes `--description armada-digest=<sha256>` so it can tell an unchanged release. */
+export const DIGEST_PREFIX = 'armada-digest=';
+
 /**
  * The part of helm's `-o json` release document the product reads. Helm prints more; zod keeps
  * what we use and fails loudly if helm's output format ever changes under us.
@@ -17,6 +20,7 @@ export const helmReleaseSchema = z.object({
   info: z.object({
     status: z.string(),
     description: z.string().optional(),
+    last_deployed: z.string().optional(),
   }),
   chart: z
     .object({
@@ -29,7 +33,14 @@ export const helmReleaseSchema = z.object({
 export interface ReleaseStatus extends ReleaseRef {
   revision: number;
   status: string;
+  digest?: string;
+  lastDeployed?: string;
   chart?: { name: string; version: string };
+}
+
+/** The digest armada recorded in a release description, if it wrote one. */
+export function digestOf(description: string | undefined): string | undefined {
+  return description?.startsWith(DIGEST_PREFIX) ? description.slice(DIGEST_PREFIX.length) : undefined;
 }
 
 /** Parses helm's `-o json` output for one release. */
@@ -40,6 +51,25 @@ export function parseRelease(json: string): ReleaseStatus {
     namespace: doc.namespace,
     revision: doc.version,
     status: doc.info.status,
+    digest: digestOf(doc.info.description),
+    lastDeployed: doc.info.last_deployed,
     chart: doc.chart && { name: doc.chart.metadata.name, version: doc.chart.metadata.version },
   };
+}
+
+/** One entry of `helm history -o json`. */
+export const helmHistorySchema = z.array(
+  z.object({
+    revision: z.number().int(),
+    status: z.string(),
+    description: z.string().optional(),
+    updated: z.string().optional(),
+  }),
+);
+export type HelmHistory = z.infer<typeof helmHistorySchema>;
+
+/** The newest revision that ran: deployed now, or deployed once and superseded since. */
+export function lastDeployedRevision(history: HelmHistory): number | undefined {
+  const ran = history.filter((h) => h.status === 'deployed' || h.status === 'superseded');
+  return ran.length ? Math.max(...ran.map((h) => h.revision)) : undefined;
 }

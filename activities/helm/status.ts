@@ -1,6 +1,19 @@
+import type { ObservedRelease } from '../../workflows/plan/release';
 import { runHelm } from './exec';
-import { parseRelease, type ReleaseRef, type ReleaseStatus } from './release';
-import { ApplicationFailure } from '@temporalio/common';
+import {
+  digestOf,
+  helmHistorySchema,
+  lastDeployedRevision,
+  parseRelease,
+  type ReleaseRef,
+  type ReleaseStatus,
+} from './release';
+
+const NOT_FOUND = /release: not found|not found/;
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof Error && NOT_FOUND.test(err.message);
+}
 
 /** Activity: the release as helm reports it, or null when it does not exist. Writes nothing. */
 export async function helmStatus(ref: ReleaseRef): Promise<ReleaseStatus | null> {
@@ -15,7 +28,40 @@ export async function helmStatus(ref: ReleaseRef): Promise<ReleaseStatus | null>
     ]);
     return parseRelease(stdout);
   } catch (err) {
-    if (err instanceof ApplicationFailure && /release: not found/.test(err.message)) return null;
+    if (isNotFound(err)) return null;
     throw err;
   }
+}
+
+/**
+ * Activity: what the chart workflow decides from — the current revision, its status, the digest
+ * armada recorded and the last revision that deployed — or null when there is no release.
+ * Writes nothing.
+ */
+export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | null> {
+  let stdout: string;
+  try {
+    ({ stdout } = await runHelm([
+      'history',
+      ref.release,
+      '--namespace',
+      ref.namespace,
+      '--max',
+      '20',
+      '--output',
+      'json',
+    ]));
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+  const history = helmHistorySchema.parse(JSON.parse(stdout));
+  if (history.length === 0) return null;
+  const current = history.reduce((a, b) => (b.revision > a.revision ? b : a));
+  return {
+    revision: current.revision,
+    status: current.status,
+    digest: digestOf(current.description),
+    lastDeployedRevision: lastDeployedRevision(history),
+  };
 }

@@ -2,15 +2,23 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runHelm } from './exec';
-import { parseRelease, type ReleaseRef, type ReleaseStatus } from './release';
+import { DIGEST_PREFIX, parseRelease, type ReleaseRef, type ReleaseStatus } from './release';
 
 export interface UpgradeRequest extends ReleaseRef {
   /** A chart reference helm understands: a local directory, a .tgz, repo/name or oci:// URL. */
   chart: string;
   version?: string;
   values?: Record<string, unknown>;
-  /** Seconds helm waits for the release's resources to be ready (`--wait=watcher --timeout`). */
-  waitTimeoutSeconds?: number;
+  /** Digest of chart and values, recorded in the release so an unchanged apply can be skipped. */
+  digest?: string;
+  /** Seconds any one Kubernetes operation may take (`--timeout`). */
+  timeoutSeconds?: number;
+  /** Also wait with Helm's own watcher (`wait.native.enabled`). */
+  nativeWait?: boolean;
+  /** `upgrade.options.force`: replace resources instead of patching them. */
+  force?: boolean;
+  /** `upgrade.options.no_hooks`. */
+  noHooks?: boolean;
 }
 
 /**
@@ -21,15 +29,17 @@ export function upgradeArgs(req: UpgradeRequest, valuesFile: string): string[] {
   const args = ['upgrade', '--install', req.release, req.chart, '--namespace', req.namespace];
   args.push('--create-namespace', '--values', valuesFile, '--output', 'json');
   if (req.version) args.push('--version', req.version);
-  if (req.waitTimeoutSeconds !== undefined) {
-    args.push('--wait=watcher', '--timeout', `${req.waitTimeoutSeconds}s`);
-  }
+  if (req.digest) args.push('--description', `${DIGEST_PREFIX}${req.digest}`);
+  if (req.timeoutSeconds !== undefined) args.push('--timeout', `${req.timeoutSeconds}s`);
+  if (req.nativeWait) args.push('--wait=watcher');
+  if (req.force) args.push('--force-replace');
+  if (req.noHooks) args.push('--no-hooks');
   return args;
 }
 
 /**
- * Activity: installs or upgrades a release with the real helm CLI and returns what helm reports.
- * Writes: one Helm revision. Returns: the release's revision and status.
+ * Activity: installs or upgrades a release with the real helm CLI.
+ * Writes: one Helm revision. Returns: the release as helm reports it.
  */
 export async function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * JSON text in which every object's keys are sorted (by UTF-16 code unit, recursively), so two
+ * equal values always give the same text whatever order their keys were written in. Otherwise it
+ * follows `JSON.stringify`: `toJSON` is honoured, `undefined`, functions and symbols are left out
+ * of objects and become `null` in arrays, non-finite numbers become `null`, a BigInt or a cycle
+ * throws a TypeError. A top-level `undefined` gives `"null"`, so the result is always text.
+ *
+ * Example: `stableJson({ b: [2, { d: 1, c: 0 }], a: 1 })` → `{"a":1,"b":[2,{"c":0,"d":1}]}`.
+ */
+export function stableJson(value: unknown): string {
+  return encode(value, new Set()) ?? 'null';
+}
+
+function encode(value: unknown, ancestors: Set<object>): string | undefined {
+  const plain = hasToJson(value) ? value.toJSON() : value;
+  if (plain === null || typeof plain !== 'object') return JSON.stringify(plain) as string | undefined;
+  if (ancestors.has(plain)) throw new TypeError('stableJson: cannot encode a circular structure');
+  ancestors.add(plain);
+  try {
+    if (Array.isArray(plain)) {
+      return `[${plain.map((item: unknown) => encode(item, ancestors) ?? 'null').join(',')}]`;
+    }
+    const record = plain as Record<string, unknown>;
+    const members = Object.keys(record)
+      .sort()
+      .flatMap((key) => {
+        const text = encode(record[key], ancestors);
+        return text === undefined ? [] : [`${JSON.stringify(key)}:${text}`];
+      });
+    return `{${members.join(',')}}`;
+  } finally {
+    ancestors.delete(plain);
+  }
+}
+
+function hasToJson(value: unknown): value is { toJSON(): unknown } {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  );
+}
+
+/** sha256 of some text or bytes, as 64 lower-case hex digits. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * The digest of one release's inputs: sha256 hex of `chartDigest + '\n' + stableJson(values ?? {})`.
+ * It changes when the chart's content or any value changes, and only then (key order, and
+ * "no values" versus `{}`, make no difference). The chart workflow records it in the release
+ * so an unchanged apply can be skipped.
+ */
+export function releaseDigest(chartDigest: string, values: unknown): string {
+  return sha256Hex(`${chartDigest}\n${stableJson(values ?? {})}`);
+}
+
+/** One file of a chart directory: its path relative to the chart root, with `/` separators. */
+export interface TreeFile {
+  path: string;
+  content: Uint8Array;
+}
+
+/**
+ * The content digest of a directory tree: sha256 hex over the files sorted by path (UTF-16 code
+ * unit order), each written as `path NUL byteLength NUL bytes`, so no two different trees can
+ * give the same input. The order the files are listed in makes no difference; names, bytes, an
+ * added file or a removed file do. File modes, times and empty directories are not part of it.
+ */
+export function treeDigest(files: Iterable<TreeFile>): string {
+  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const hash = createHash('sha256');
+  for (const file of sorted) {
+    hash.update(`${file.path}\0${file.content.byteLength}\0`);
+    hash.update(file.content);
+  }
+  return hash.digest('hex');
+}

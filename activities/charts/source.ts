@@ -1,0 +1,453 @@
+import type { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ChartSource } from '../../api/chart';
+import { HELM_COMMAND_FAILED, NonRetryable } from '../helm/errors';
+import { runHelm } from '../helm/exec';
+import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
+import { toolPath } from '../tools';
+import { releaseDigest, sha256Hex, treeDigest, type TreeFile } from './digest';
+
+/** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
+export interface PrepareChartRequest {
+  source: ChartSource;
+  values?: Record<string, unknown>;
+}
+
+/** A chart ready for `helm upgrade --install RELEASE <ref>` on this worker. */
+export interface PreparedChart {
+  /** Absolute path of a chart directory or of a chart archive (.tgz). */
+  ref: string;
+  /** `releaseDigest(<digest of the chart's content>, values)`: changes when a chart file or a value does. */
+  digest: string;
+}
+
+/** A chart on local disk and the digest of its content alone (no values). */
+interface LocalChart {
+  ref: string;
+  contentDigest: string;
+}
+
+/** Largest chart archive a `tar` source may download; Helm itself refuses charts far smaller. */
+const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
+/** How much of a tool's error output a failure carries. */
+const FAILURE_TAIL_LINES = 20;
+/** git's answers for a repository or reference that does not exist: retrying cannot help. */
+const GIT_NOT_FOUND =
+  /couldn't find remote ref|does not appear to be a git repository|repository .* not found|not our ref|unadvertised object|invalid refspec/i;
+/** helm pull's answers for a missing OCI tag or repository or a missing repository index. */
+const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 404|: 404 Not Found/i;
+
+/**
+ * Activity: brings the chart of `req.source` onto this worker's disk and digests it with the
+ * values.
+ *
+ * - `local`: the directory `location` (relative to `ARMADA_CHARTS_ROOT`, else the working
+ *   directory), plus `subpath`; nothing is written.
+ * - `tar`: downloads the http(s) URL to `<cache>/<sha256(url)>.tgz` (the URL without any user
+ *   name or password in it; the file is replaced atomically); with a `subpath`, also extracts
+ *   it once per archive content to `<cache>/<sha256(archive)>.d/`.
+ * - `repo`, `oci`: `helm pull` to `<cache>/<file>-<digest prefix>.tgz`.
+ * - `git`: a shallow fetch of `reference` (default HEAD), checked out to `<cache>/git-<commit>/`
+ *   without its `.git` directory.
+ *
+ * `<cache>` is `ARMADA_CHART_CACHE`, else `<tmpdir>/armada-charts`. Artefacts are named by
+ * content, so preparing the same chart again reuses them instead of piling up copies; the
+ * temporary directories used on the way are removed.
+ *
+ * Returns the chart's `ref` and `digest`. A chart that is missing (local path, HTTP 404/410,
+ * git repository or reference, repository chart or version, OCI tag) fails non-retryably with
+ * type `ChartNotFound`. Network and server errors are retryable: plain errors for downloads and
+ * git, helm's classification (`HelmCommandFailed`) for `helm pull`.
+ */
+export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
+  const chart = await fetchChart(req.source);
+  return { ref: chart.ref, digest: releaseDigest(chart.contentDigest, req.values) };
+}
+
+async function fetchChart(source: ChartSource): Promise<LocalChart> {
+  switch (source.type) {
+    case 'local':
+      return localChart(source);
+    case 'tar':
+      return tarChart(source);
+    case 'repo':
+      return pulledChart(source, [
+        'pull',
+        required(source, 'chart'),
+        '--repo',
+        required(source, 'location'),
+        ...versionArgs(source),
+      ]);
+    case 'oci':
+      return pulledChart(source, ['pull', required(source, 'location'), ...versionArgs(source)]);
+    case 'git':
+      return gitChart(source);
+  }
+}
+
+/** `local`: reads the directory in place; writes nothing. */
+async function localChart(source: ChartSource): Promise<LocalChart> {
+  const base = process.env.ARMADA_CHARTS_ROOT || process.cwd();
+  const root = path.resolve(base, required(source, 'location'));
+  const ref = inside(root, source.subpath);
+  await requireChartDirectory(ref, source);
+  return { ref, contentDigest: await directoryDigest(ref) };
+}
+
+/** `tar`: writes `<cache>/<sha256(url)>.tgz` and, with a subpath, its extracted tree; returns the ref. */
+async function tarChart(source: ChartSource): Promise<LocalChart> {
+  const url = required(source, 'location');
+  const cache = await cacheDir();
+  const archive = path.join(cache, `${sha256Hex(redact(url))}.tgz`); // never a hash of a password
+  const archiveDigest = await download(url, archive);
+  if (!source.subpath) return { ref: archive, contentDigest: archiveDigest };
+
+  const tree = await extract(archive, path.join(cache, `${archiveDigest}.d`));
+  const ref = inside(tree, source.subpath);
+  await requireChartDirectory(ref, source);
+  return { ref, contentDigest: await directoryDigest(ref, tree) };
+}
+
+/**
+ * Downloads `url` to `file`: streamed into a temporary file beside it, then renamed over it, so
+ * a reader never sees a partial archive. Returns the sha256 hex of the bytes.
+ */
+async function download(url: string, file: string): Promise<string> {
+  const shown = redact(url);
+  const activity = currentActivity();
+  const { href, headers } = basicAuth(url);
+  let response: Response;
+  try {
+    response = await fetch(href, { headers, signal: activity?.cancellationSignal });
+  } catch (err) {
+    throwIfCancelled(activity);
+    throw new Error(`cannot download ${shown}: ${reason(err)}`, { cause: err });
+  }
+  if (response.status === 404 || response.status === 410) {
+    await response.body?.cancel();
+    throw chartNotFound(`chart archive ${shown} not found: HTTP ${response.status}`);
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw new Error(`cannot download ${shown}: HTTP ${response.status} ${response.statusText}`.trimEnd());
+  }
+
+  const temporary = `${file}.${randomUUID()}.tmp`;
+  const hash = createHash('sha256');
+  const reader = response.body.getReader();
+  try {
+    await heartbeating(async () => {
+      const out = await open(temporary, 'wx', 0o644);
+      try {
+        let size = 0;
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          size += value.byteLength;
+          if (size > MAX_ARCHIVE_BYTES) {
+            throw chartNotFound(`chart archive ${shown} is larger than ${MAX_ARCHIVE_BYTES} bytes`);
+          }
+          hash.update(value);
+          await out.write(value);
+        }
+      } finally {
+        await out.close();
+      }
+    });
+    await rename(temporary, file);
+  } catch (err) {
+    await reader.cancel().catch(() => undefined);
+    await rm(temporary, { force: true });
+    throwIfCancelled(activity);
+    if (err instanceof ApplicationFailure) throw err;
+    throw new Error(`cannot download ${shown}: ${reason(err)}`, { cause: err });
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Extracts `archive` with the system tar to `target`, unless an earlier call already did (the
+ * target is named by the archive's content). Writes a temporary directory beside the target and
+ * renames it into place. Returns `target`.
+ */
+async function extract(archive: string, target: string): Promise<string> {
+  if (await isDirectory(target)) return target;
+  const temporary = await mkdtemp(`${target}.tmp-`);
+  try {
+    const result = await runTool('tar', [
+      '-xf',
+      archive,
+      '-C',
+      temporary,
+      '--no-same-owner',
+      '--no-same-permissions',
+    ]);
+    if (result.code !== 0) {
+      throw chartNotFound(`${archive} is not a readable chart archive: ${tail(result.stderr)}`);
+    }
+    return await settle(temporary, target);
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `repo` and `oci`: `helm pull` into a fresh temporary directory, then the archive is moved to
+ * `<cache>/<file name>-<digest prefix>.tgz` and the directory removed. Returns that archive and
+ * the sha256 of its bytes.
+ */
+async function pulledChart(source: ChartSource, args: string[]): Promise<LocalChart> {
+  const cache = await cacheDir();
+  const destination = await mkdtemp(path.join(cache, '.pull-'));
+  try {
+    await runHelm([...args, '--destination', destination]);
+    const archives = (await readdir(destination)).filter((name) => name.endsWith('.tgz'));
+    if (archives.length !== 1) {
+      throw new Error(`helm ${args.slice(0, 2).join(' ')} left ${archives.length} archives, expected one`);
+    }
+    const pulled = path.join(destination, archives[0]);
+    const contentDigest = await fileDigest(pulled);
+    const ref = path.join(cache, `${archives[0].slice(0, -'.tgz'.length)}-${contentDigest.slice(0, 16)}.tgz`);
+    await rename(pulled, ref);
+    return { ref, contentDigest };
+  } catch (err) {
+    throw isPullNotFound(err) ? chartNotFound(`${describeSource(source)}: ${err.message}`) : err;
+  } finally {
+    await rm(destination, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Whether helm pull failed because the chart is not there: helm's own ChartNotFound, or what
+ * helm leaves retryable although retrying cannot help (a missing OCI tag or repository, a
+ * repository without an index).
+ */
+function isPullNotFound(err: unknown): err is ApplicationFailure {
+  if (!(err instanceof ApplicationFailure)) return false;
+  if (err.type === NonRetryable.ChartNotFound) return true;
+  return err.type === HELM_COMMAND_FAILED && PULL_NOT_FOUND.test(err.message);
+}
+
+/**
+ * `git`: `git init`, a depth-1 fetch of `reference` (default HEAD) and a checkout of it in a fresh
+ * temporary directory; `.git` is then removed and the tree renamed to `<cache>/git-<commit>/`
+ * (kept from an earlier call when it exists). Returns `<that>/<subpath>` and its tree digest.
+ */
+async function gitChart(source: ChartSource): Promise<LocalChart> {
+  const location = required(source, 'location');
+  const reference = source.reference || 'HEAD';
+  refuseOption('reference', reference);
+  const cache = await cacheDir();
+  const temporary = await mkdtemp(path.join(cache, '.git-'));
+  try {
+    await git(temporary, ['init', '-q']);
+    const fetchArgs = ['fetch', '-q', '--depth', '1', '--', location, reference];
+    const fetched = await runTool(toolPath('git'), fetchArgs, { cwd: temporary });
+    if (fetched.code !== 0) {
+      const what = `git fetch of ${reference} from ${redact(location)} failed (exit ${fetched.code})`;
+      const message = `${what}: ${tail(fetched.stderr)}`;
+      throw GIT_NOT_FOUND.test(fetched.stderr) ? chartNotFound(message) : new Error(message);
+    }
+    await git(temporary, ['checkout', '-q', 'FETCH_HEAD']);
+    const commit = (await git(temporary, ['rev-parse', 'HEAD'])).trim();
+    await rm(path.join(temporary, '.git'), { recursive: true, force: true });
+    const tree = await settle(temporary, path.join(cache, `git-${commit}`));
+    const ref = inside(tree, source.subpath);
+    await requireChartDirectory(ref, source);
+    return { ref, contentDigest: await directoryDigest(ref, tree) };
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
+  }
+}
+
+/** Runs git in `cwd`; returns its stdout, or throws a retryable error with git's last lines. */
+async function git(cwd: string, args: string[]): Promise<string> {
+  const result = await runTool(toolPath('git'), args, { cwd });
+  if (result.code !== 0) {
+    throw new Error(`git ${args[0]} failed (exit ${result.code}): ${tail(result.stderr)}`);
+  }
+  return result.stdout;
+}
+
+/**
+ * The content digest of a chart directory: `treeDigest` of every regular file under `dir`
+ * (symbolic links followed, as helm does). With `confine`, a directory or link that leads
+ * outside `confine` (the chart's own path included) fails as `ChartNotFound`: a fetched chart
+ * must not read the worker's own files.
+ */
+async function directoryDigest(dir: string, confine?: string): Promise<string> {
+  const fence = confine === undefined ? undefined : await realpath(confine);
+  const files: TreeFile[] = [];
+  const visit = async (current: string, relative: string, ancestors: ReadonlySet<string>): Promise<void> => {
+    const real = await realpath(current);
+    if (fence !== undefined && !isWithin(fence, real)) {
+      throw chartNotFound(`${current} leads to ${real}, outside the fetched chart`);
+    }
+    if (ancestors.has(real)) return; // a link back up the tree
+    const below = new Set(ancestors).add(real);
+    for (const entry of await readdir(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      const name = relative ? `${relative}/${entry.name}` : entry.name;
+      let kind: 'dir' | 'file' | 'other' = entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
+      if (entry.isSymbolicLink()) {
+        const target = await realpath(full).catch(() => undefined);
+        if (target === undefined) continue; // a dangling link holds no content
+        if (fence !== undefined && !isWithin(fence, target)) {
+          throw chartNotFound(`${name} in ${dir} is a symbolic link to ${target}, outside the fetched chart`);
+        }
+        const info = await stat(target);
+        kind = info.isDirectory() ? 'dir' : info.isFile() ? 'file' : 'other';
+      }
+      if (kind === 'dir') await visit(full, name, below);
+      else if (kind === 'file') files.push({ path: name, content: await readFile(full) });
+    }
+  };
+  await visit(dir, '', new Set());
+  return treeDigest(files);
+}
+
+/** sha256 hex of a file's bytes, streamed. */
+async function fileDigest(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * Renames the finished `temporary` directory to `target`, or keeps `target` when another call
+ * got there first with the same content. Returns `target`.
+ */
+async function settle(temporary: string, target: string): Promise<string> {
+  try {
+    await rename(temporary, target);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !(await isDirectory(target))) throw err;
+  }
+  return target;
+}
+
+/** Creates the chart cache directory when missing; returns its absolute path. */
+async function cacheDir(): Promise<string> {
+  const dir = path.resolve(process.env.ARMADA_CHART_CACHE || path.join(tmpdir(), 'armada-charts'));
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** `root` joined with `subpath`; a subpath that climbs out of `root` is refused. */
+function inside(root: string, subpath: string | undefined): string {
+  if (!subpath) return root;
+  const joined = path.resolve(root, subpath);
+  if (!isWithin(root, joined)) throw chartNotFound(`subpath "${subpath}" leads outside ${root}`);
+  return joined;
+}
+
+function isWithin(root: string, candidate: string): boolean {
+  const relative = path.relative(root, candidate);
+  return (
+    relative === '' ||
+    (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+  );
+}
+
+/** Refuses a directory that is missing or has no Chart.yaml, naming the resolved path. */
+async function requireChartDirectory(dir: string, source: ChartSource): Promise<void> {
+  if (!(await isDirectory(dir)))
+    throw chartNotFound(`${describeSource(source)}: chart directory ${dir} not found`);
+  const manifest = await stat(path.join(dir, 'Chart.yaml')).catch(() => undefined);
+  if (!manifest?.isFile()) throw chartNotFound(`${describeSource(source)}: ${dir} has no Chart.yaml`);
+}
+
+async function isDirectory(file: string): Promise<boolean> {
+  return (await stat(file).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+/** A source field the schema requires for this type; an option-like value is refused unless local. */
+function required(source: ChartSource, field: 'location' | 'chart'): string {
+  const value = source[field];
+  if (!value) throw chartNotFound(`source.${field} is required when source.type is ${source.type}`);
+  if (source.type !== 'local') refuseOption(field, value);
+  return value;
+}
+
+/** A value starting with `-` would be read as an option by helm or git; it never names a chart. */
+function refuseOption(field: string, value: string): void {
+  if (value.startsWith('-')) throw chartNotFound(`source.${field} must not start with "-": ${value}`);
+}
+
+function versionArgs(source: ChartSource): string[] {
+  if (!source.version) return [];
+  refuseOption('version', source.version);
+  return ['--version', source.version];
+}
+
+function describeSource(source: ChartSource): string {
+  const where = source.type === 'repo' ? `${source.chart} from ${source.location}` : source.location;
+  const version = source.version ? ` version ${source.version}` : '';
+  const reference = source.reference ? `@${source.reference}` : '';
+  const subpath = source.subpath ? ` (subpath ${source.subpath})` : '';
+  return `${source.type} chart ${redact(where ?? '')}${reference}${version}${subpath}`;
+}
+
+function chartNotFound(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: NonRetryable.ChartNotFound, nonRetryable: true, message });
+}
+
+/**
+ * fetch refuses URLs with credentials in them; `https://user:password@host/chart.tgz` becomes the
+ * URL without them and an HTTP Basic Authorization header (dropped by fetch on a redirect to
+ * another origin).
+ */
+function basicAuth(location: string): { href: string; headers: Record<string, string> } {
+  const url = URL.canParse(location) ? new URL(location) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    throw chartNotFound(`chart archive location ${redact(location)} is not an http(s) URL`);
+  }
+  if (!url.username && !url.password) return { href: location, headers: {} };
+  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return { href: url.href, headers: { authorization: `Basic ${Buffer.from(user).toString('base64')}` } };
+}
+
+/** A URL as it may appear in a failure: without user name or password. */
+function redact(location: string): string {
+  try {
+    const url = new URL(location);
+    if (!url.username && !url.password) return location;
+    url.username = '';
+    url.password = '';
+    return url.toString();
+  } catch {
+    return location;
+  }
+}
+
+function reason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}`;
+}
+
+function tail(text: string): string {
+  return text.trimEnd().split('\n').slice(-FAILURE_TAIL_LINES).join('\n');
+}
+
+/** Runs git or tar as an activity step; git never prompts for credentials. */
+function runTool(file: string, args: readonly string[], opts: { cwd?: string } = {}): Promise<ProcessResult> {
+  return runProcess(file, args, { cwd: opts.cwd, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }).catch(
+    (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
+      throw new Error(`cannot run ${file}: ${(err as Error).message}`);
+    },
+  );
+}
+
+function throwIfCancelled(activity: Context | undefined): void {
+  if (activity?.cancellationSignal.aborted) throw activity.cancellationSignal.reason;
+}

@@ -1,0 +1,248 @@
+import type {
+  V1DaemonSet,
+  V1DaemonSetStatus,
+  V1Deployment,
+  V1Job,
+  V1Pod,
+  V1StatefulSet,
+  V1StatefulSetStatus,
+} from '@kubernetes/client-node';
+import type { ArmadaChartSpec } from '../../api/chart';
+
+/**
+ * Readiness of Kubernetes objects as `kubectl rollout status` and airship Armada's wait judge it.
+ * Pure functions of an object as the API server returns it: no I/O, no clients.
+ */
+
+/** Whether one object is ready, and in a few words what it still lacks (or what it has). */
+export interface Readiness {
+  ready: boolean;
+  reason: string;
+}
+
+/** A Job's readiness; `failed` marks a Job that can never complete (condition Failed True). */
+export interface JobReadiness extends Readiness {
+  failed: boolean;
+}
+
+type Condition = { type: string; status: string; reason?: string; message?: string };
+
+const conditionOf = (conditions: Condition[] | undefined, type: string) =>
+  conditions?.find((c) => c.type === type);
+
+const isTrue = (conditions: Condition[] | undefined, type: string) =>
+  conditionOf(conditions, type)?.status === 'True';
+
+const ready = (reason: string): Readiness => ({ ready: true, reason });
+const notReady = (reason: string): Readiness => ({ ready: false, reason });
+
+/** Not ready while the controller has not yet seen the latest spec (generation > observedGeneration). */
+function unobserved(metadataGeneration: number | undefined, observed: number | undefined): Readiness | null {
+  const generation = metadataGeneration ?? 0;
+  return (observed ?? 0) < generation
+    ? notReady(`generation ${generation} not observed yet (observed ${observed ?? 0})`)
+    : null;
+}
+
+/**
+ * A Deployment is ready when its rollout is complete:
+ * observedGeneration >= generation; updatedReplicas == spec.replicas (default 1);
+ * status.replicas == updatedReplicas, i.e. no pod of an old ReplicaSet is left; and
+ * availableReplicas == spec.replicas.
+ * Example: spec.replicas 3, updated 2, replicas 4, available 2 → not ready, "2/3 updated".
+ */
+export function deploymentReady(deployment: V1Deployment): Readiness {
+  const status = deployment.status ?? {};
+  const pending = unobserved(deployment.metadata?.generation, status.observedGeneration);
+  if (pending) return pending;
+  const desired = deployment.spec?.replicas ?? 1;
+  const updated = status.updatedReplicas ?? 0;
+  const total = status.replicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  if (updated < desired) return notReady(`${updated}/${desired} updated`);
+  if (total > updated) return notReady(`${total - updated} old replicas pending termination`);
+  if (available < desired) return notReady(`${available}/${desired} available`);
+  return ready(`${available}/${desired} available`);
+}
+
+/**
+ * A StatefulSet is ready when observedGeneration >= generation and readyReplicas == spec.replicas
+ * (default 1), and, when its update strategy is RollingUpdate (the default):
+ * - without a partition, updatedReplicas == spec.replicas and currentRevision == updateRevision;
+ * - with partition P > 0, updatedReplicas >= spec.replicas - P (kubectl's partitioned rollout).
+ * With OnDelete, pods are replaced only when someone deletes them, so only readiness is awaited.
+ * Example: 3 replicas, 3 ready, 1 updated, RollingUpdate → not ready, "1/3 updated".
+ */
+export function statefulSetReady(sts: V1StatefulSet): Readiness {
+  const status: Partial<V1StatefulSetStatus> = sts.status ?? {};
+  const pending = unobserved(sts.metadata?.generation, status.observedGeneration);
+  if (pending) return pending;
+  const desired = sts.spec?.replicas ?? 1;
+  const readyCount = status.readyReplicas ?? 0;
+  if (readyCount < desired) return notReady(`${readyCount}/${desired} ready`);
+  const strategy = sts.spec?.updateStrategy;
+  if ((strategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return ready(`${readyCount}/${desired} ready`);
+
+  const updated = status.updatedReplicas ?? 0;
+  const partition = strategy?.rollingUpdate?.partition ?? 0;
+  if (partition > 0) {
+    const expected = Math.max(desired - partition, 0);
+    return updated < expected
+      ? notReady(`${updated}/${expected} updated (partition ${partition})`)
+      : ready(`${readyCount}/${desired} ready, ${updated} updated (partition ${partition})`);
+  }
+  if (updated < desired) return notReady(`${updated}/${desired} updated`);
+  if (status.currentRevision !== status.updateRevision) {
+    return notReady(
+      `revision ${status.currentRevision ?? '(none)'} not yet ${status.updateRevision ?? '(none)'}`,
+    );
+  }
+  return ready(`${readyCount}/${desired} ready at revision ${status.updateRevision ?? '(none)'}`);
+}
+
+/**
+ * A DaemonSet is ready when observedGeneration >= generation and, of desiredNumberScheduled pods,
+ * all are updated (updatedNumberScheduled; RollingUpdate only, as OnDelete never replaces pods by
+ * itself) and all are available (numberAvailable).
+ * Example: desired 3, updated 3, available 2 → not ready, "2/3 available".
+ */
+export function daemonSetReady(ds: V1DaemonSet): Readiness {
+  const status: Partial<V1DaemonSetStatus> = ds.status ?? {};
+  const pending = unobserved(ds.metadata?.generation, status.observedGeneration);
+  if (pending) return pending;
+  const desired = status.desiredNumberScheduled ?? 0;
+  const updated = status.updatedNumberScheduled ?? 0;
+  const available = status.numberAvailable ?? 0;
+  const rolling = (ds.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+  if (rolling && updated < desired) return notReady(`${updated}/${desired} updated`);
+  if (available < desired) return notReady(`${available}/${desired} available`);
+  return ready(`${available}/${desired} available`);
+}
+
+/**
+ * A Pod is ready when its Ready condition is True; a Pod in phase Succeeded (e.g. of a completed
+ * Job) is done and counts as ready. Otherwise the reason says why: its phase, the scheduler's
+ * reason for an unscheduled pod, or the first waiting container's reason.
+ * Example: Pending, PodScheduled False (Unschedulable) → not ready, "unschedulable: 0/3 nodes ...".
+ */
+export function podReady(pod: V1Pod): Readiness {
+  const status = pod.status ?? {};
+  const conditions = status.conditions;
+  if (status.phase === 'Succeeded') return ready('succeeded');
+  if (status.phase === 'Failed') return notReady(`failed${status.reason ? `: ${status.reason}` : ''}`);
+  if (isTrue(conditions, 'Ready')) return ready('ready');
+  const scheduled = conditionOf(conditions, 'PodScheduled');
+  if (scheduled?.status === 'False') {
+    return notReady(`unschedulable: ${scheduled.message ?? scheduled.reason ?? 'not scheduled'}`);
+  }
+  const waiting = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])].find(
+    (c) => c.state?.waiting?.reason,
+  );
+  if (waiting) return notReady(`container ${waiting.name} waiting: ${waiting.state?.waiting?.reason}`);
+  return notReady(`${status.phase ?? 'no phase yet'}, not Ready`);
+}
+
+/**
+ * True for a Helm test pod (annotation `helm.sh/hook` naming `test` or `test-success`): Armada
+ * leaves these out of its pod wait, since a test pod left over from an earlier `helm test` would
+ * otherwise hold the wait forever.
+ */
+export function isHelmTestPod(pod: V1Pod): boolean {
+  const hooks = pod.metadata?.annotations?.['helm.sh/hook'] ?? '';
+  return hooks.split(',').some((hook) => ['test', 'test-success'].includes(hook.trim()));
+}
+
+/**
+ * A Job is ready when complete: condition Complete True, or succeeded >= spec.completions
+ * (default 1). A Job with condition Failed True (backoff limit, deadline exceeded, ...) can never
+ * complete: `failed` is true and the reason carries the Job controller's reason and message.
+ * Example: completions 3, succeeded 1, active 2 → not ready, "1/3 succeeded, 2 active".
+ */
+export function jobReady(job: V1Job): JobReadiness {
+  const status = job.status ?? {};
+  const failed = conditionOf(status.conditions, 'Failed');
+  if (failed?.status === 'True') {
+    const why = [failed.reason, failed.message].filter(Boolean).join(': ');
+    return { ready: false, failed: true, reason: `failed${why ? `: ${why}` : ''}` };
+  }
+  const completions = job.spec?.completions ?? 1;
+  const succeeded = status.succeeded ?? 0;
+  if (isTrue(status.conditions, 'Complete') || succeeded >= completions) {
+    return { ready: true, failed: false, reason: `complete, ${succeeded}/${completions} succeeded` };
+  }
+  const active = status.active ? `, ${status.active} active` : '';
+  const suspended = job.spec?.suspend ? ', suspended' : '';
+  return {
+    ready: false,
+    failed: false,
+    reason: `${succeeded}/${completions} succeeded${active}${suspended}`,
+  };
+}
+
+const PERCENT = /^([0-9]+)%$/;
+
+/**
+ * Whether enough objects of one wait entry are ready. `minReady` absent: all of them; a count N:
+ * at least N (more than exist means waiting for more to appear); "NN%": at least
+ * ceil(total × NN / 100). No objects at all always counts as satisfied, as Armada skips a type
+ * it finds nothing of.
+ * Examples: (2, 3) → false; (2, 3, 2) → true; (2, 3, "50%") → true (needs 2); (1, 3, "50%") → false.
+ */
+export function minReadyMet(ready: number, total: number, minReady?: number | string): boolean {
+  return ready >= requiredReady(total, minReady);
+}
+
+/** How many objects must be ready, out of `total`, for `minReady` (see minReadyMet). */
+export function requiredReady(total: number, minReady?: number | string): number {
+  if (total === 0) return 0;
+  if (minReady === undefined) return total;
+  if (typeof minReady === 'number') return minReady;
+  const percent = PERCENT.exec(minReady);
+  if (!percent) throw new Error(`min_ready must be a count or a percentage such as "80%", not "${minReady}"`);
+  return Math.ceil((total * Number(percent[1])) / 100);
+}
+
+type ChartWait = NonNullable<ArmadaChartSpec['wait']>;
+type WaitResource = NonNullable<ChartWait['resources']>[number];
+export type WaitResourceType = WaitResource['type'];
+
+/** One entry of the wait: objects of a type matching a label selector, and how many must be ready. */
+export interface WaitTarget {
+  type: WaitResourceType;
+  /** `k=v,k2=v2`; undefined selects every object of the type in the namespace. */
+  labelSelector?: string;
+  minReady?: number | string;
+}
+
+/** Armada's default when `wait.resources` is absent: every job, then every pod. */
+export const DEFAULT_WAIT_RESOURCES: readonly WaitResource[] = [{ type: 'job' }, { type: 'pod' }];
+
+/** `{app: web, tier: db}` → `app=web,tier=db`; undefined for no labels. */
+export function labelSelector(labels: Record<string, string> | undefined): string | undefined {
+  const pairs = Object.entries(labels ?? {}).map(([key, value]) => `${key}=${value}`);
+  return pairs.length ? pairs.join(',') : undefined;
+}
+
+/**
+ * What a chart's `wait` waits for: `wait.resources`, else Armada's default (jobs and pods); each
+ * entry selects with its own `labels`, else `wait.labels`, else nothing (every object of the type).
+ * Example: `{labels: {app: web}}` → job app=web, pod app=web.
+ */
+export function waitTargets(wait: ChartWait | undefined): WaitTarget[] {
+  return (wait?.resources ?? DEFAULT_WAIT_RESOURCES).map((resource) => ({
+    type: resource.type,
+    labelSelector: labelSelector(resource.labels ?? wait?.labels),
+    ...(resource.min_ready !== undefined && { minReady: resource.min_ready }),
+  }));
+}
+
+/** How a target reads in summaries and messages: `pod app=web (min_ready 50%)`. */
+export function describeTarget(target: WaitTarget): string {
+  return [
+    target.type,
+    target.labelSelector,
+    target.minReady !== undefined ? `(min_ready ${target.minReady})` : undefined,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}

@@ -1,0 +1,116 @@
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../api/common';
+import { kinds, type KindName } from '../../api/kinds';
+import { Context } from '@temporalio/activity';
+import { kubeApi } from './client';
+
+/** Base URL of the Temporal UI for the links written into status. */
+const UI_URL = process.env.ARMADA_TEMPORAL_UI ?? 'http://localhost:8233';
+
+/** A link to a run in the Temporal UI. */
+export function runUrl(namespace: string, workflowId: string, runId: string): string {
+  return `${UI_URL}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+export interface StatusReport {
+  kind: KindName;
+  /** Namespace and name of the custom resource (not of the release it drives). */
+  namespace: string;
+  name: string;
+  /** Fields of `.status` to set; `conditions` are merged by type. */
+  status: Record<string, unknown> & { conditions?: Condition[] };
+  /** A Kubernetes Event on the object for this transition. */
+  event?: { type: 'Normal' | 'Warning'; reason: string; message: string };
+}
+
+/**
+ * Activity: writes status into a custom resource (merge patch of the status subresource, with
+ * observedGeneration and conditions keyed by type, keeping lastTransitionTime when a condition
+ * did not change) and records an Event. Returns false, writing nothing, when the object is not
+ * on the cluster (a run applied from a file alone).
+ */
+export async function reportStatus(report: StatusReport): Promise<boolean> {
+  const api = kubeApi(CustomObjectsApi);
+  const target = {
+    group: GROUP,
+    version: VERSION,
+    namespace: report.namespace,
+    plural: kinds[report.kind].plural,
+    name: report.name,
+  };
+  let current: {
+    metadata: { generation?: number; uid?: string };
+    status?: { conditions?: (Condition & { lastTransitionTime: string })[] };
+  };
+  try {
+    current = (await api.getNamespacedCustomObjectStatus(target)) as typeof current;
+  } catch (err) {
+    if (err instanceof ApiException && err.code === 404) return false;
+    throw err;
+  }
+  const now = new Date().toISOString();
+  const workflow = report.status.workflow as { id: string; run_id: string; url?: string } | undefined;
+  if (workflow)
+    workflow.url = runUrl(
+      Context.current().info.workflowNamespace ?? 'default',
+      workflow.id,
+      workflow.run_id,
+    );
+  const generation = current.metadata.generation;
+  const previous = current.status?.conditions ?? [];
+  const conditions = report.status.conditions
+    ? [
+        ...previous.filter((p) => !report.status.conditions!.some((c) => c.type === p.type)),
+        ...report.status.conditions.map((c) => {
+          const before = previous.find((p) => p.type === c.type);
+          const lastTransitionTime = before && before.status === c.status ? before.lastTransitionTime : now;
+          return { ...c, lastTransitionTime, observedGeneration: generation };
+        }),
+      ]
+    : undefined;
+  await api.patchNamespacedCustomObjectStatus(
+    {
+      ...target,
+      body: {
+        status: { ...report.status, ...(conditions && { conditions }), observedGeneration: generation },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  if (report.event) {
+    await kubeApi(CoreV1Api).createNamespacedEvent({
+      namespace: report.namespace,
+      body: {
+        metadata: { generateName: `${report.name}.` },
+        involvedObject: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: report.kind,
+          name: report.name,
+          namespace: report.namespace,
+          uid: current.metadata.uid,
+        },
+        type: report.event.type,
+        reason: report.event.reason,
+        message: report.event.message,
+        source: { component: 'armada-temporal' },
+        firstTimestamp: now as unknown as Date,
+        lastTimestamp: now as unknown as Date,
+        count: 1,
+      },
+    });
+  }
+  return true;
+}

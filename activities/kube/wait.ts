@@ -1,0 +1,282 @@
+import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { ArmadaChartSpec } from '../../api/chart';
+import { NonRetryable } from '../helm/errors';
+import { currentActivity } from '../process';
+import { abortWith, kubeApi } from './client';
+import {
+  daemonSetReady,
+  deploymentReady,
+  describeTarget,
+  isHelmTestPod,
+  jobReady,
+  podReady,
+  requiredReady,
+  statefulSetReady,
+  waitTargets,
+  type Readiness,
+  type WaitResourceType,
+  type WaitTarget,
+} from './readiness';
+
+/** Final failures of the wait, next to `NonRetryable` in ../helm/errors.ts (to be merged there). */
+export const WaitNonRetryable = {
+  /** The resources were not ready within the wait's timeout. */
+  WaitTimeout: 'WaitTimeout',
+  /** A Job of the release failed (condition Failed True); waiting longer cannot help. */
+  JobFailed: 'JobFailed',
+} as const;
+
+/** Failure type for an API error that is neither transient nor a 403 (400, 401, 404, ...); retried by Temporal. */
+export const KUBE_API_FAILED = 'KubeApiFailed';
+
+const POLL_INTERVAL_MS = 1_000;
+/** Bounds one list call, so a hung connection cannot hold the loop past the deadline for long. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Not-ready objects named in a timeout message: enough to act on, bounded for history size. */
+const MAX_NAMED_OBJECTS = 50;
+
+export interface WaitRequest {
+  release: string;
+  namespace: string;
+  wait?: ArmadaChartSpec['wait'];
+  timeoutSeconds: number;
+}
+
+export interface WaitResult {
+  resources: { type: string; name: string; ready: boolean; reason: string }[];
+  summary: string;
+}
+
+type Observed = Readiness & { name: string; failed?: boolean };
+
+interface TargetState {
+  target: WaitTarget;
+  objects: Observed[];
+  ready: number;
+  required: number;
+  met: boolean;
+}
+
+interface Clients {
+  apps: AppsV1Api;
+  batch: BatchV1Api;
+  core: CoreV1Api;
+}
+
+type Lister = (
+  clients: Clients,
+  request: { namespace: string; labelSelector?: string },
+  signal: AbortSignal,
+) => Promise<Observed[]>;
+
+const named = <T extends { metadata?: { name?: string } }>(
+  items: T[],
+  readiness: (item: T) => Readiness & { failed?: boolean },
+): Observed[] => items.map((item) => ({ name: item.metadata?.name ?? '', ...readiness(item) }));
+
+/** One list call per resource type, each object judged by its pure readiness function. */
+const listers: Record<WaitResourceType, Lister> = {
+  deployment: async ({ apps }, req, signal) =>
+    named((await apps.listNamespacedDeployment(req, abortWith(signal))).items, deploymentReady),
+  statefulset: async ({ apps }, req, signal) =>
+    named((await apps.listNamespacedStatefulSet(req, abortWith(signal))).items, statefulSetReady),
+  daemonset: async ({ apps }, req, signal) =>
+    named((await apps.listNamespacedDaemonSet(req, abortWith(signal))).items, daemonSetReady),
+  job: async ({ batch }, req, signal) =>
+    named((await batch.listNamespacedJob(req, abortWith(signal))).items, jobReady),
+  pod: async ({ core }, req, signal) =>
+    named(
+      (await core.listNamespacedPod(req, abortWith(signal))).items.filter((pod) => !isHelmTestPod(pod)),
+      podReady,
+    ),
+};
+
+/**
+ * Activity: Armada's wait after an install or upgrade. Polls the API server about once a second
+ * (one list call per entry of `wait.resources`, default every job and pod of the namespace,
+ * filtered by each entry's labels or `wait.labels`) until every entry has its `min_ready` objects
+ * ready (default all; none found counts as ready), heartbeating the summary on each poll.
+ * Reads only. Fails with WaitTimeout (non-retryable) naming every object still blocking at the
+ * deadline, with JobFailed at once when a Job failed, with Forbidden on a 403; transient API
+ * errors (network, 5xx, 429, 409) are retried until the deadline. Stops when cancelled.
+ */
+export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
+  const activity = currentActivity();
+  const cancelled = activity?.cancellationSignal;
+  const targets = waitTargets(req.wait);
+  const clients: Clients = { apps: kubeApi(AppsV1Api), batch: kubeApi(BatchV1Api), core: kubeApi(CoreV1Api) };
+  const where = `release ${req.release} in namespace ${req.namespace}`;
+  const deadline = Date.now() + req.timeoutSeconds * 1000;
+
+  let states: TargetState[] | undefined;
+  let apiError: string | undefined;
+  for (;;) {
+    throwIfCancelled(cancelled);
+    const remaining = deadline - Date.now();
+    const signal = requestSignal(cancelled, Math.min(Math.max(remaining, 1_000), REQUEST_TIMEOUT_MS));
+    try {
+      states = await observe(clients, req.namespace, targets, signal);
+      apiError = undefined;
+    } catch (err) {
+      throwIfCancelled(cancelled);
+      const kind = classifyApiError(err);
+      if (kind === 'forbidden') {
+        throw ApplicationFailure.create({
+          type: NonRetryable.Forbidden,
+          nonRetryable: true,
+          message: `wait for ${where}: ${errorMessage(err)}`,
+        });
+      }
+      if (kind === 'other') {
+        throw ApplicationFailure.create({
+          type: KUBE_API_FAILED,
+          message: `wait for ${where}: ${errorMessage(err)}`,
+        });
+      }
+      apiError = errorMessage(err);
+    }
+
+    const failedJob = states
+      ?.flatMap((s) => (s.target.type === 'job' ? s.objects : []))
+      .find((o) => o.failed);
+    if (failedJob) {
+      throw ApplicationFailure.create({
+        type: WaitNonRetryable.JobFailed,
+        nonRetryable: true,
+        message: `wait for ${where}: job/${failedJob.name} ${failedJob.reason}`,
+        details: [resultOf(states ?? [])],
+      });
+    }
+    const summary = summarise(states, apiError);
+    activity?.heartbeat(summary);
+    if (states?.every((s) => s.met) && apiError === undefined) return resultOf(states);
+
+    if (Date.now() >= deadline) {
+      throw ApplicationFailure.create({
+        type: WaitNonRetryable.WaitTimeout,
+        nonRetryable: true,
+        message: timeoutMessage(where, req.timeoutSeconds, states, apiError),
+        details: [resultOf(states ?? [])],
+      });
+    }
+    await sleep(Math.min(POLL_INTERVAL_MS, deadline - Date.now()), cancelled);
+  }
+}
+
+/** Lists every target's objects (in parallel) and judges each target against its min_ready. */
+async function observe(
+  clients: Clients,
+  namespace: string,
+  targets: WaitTarget[],
+  signal: AbortSignal,
+): Promise<TargetState[]> {
+  return Promise.all(
+    targets.map(async (target) => {
+      const request = target.labelSelector
+        ? { namespace, labelSelector: target.labelSelector }
+        : { namespace };
+      const objects = await listers[target.type](clients, request, signal);
+      const readyCount = objects.filter((o) => o.ready).length;
+      const required = requiredReady(objects.length, target.minReady);
+      return { target, objects, ready: readyCount, required, met: readyCount >= required };
+    }),
+  );
+}
+
+/** `job 1/1 ready, pod app=web (min_ready 50%) 2/3 ready`, plus the last API error while retrying. */
+function summarise(states: TargetState[] | undefined, apiError: string | undefined): string {
+  const parts = (states ?? []).map((s) => `${describeTarget(s.target)} ${s.ready}/${s.objects.length} ready`);
+  if (apiError !== undefined) parts.push(`API error, retrying: ${apiError}`);
+  return parts.join(', ') || 'nothing observed yet';
+}
+
+function timeoutMessage(
+  where: string,
+  timeoutSeconds: number,
+  states: TargetState[] | undefined,
+  apiError: string | undefined,
+): string {
+  const blocking = (states ?? [])
+    .filter((s) => !s.met)
+    .flatMap((s) => s.objects.filter((o) => !o.ready).map((o) => `${s.target.type}/${o.name} (${o.reason})`));
+  const shown = blocking.slice(0, MAX_NAMED_OBJECTS);
+  if (blocking.length > shown.length) shown.push(`and ${blocking.length - shown.length} more`);
+  const unmet = (states ?? [])
+    .filter((s) => !s.met)
+    .map((s) => `${describeTarget(s.target)}: ${s.ready}/${s.objects.length} ready, ${s.required} needed`);
+  return [
+    `wait for ${where} timed out after ${timeoutSeconds}s`,
+    unmet.length ? `; ${unmet.join('; ')}` : '',
+    shown.length ? `; not ready: ${shown.join(', ')}` : '',
+    apiError !== undefined ? `; last API error: ${apiError}` : '',
+  ].join('');
+}
+
+function resultOf(states: TargetState[]): WaitResult {
+  return {
+    resources: states.flatMap((s) =>
+      s.objects.map((o) => ({ type: s.target.type, name: o.name, ready: o.ready, reason: o.reason })),
+    ),
+    summary: summarise(states, undefined),
+  };
+}
+
+/**
+ * transient: worth another poll (network errors, request timeouts, 5xx, 429, 409, 408);
+ * forbidden: 403, final; other: any other HTTP status, left to Temporal's retry policy.
+ */
+function classifyApiError(err: unknown): 'transient' | 'forbidden' | 'other' {
+  if (!(err instanceof ApiException)) return 'transient'; // no HTTP response: network, TLS, timeout
+  const code = err.code;
+  if (code === 403) return 'forbidden';
+  if (code >= 500 || code === 429 || code === 409 || code === 408) return 'transient';
+  return 'other';
+}
+
+/** `HTTP 403: pods is forbidden: ...` from the API server's Status, not the client's full dump. */
+function errorMessage(err: unknown): string {
+  if (err instanceof ApiException) {
+    let body: unknown = err.body;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // not JSON: shown as it is
+      }
+    }
+    const message = (body as { message?: unknown } | null)?.message;
+    return `HTTP ${err.code}: ${typeof message === 'string' ? message : String(err.body).slice(0, 500)}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Aborts on activity cancellation or after `timeoutMs`, whichever comes first. */
+function requestSignal(cancelled: AbortSignal | undefined, timeoutMs: number): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return cancelled ? AbortSignal.any([cancelled, timeout]) : timeout;
+}
+
+function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw signal.reason instanceof Error ? signal.reason : new CancelledFailure('activity cancelled');
+}
+
+/** Resolves after `ms`, or rejects at once with the cancellation when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason instanceof Error ? signal.reason : new CancelledFailure('activity cancelled'));
+    };
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(ms, 0),
+    );
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
