@@ -1,22 +1,161 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities';
-import type { ReleaseStatus } from '../activities/helm/release';
-import type { UpgradeRequest } from '../activities/helm/upgrade';
+import { ApplicationFailure, log } from '@temporalio/workflow';
+import type { ArmadaChartSpec } from '../api/chart';
+import { io, withSummary as summaryOf } from './activity-proxies';
+import { rootMessage } from './messages';
+import { classifyRelease, nextAction, type ObservedRelease, type ReleaseAction } from './plan/release';
 
-const helm = proxyActivities<typeof activities>({
-  startToCloseTimeout: '30 minutes',
-  // helm heartbeats every 5 s while it runs; a worker that dies mid-upgrade is noticed quickly.
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+/** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
+const DEFAULT_TIMEOUT_SECONDS = 900;
+
+export interface ChartRun {
+  chart: string;
+  release: string;
+  namespace: string;
+  spec: ArmadaChartSpec;
+  /** `uninstall` removes the release (target_state uninstalled, or a manifest's deletion). */
+  mode?: 'deploy' | 'uninstall';
+}
+
+/** Failure type of a chart that failed after writing its release; details: a WrittenRelease. */
+export const CHART_FAILED_AFTER_WRITE = 'ChartFailedAfterWrite';
+
+export interface WrittenRelease {
+  chart: string;
+  release: string;
+  namespace: string;
+  before: number | null;
+}
+
+export interface ChartOutcome {
+  chart: string;
+  release: string;
+  namespace: string;
+  /** What this run did to the release. */
+  action: 'installed' | 'upgraded' | 'unchanged' | 'skipped' | 'uninstalled';
+  /** The revision before this run; null when the release did not exist. */
+  before: number | null;
+  revision: number | null;
+}
+
+function waitTimeoutSeconds(spec: ArmadaChartSpec): number {
+  return spec.wait?.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+}
 
 /**
- * Drives one Helm release to `deployed`: `helm upgrade --install` (waiting for its resources),
- * then reads back the release as helm records it.
+ * Drives one Helm release: observe (activity) → decide (pure) → act (one activity), until the
+ * release runs the wanted chart and values. A release left pending by a killed helm is first
+ * recovered; an unchanged release is left alone (no new revision). After an install or upgrade:
+ * the Armada wait, then `helm test` when enabled.
+ *
+ * The workflow ID is the release's lock (`helm:<namespace>/<release>`): one run per release.
  */
-export async function chartWorkflow(req: UpgradeRequest): Promise<ReleaseStatus> {
-  await helm.helmUpgradeInstall(req);
-  const status = await helm.helmStatus({ release: req.release, namespace: req.namespace });
-  if (!status) throw new Error(`release ${req.namespace}/${req.release} is missing right after its install`);
-  return status;
+export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
+  const { release, namespace, spec } = run;
+  const ref = { release, namespace };
+  const observed = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [
+    ref,
+  ]);
+  const before = observed?.revision ?? null;
+  const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
+    chart: run.chart,
+    release,
+    namespace,
+    action,
+    before,
+    revision,
+  });
+
+  if (run.mode === 'uninstall') {
+    if (observed)
+      await io.helmUninstall.executeWithOptions(summaryOf(`helm uninstall ${release} in ${namespace}`), [
+        { ...ref, timeoutSeconds: spec.delete?.timeout },
+      ]);
+    return outcome('uninstalled', null);
+  }
+
+  const prepared = await io.prepareChart.executeWithOptions(
+    summaryOf(`fetch chart of ${release} (${spec.source.type})`),
+    [{ source: spec.source, values: spec.values }],
+  );
+
+  let current: ObservedRelease | null = observed;
+  const done = new Set<ReleaseAction['action']>();
+  for (;;) {
+    const action = nextAction(classifyRelease(current, prepared.digest), {
+      isProtected: spec.protected !== undefined,
+      continueProcessing: spec.protected?.continue_processing ?? false,
+    });
+    if (done.has(action.action)) {
+      throw ApplicationFailure.nonRetryable(
+        `release ${namespace}/${release} is still ${current?.status ?? 'absent'} after ${action.action}`,
+        'ReleaseNotConverging',
+      );
+    }
+    done.add(action.action);
+    log.info('chart action', { release, namespace, action: action.action });
+
+    switch (action.action) {
+      case 'none':
+        return outcome('unchanged', current?.revision ?? null);
+      case 'protected':
+        if (action.then === 'skip') return outcome('skipped', current?.revision ?? null);
+        throw ApplicationFailure.nonRetryable(
+          `release ${namespace}/${release} is failed and protected; fix it by hand or set protected.continue_processing`,
+          'ProtectedReleaseFailed',
+        );
+      case 'rollback':
+        await io.helmRollback.executeWithOptions(
+          summaryOf(`recover ${release}: helm rollback to ${action.revision}`),
+          [{ ...ref, revision: action.revision, timeoutSeconds: waitTimeoutSeconds(spec) }],
+        );
+        break;
+      case 'uninstall':
+        await io.helmUninstall.executeWithOptions(
+          summaryOf(`recover ${release}: uninstall a failed first install`),
+          [{ ...ref, timeoutSeconds: waitTimeoutSeconds(spec) }],
+        );
+        break;
+      case 'install':
+      case 'upgrade': {
+        if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
+          await io.deleteResources.executeWithOptions(summaryOf(`pre-upgrade deletes for ${release}`), [
+            { namespace, resources: spec.upgrade.pre.delete },
+          ]);
+        }
+        // From here on the release has been written (even a failed upgrade records a revision):
+        // a failure carries `before`, so a manifest rollback still puts the release back.
+        let result;
+        try {
+          result = await io.helmUpgradeInstall.executeWithOptions(
+            summaryOf(`helm ${action.action} ${release} in ${namespace}`),
+            [
+              {
+                ...ref,
+                chart: prepared.ref,
+                values: spec.values,
+                digest: prepared.digest,
+                timeoutSeconds: waitTimeoutSeconds(spec),
+                nativeWait: spec.wait?.native?.enabled,
+                force: spec.upgrade?.options?.force,
+                noHooks: spec.upgrade?.options?.no_hooks,
+              },
+            ],
+          );
+          await io.waitForResources.executeWithOptions(summaryOf(`wait for ${release} in ${namespace}`), [
+            { release, namespace, wait: spec.wait, timeoutSeconds: waitTimeoutSeconds(spec) },
+          ]);
+          if (spec.test?.enabled) {
+            await io.helmTest.executeWithOptions(summaryOf(`helm test ${release}`), [
+              { ...ref, timeoutSeconds: spec.test.timeout },
+            ]);
+          }
+        } catch (err) {
+          const written: WrittenRelease = { chart: run.chart, release, namespace, before };
+          throw ApplicationFailure.nonRetryable(rootMessage(err), CHART_FAILED_AFTER_WRITE, written);
+        }
+        return outcome(action.action === 'install' ? 'installed' : 'upgraded', result.revision);
+      }
+    }
+    current = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [ref]);
+  }
 }

@@ -1,2 +1,4 @@
 /** Every workflow the worker registers (the worker bundles this file). */
 export { chartWorkflow } from './chart';
+export { groupWorkflow } from './group';
+export { manifestWorkflow } from './manifest';

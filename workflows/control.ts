@@ -1,0 +1,57 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import type { SignalDefinition } from '@temporalio/workflow';
+import { approveSignal, pauseSignal, resumeSignal, rollbackSignal, type Request } from './messages';
+
+/** Called with every control signal after it is handled, e.g. to pass it on to a child. */
+export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
+
+/**
+ * Operator control of one run: pause/resume, a stop for rollback, approvals. State only; the
+ * workflow asks it whether to go on at its safe points (before a chart or group starts).
+ * A pause is data with a timestamp, so it survives replay and tells a person why the run waits.
+ */
+export class RunControl {
+  paused: { by?: string; reason?: string; since: string } | null = null;
+  stopRequested: Request | null = null;
+  private approvals = 0;
+
+  /** Registers the signal handlers; call at the top of the workflow. */
+  listen(forward: SignalForwarder = () => {}): this {
+    setHandler(pauseSignal, (req) => {
+      this.paused ??= { ...req, since: new Date().toISOString() };
+      forward(pauseSignal, req);
+    });
+    setHandler(resumeSignal, (req) => {
+      this.paused = null;
+      forward(resumeSignal, req);
+    });
+    setHandler(rollbackSignal, (req) => {
+      this.stopRequested ??= req ?? {};
+      forward(rollbackSignal, req);
+    });
+    setHandler(approveSignal, () => {
+      this.approvals++;
+    });
+    return this;
+  }
+
+  /** Waits while paused; returns false when a stop was requested meanwhile. */
+  async mayContinue(): Promise<boolean> {
+    await condition(() => this.paused === null || this.stopRequested !== null);
+    return this.stopRequested === null;
+  }
+
+  /**
+   * Waits for one approve signal (an approval that arrived earlier counts), or a stop, or the
+   * timeout. Returns how the wait ended.
+   */
+  async approval(timeout?: number): Promise<'approved' | 'stopped' | 'timed-out'> {
+    const decided = () => this.approvals > 0 || this.stopRequested !== null;
+    const ended =
+      timeout === undefined ? (await condition(decided), true) : await condition(decided, timeout);
+    if (this.stopRequested) return 'stopped';
+    if (!ended) return 'timed-out';
+    this.approvals--;
+    return 'approved';
+  }
+}

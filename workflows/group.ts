@@ -1,0 +1,168 @@
+import {
+  ApplicationFailure,
+  startChild,
+  type ChildWorkflowHandle,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  setHandler,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  CHART_FAILED_AFTER_WRITE,
+  chartWorkflow,
+  type ChartOutcome,
+  type ChartRun,
+  type WrittenRelease,
+} from './chart';
+import { RunControl } from './control';
+import { report } from './status';
+import {
+  chartProgressSignal,
+  progressQuery,
+  rootMessage,
+  type ChartProgress,
+  type GroupProgress,
+} from './messages';
+import type { ChartPlan, GroupPlan } from './plan/manifest';
+
+export interface GroupRun {
+  group: GroupPlan;
+  /** Namespace of the custom resources (the group's and its charts'), for their status. */
+  namespace: string;
+  mode?: ChartRun['mode'];
+}
+
+export interface GroupOutcome {
+  group: string;
+  /** Every chart that finished, in the order it finished: the saga's record of changes. */
+  outcomes: ChartOutcome[];
+  /** Charts that failed; `written` when the failure came after the release was written. */
+  failed: { chart: string; error: string; written?: WrittenRelease }[];
+  /** A rollback signal stopped the group before all its charts ran. */
+  stopped: boolean;
+}
+
+/**
+ * Deploys one group's charts: all at once (`sequenced: false`), or one at a time in order,
+ * stopping at the first failure (`sequenced: true`). Each chart runs as a child workflow whose
+ * ID locks its release. Pause holds before the next chart; a rollback signal starts no more
+ * charts and lets running ones finish.
+ */
+export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
+  const control = new RunControl().listen();
+  const progress: GroupProgress = {
+    name: run.group.name,
+    sequenced: run.group.sequenced,
+    state: 'running',
+    charts: run.group.charts.map((c) => ({
+      chart: c.chart,
+      release: c.release,
+      namespace: c.namespace,
+      state: 'pending',
+    })),
+  };
+  setHandler(progressQuery, () => ({ phase: progress.state, group: run.group.name, groups: [progress] }));
+
+  const parent = workflowInfo().parent;
+  const publish = async (chart: ChartProgress) => {
+    if (parent)
+      await getExternalWorkflowHandle(parent.workflowId).signal(chartProgressSignal, run.group.name, chart);
+  };
+
+  const result: GroupOutcome = { group: run.group.name, outcomes: [], failed: [], stopped: false };
+  const deploy = async (plan: ChartPlan, chartProgress: ChartProgress) => {
+    chartProgress.state = 'deploying';
+    await publish(chartProgress);
+    const where = `${plan.namespace}/${plan.release}`;
+    // The chart's status links to its own workflow, once that has started.
+    let workflow: { id: string; run_id: string } | undefined;
+    try {
+      const child = await startChart(plan, run.mode);
+      workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
+      await report('ArmadaChart', run.namespace, plan.chart, 'Deploying', where, { workflow });
+      const outcome = await child.result();
+      result.outcomes.push(outcome);
+      chartProgress.state = stateOf(outcome);
+      chartProgress.revision = outcome.revision ?? undefined;
+      const phase = outcome.action === 'uninstalled' ? 'Uninstalled' : 'Deployed';
+      await report('ArmadaChart', run.namespace, plan.chart, phase, `${where} ${outcome.action}`, {
+        workflow,
+        helm: { revision: outcome.revision ?? undefined, previous_revision: outcome.before ?? undefined },
+      });
+    } catch (err) {
+      const error = rootMessage(err);
+      result.failed.push({ chart: plan.chart, error, written: writtenRelease(err) });
+      chartProgress.state = 'failed';
+      chartProgress.error = error;
+      await report('ArmadaChart', run.namespace, plan.chart, 'Failed', error, workflow && { workflow });
+    }
+    await publish(chartProgress);
+  };
+
+  if (run.group.sequenced) {
+    for (const [i, plan] of run.group.charts.entries()) {
+      if (!(await control.mayContinue())) break;
+      await deploy(plan, progress.charts[i]);
+      if (result.failed.length) break;
+    }
+  } else if (await control.mayContinue()) {
+    await Promise.all(run.group.charts.map((plan, i) => deploy(plan, progress.charts[i])));
+  }
+  result.stopped =
+    control.stopRequested !== null && result.outcomes.length + result.failed.length < run.group.charts.length;
+  progress.state = result.failed.length ? 'failed' : result.stopped ? 'stopped' : 'done';
+  return result;
+}
+
+/** The release a failed chart had written, from its failure's details, if any. */
+function writtenRelease(err: unknown): WrittenRelease | undefined {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof ApplicationFailure && e.type === CHART_FAILED_AFTER_WRITE)
+      return e.details?.[0] as WrittenRelease;
+  }
+  return undefined;
+}
+
+function stateOf(outcome: ChartOutcome): ChartProgress['state'] {
+  switch (outcome.action) {
+    case 'installed':
+    case 'upgraded':
+      return 'deployed';
+    case 'unchanged':
+      return 'unchanged';
+    case 'skipped':
+      return 'skipped';
+    case 'uninstalled':
+      return 'uninstalled';
+  }
+}
+
+/**
+ * Starts a chart's child workflow under its release lock. A release that another run drives is
+ * refused with a message naming that run, never deployed twice at once.
+ */
+async function startChart(
+  plan: ChartPlan,
+  mode: ChartRun['mode'],
+): Promise<ChildWorkflowHandle<typeof chartWorkflow>> {
+  try {
+    return await startChild(chartWorkflow, {
+      workflowId: plan.workflowId,
+      args: [{ chart: plan.chart, release: plan.release, namespace: plan.namespace, spec: plan.spec, mode }],
+      staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,
+      // A finished run leaves the ID free; a running one makes this start fail (the lock).
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw ApplicationFailure.nonRetryable(
+        `release ${plan.namespace}/${plan.release} is being driven by another run (workflow ${plan.workflowId}); wait for it or stop it`,
+        'ReleaseLocked',
+      );
+    }
+    throw err;
+  }
+}

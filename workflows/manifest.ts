@@ -1,0 +1,178 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import { RunControl } from './control';
+import { renderDetails } from './details';
+import { groupWorkflow, type GroupOutcome } from './group';
+import { io, withSummary } from './activity-proxies';
+import { chartProgressSignal, pauseSignal, progressQuery, type Progress } from './messages';
+import type { ManifestPlan } from './plan/manifest';
+import { compensations, type ReleaseChange } from './plan/rollback';
+import { ArmadaPhase } from './search-attributes';
+import { report } from './status';
+
+export interface ManifestRun {
+  plan: ManifestPlan;
+  /** `uninstall` removes every release, groups in reverse order. */
+  mode?: 'deploy' | 'uninstall';
+}
+
+export interface ManifestOutcome {
+  manifest: string;
+  state: 'deployed' | 'uninstalled' | 'rolled-back' | 'stopped';
+  groups: GroupOutcome[];
+  /** Releases put back by a rollback, newest change first. */
+  rolledBack: string[];
+}
+
+/**
+ * A manifest run: its groups strictly in order, each as a child workflow; before a group behind
+ * an approval gate, wait for approve. When a group fails: `on_failure: stop` leaves what
+ * deployed; `rollback` (or a rollback signal at any time) undoes every change of this run,
+ * newest first, even if the run is being cancelled.
+ */
+export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcome> {
+  const { plan } = run;
+  const uninstall = run.mode === 'uninstall';
+  let currentGroup: ChildWorkflowHandle<typeof groupWorkflow> | undefined;
+  const control = new RunControl().listen((signal, req) => {
+    currentGroup?.signal(signal, req).catch(() => undefined); // the group may have just finished
+  });
+  const progress: Progress = {
+    phase: 'Running',
+    groups: plan.groups.map((g) => ({
+      name: g.name,
+      sequenced: g.sequenced,
+      state: 'pending',
+      charts: g.charts.map((c) => ({
+        chart: c.chart,
+        release: c.release,
+        namespace: c.namespace,
+        state: 'pending',
+      })),
+    })),
+  };
+  setHandler(chartProgressSignal, (groupName, chart) => {
+    const charts = progress.groups.find((g) => g.name === groupName)?.charts ?? [];
+    const i = charts.findIndex((c) => c.chart === chart.chart);
+    if (i >= 0) charts[i] = chart;
+    setCurrentDetails(renderDetails(progress));
+  });
+  setHandler(progressQuery, () => ({
+    ...progress,
+    paused: control.paused ?? undefined,
+  }));
+  const total = plan.groups.length;
+  const setPhase = async (phase: string, message: string, waitingOn?: string) => {
+    progress.phase = phase;
+    progress.waitingOn = waitingOn;
+    upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
+    setCurrentDetails(renderDetails(progress));
+    const ready = progress.groups.filter((g) => g.state === 'done').length;
+    await report('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
+      progress: {
+        group: progress.group,
+        ready,
+        total,
+        summary: `${ready}/${total}${progress.group ? ` ${progress.group}` : ''}`,
+      },
+    });
+  };
+  await setPhase(uninstall ? 'Uninstalling' : 'Running', `${total} groups`);
+
+  const changes: ReleaseChange[] = [];
+  const outcomes: GroupOutcome[] = [];
+  let failure: string | undefined;
+  const groups = uninstall ? [...plan.groups].reverse() : plan.groups;
+
+  for (const group of groups) {
+    const groupProgress = progress.groups.find((g) => g.name === group.name)!;
+    if (!(await control.mayContinue())) break;
+    if (group.approval && !uninstall) {
+      groupProgress.state = 'waiting-approval';
+      await setPhase(
+        'WaitingApproval',
+        `waiting for approval before group ${group.name}`,
+        `approve before group ${group.name}`,
+      );
+      if ((await control.approval()) !== 'approved') break;
+    }
+    groupProgress.state = 'running';
+    progress.group = group.name;
+    await setPhase(uninstall ? 'Uninstalling' : 'Running', `group ${group.name}`);
+    currentGroup = await startChild(groupWorkflow, {
+      workflowId: `${workflowInfo().workflowId}/group/${group.name}`,
+      args: [{ group, namespace: plan.namespace, mode: run.mode }],
+      staticSummary: `group ${group.name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
+    });
+    if (control.paused) await currentGroup.signal(pauseSignal, control.paused);
+    const outcome = await currentGroup.result();
+    currentGroup = undefined;
+    outcomes.push(outcome);
+    // Chart states arrived by chartProgress signals; here only the saga's record of changes,
+    // including releases written by charts that failed afterwards (wait, test).
+    for (const chart of outcome.outcomes) {
+      if (chart.action === 'installed' || chart.action === 'upgraded') {
+        const { release, namespace, before } = chart;
+        changes.push({ chart: chart.chart, release, namespace, before });
+      }
+    }
+    for (const failed of outcome.failed) if (failed.written) changes.push(failed.written);
+    groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
+    if (outcome.failed.length) {
+      failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
+      break;
+    }
+    if (outcome.stopped) break;
+  }
+  setCurrentDetails(renderDetails(progress));
+
+  const rollBack =
+    !uninstall &&
+    (control.stopRequested !== null || (failure !== undefined && plan.onFailure === 'rollback'));
+  const rolledBack: string[] = [];
+  if (rollBack) {
+    await setPhase(
+      'RollingBack',
+      failure ??
+        `rollback requested${control.stopRequested?.reason ? `: ${control.stopRequested.reason}` : ''}`,
+    );
+    await CancellationScope.nonCancellable(async () => {
+      for (const step of compensations(changes)) {
+        const where = `${step.namespace}/${step.release}`;
+        if (step.action === 'rollback') {
+          await io.helmRollback.executeWithOptions(
+            withSummary(`rollback ${where} to revision ${step.revision}`),
+            [step],
+          );
+        } else {
+          await io.helmUninstall.executeWithOptions(
+            withSummary(`uninstall ${where} (installed by this run)`),
+            [step],
+          );
+        }
+        rolledBack.push(where);
+        for (const g of progress.groups)
+          for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
+      }
+    });
+  }
+
+  const result: ManifestOutcome = {
+    manifest: plan.manifest,
+    state: rollBack ? 'rolled-back' : failure ? 'stopped' : uninstall ? 'uninstalled' : 'deployed',
+    groups: outcomes,
+    rolledBack,
+  };
+  const final = failure ? 'Failed' : rollBack ? 'RolledBack' : uninstall ? 'Uninstalled' : 'Deployed';
+  await setPhase(final, failure ?? `${plan.manifest}: ${result.state}`);
+  if (failure) throw ApplicationFailure.nonRetryable(failure, 'ManifestFailed', result);
+  return result;
+}

@@ -1,0 +1,19 @@
+/**
+ * Names and workflow IDs. A workflow ID is the lock on what it drives: Temporal refuses a
+ * second running workflow with the same ID, so one release is never driven by two runs.
+ */
+
+/** Armada's release naming: `<release_prefix>-<release>` for charts of a manifest. */
+export function prefixedRelease(prefix: string | undefined, release: string): string {
+  return prefix ? `${prefix}-${release}` : release;
+}
+
+/** The chart workflow of a Helm release, e.g. `helm:apps/demo-web`. */
+export function releaseWorkflowId(namespace: string, release: string): string {
+  return `helm:${namespace}/${release}`;
+}
+
+/** The workflow of a custom resource, e.g. `ArmadaManifest:default/demo`. */
+export function objectWorkflowId(kind: string, namespace: string, name: string): string {
+  return `${kind}:${namespace}/${name}`;
+}

@@ -1,0 +1,30 @@
+/**
+ * The saga of a manifest run: every release the run changed is recorded with the revision it had
+ * before, and a rollback undoes the changes newest first.
+ */
+export interface ReleaseChange {
+  chart: string;
+  release: string;
+  namespace: string;
+  /** The revision before this run touched the release; null when this run installed it. */
+  before: number | null;
+}
+
+export type Compensation =
+  | { action: 'rollback'; release: string; namespace: string; revision: number }
+  | { action: 'uninstall'; release: string; namespace: string };
+
+/**
+ * What undoing the changes takes, newest change first: a release that existed goes back to its
+ * revision from before the run, one the run installed is uninstalled.
+ * Example: changes [a (rev 2), b (new), c (rev 5)] → [c back to 5, uninstall b, a back to 2].
+ */
+export function compensations(changes: readonly ReleaseChange[]): Compensation[] {
+  return [...changes]
+    .reverse()
+    .map(({ release, namespace, before }) =>
+      before === null
+        ? { action: 'uninstall', release, namespace }
+        : { action: 'rollback', release, namespace, revision: before },
+    );
+}

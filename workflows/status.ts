@@ -1,0 +1,33 @@
+import { workflowInfo } from '@temporalio/workflow';
+import type { KindName } from '../api/kinds';
+import { io, withSummary } from './activity-proxies';
+import { statusFor } from './plan/status';
+
+/**
+ * Writes a CR's status and an Event through the status activity (a no-op when the CR is not on
+ * the cluster). Adds the workflow's ID and run ID so `kubectl get -o yaml` leads to the run.
+ */
+export async function report(
+  kind: KindName,
+  namespace: string,
+  name: string,
+  phase: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const { workflowId, runId } = workflowInfo();
+  await io.reportStatus.executeWithOptions(withSummary(`status of ${kind} ${namespace}/${name}: ${phase}`), [
+    {
+      kind,
+      namespace,
+      name,
+      status: {
+        ...statusFor(phase, message),
+        reason: message,
+        workflow: { id: workflowId, run_id: runId },
+        ...extra,
+      },
+      event: { type: phase === 'Failed' ? 'Warning' : 'Normal', reason: phase, message },
+    },
+  ]);
+}
