@@ -22,14 +22,17 @@ export function kubeConfig(): KubeConfig {
 
 let runtimeInstalled = false;
 
+/** The SDK logs every worker state change at INFO; tests show warnings and errors only. */
+export function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
 /** A client and a worker on a fresh task queue of the shared dev server; close() shuts both down. */
 export async function temporalHarness(opts: Pick<ArmadaWorkerOptions, 'activities'> = {}) {
   const address = required('TEMPORAL_ADDRESS');
-  if (!runtimeInstalled) {
-    // The SDK logs every worker state change at INFO; tests show warnings and errors only.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    runtimeInstalled = true;
-  }
+  quietRuntime();
   const taskQueue = `test-${randomUUID()}`;
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });

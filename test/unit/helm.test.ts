@@ -43,8 +43,8 @@ describe('upgradeArgs', () => {
       ],
     ],
     [
-      'waits with the watcher strategy and a timeout in seconds',
-      { ...base, waitTimeoutSeconds: 90 },
+      'records the digest, bounds operations, waits natively and forces when asked',
+      { ...base, digest: 'abc', timeoutSeconds: 90, nativeWait: true, force: true, noHooks: true },
       [
         'upgrade',
         '--install',
@@ -57,9 +57,13 @@ describe('upgradeArgs', () => {
         '/tmp/v.json',
         '--output',
         'json',
-        '--wait=watcher',
+        '--description',
+        'armada-digest=abc',
         '--timeout',
         '90s',
+        '--wait=watcher',
+        '--force-replace',
+        '--no-hooks',
       ],
     ],
   ])('%s', (_name, req, expected) => {

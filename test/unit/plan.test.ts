@@ -1,0 +1,161 @@
+import type { ArmadaChartSpec } from '../../api/chart';
+import { armadaChartGroupSpec } from '../../api/chart-group';
+import { armadaChartSpec } from '../../api/chart';
+import { armadaManifestSpec } from '../../api/manifest';
+import { planManifest, PlanError, type ManifestDocuments } from '../../workflows/plan/manifest';
+import { prefixedRelease, releaseWorkflowId } from '../../workflows/plan/names';
+import { classifyRelease, nextAction, type ObservedRelease } from '../../workflows/plan/release';
+import { compensations } from '../../workflows/plan/rollback';
+
+const chart = (release: string, namespace = 'apps'): ArmadaChartSpec =>
+  armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: `charts/${release}` } });
+
+function docs(overrides: Partial<ManifestDocuments> = {}): ManifestDocuments {
+  return {
+    namespace: 'default',
+    manifest: {
+      name: 'demo',
+      spec: armadaManifestSpec.parse({ release_prefix: 'demo', chart_groups: ['platform', 'apps'] }),
+    },
+    groups: {
+      platform: armadaChartGroupSpec.parse({ chart_group: ['settings', 'backend'], sequenced: true }),
+      apps: armadaChartGroupSpec.parse({ chart_group: ['web'] }),
+    },
+    charts: { settings: chart('settings'), backend: chart('backend'), web: chart('web') },
+    ...overrides,
+  };
+}
+
+describe('names', () => {
+  it('prefixes releases as Armada does', () => {
+    expect(prefixedRelease('demo', 'web')).toBe('demo-web');
+    expect(prefixedRelease(undefined, 'web')).toBe('web');
+  });
+  it('locks a release by namespace and name', () => {
+    expect(releaseWorkflowId('apps', 'demo-web')).toBe('helm:apps/demo-web');
+  });
+});
+
+describe('planManifest', () => {
+  it('keeps group and chart order and names releases <prefix>-<release>', () => {
+    const plan = planManifest(docs());
+    expect(plan.groups.map((g) => [g.name, g.sequenced, g.charts.map((c) => c.release)])).toEqual([
+      ['platform', true, ['demo-settings', 'demo-backend']],
+      ['apps', false, ['demo-web']],
+    ]);
+    expect(plan.groups[1].charts[0].workflowId).toBe('helm:apps/demo-web');
+  });
+
+  it('marks the groups behind an approval gate', () => {
+    const manifest = {
+      name: 'demo',
+      spec: armadaManifestSpec.parse({
+        release_prefix: 'demo',
+        chart_groups: ['platform', 'apps'],
+        approval: { before: ['apps'] },
+      }),
+    };
+    expect(planManifest(docs({ manifest })).groups.map((g) => g.approval)).toEqual([false, true]);
+  });
+
+  it.each([
+    [
+      'a missing group',
+      { groups: { platform: docs().groups.platform } },
+      'ArmadaManifest demo lists chart group "apps", which does not exist',
+    ],
+    [
+      'a missing chart',
+      { charts: { settings: chart('settings'), web: chart('web') } },
+      'ArmadaChartGroup platform lists chart "backend", which does not exist',
+    ],
+    [
+      'a chart in two groups',
+      { groups: { ...docs().groups, apps: armadaChartGroupSpec.parse({ chart_group: ['web', 'backend'] }) } },
+      'chart "backend" is listed by both group platform and group apps',
+    ],
+    [
+      'two charts deploying one release',
+      { charts: { ...docs().charts, web: chart('backend') } },
+      'charts "backend" and "web" both deploy release apps/demo-backend',
+    ],
+  ])('refuses %s, naming it', (_name, overrides, problem) => {
+    expect(() => planManifest(docs(overrides))).toThrow(PlanError);
+    try {
+      planManifest(docs(overrides));
+    } catch (err) {
+      expect((err as PlanError).problems).toContain(problem);
+    }
+  });
+});
+
+describe('classifyRelease and nextAction', () => {
+  const open = { isProtected: false, continueProcessing: false };
+  const rel = (o: Partial<ObservedRelease>): ObservedRelease => ({
+    revision: 3,
+    status: 'deployed',
+    digest: 'd1',
+    ...o,
+  });
+
+  it.each([
+    ['no release is installed', null, open, { action: 'install' }],
+    [
+      'an uninstalled release is installed again',
+      rel({ status: 'uninstalled' }),
+      open,
+      { action: 'install' },
+    ],
+    ['a deployed release with the same chart and values is left alone', rel({}), open, { action: 'none' }],
+    [
+      'a deployed release with other chart or values is upgraded',
+      rel({ digest: 'd0' }),
+      open,
+      { action: 'upgrade' },
+    ],
+    ['a release armada never wrote is upgraded', rel({ digest: undefined }), open, { action: 'upgrade' }],
+    [
+      'a release stuck pending-upgrade goes back to its last deployed revision',
+      rel({ status: 'pending-upgrade', lastDeployedRevision: 2 }),
+      open,
+      { action: 'rollback', revision: 2 },
+    ],
+    [
+      'a release stuck pending-install that never deployed is uninstalled',
+      rel({ status: 'pending-install', revision: 1 }),
+      open,
+      { action: 'uninstall' },
+    ],
+    ['a failed release is upgraded', rel({ status: 'failed' }), open, { action: 'upgrade' }],
+    [
+      'a failed protected release stops the chart',
+      rel({ status: 'failed' }),
+      { isProtected: true, continueProcessing: false },
+      { action: 'protected', then: 'stop' },
+    ],
+    [
+      'a failed protected release with continue_processing is skipped',
+      rel({ status: 'failed' }),
+      { isProtected: true, continueProcessing: true },
+      { action: 'protected', then: 'skip' },
+    ],
+  ])('%s', (_name, observed, protection, action) => {
+    expect(nextAction(classifyRelease(observed, 'd1'), protection)).toEqual(action);
+  });
+});
+
+describe('compensations', () => {
+  it('undo newest first: rollback what existed, uninstall what the run installed', () => {
+    const change = (release: string, before: number | null) => ({
+      chart: release,
+      release,
+      namespace: 'apps',
+      before,
+    });
+    expect(compensations([change('a', 2), change('b', null), change('c', 5)])).toEqual([
+      { action: 'rollback', release: 'c', namespace: 'apps', revision: 5 },
+      { action: 'uninstall', release: 'b', namespace: 'apps' },
+      { action: 'rollback', release: 'a', namespace: 'apps', revision: 2 },
+    ]);
+  });
+});

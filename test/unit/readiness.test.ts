@@ -1,0 +1,463 @@
+import type {
+  V1DaemonSet,
+  V1DaemonSetStatus,
+  V1Deployment,
+  V1DeploymentStatus,
+  V1Job,
+  V1JobStatus,
+  V1Pod,
+  V1PodStatus,
+  V1StatefulSet,
+  V1StatefulSetStatus,
+  V1StatefulSetUpdateStrategy,
+} from '@kubernetes/client-node';
+import {
+  daemonSetReady,
+  deploymentReady,
+  describeTarget,
+  isHelmTestPod,
+  jobReady,
+  minReadyMet,
+  podReady,
+  requiredReady,
+  statefulSetReady,
+  waitTargets,
+} from '../../activities/kube/readiness';
+
+const selector = { matchLabels: { app: 'web' } };
+const template = {
+  metadata: { labels: { app: 'web' } },
+  spec: { containers: [{ name: 'web', image: 'web:1' }] },
+};
+
+function deployment(replicas: number | undefined, status: V1DeploymentStatus, generation = 2): V1Deployment {
+  return { metadata: { name: 'web', generation }, spec: { replicas, selector, template }, status };
+}
+
+function statefulSet(
+  replicas: number,
+  status: V1StatefulSetStatus,
+  updateStrategy?: V1StatefulSetUpdateStrategy,
+  generation = 2,
+): V1StatefulSet {
+  return {
+    metadata: { name: 'db', generation },
+    spec: { replicas, selector, template, serviceName: 'db', updateStrategy },
+    status,
+  };
+}
+
+function daemonSet(
+  status: Partial<V1DaemonSetStatus>,
+  type?: 'RollingUpdate' | 'OnDelete',
+  generation = 2,
+): V1DaemonSet {
+  return {
+    metadata: { name: 'agent', generation },
+    spec: { selector, template, updateStrategy: type && { type } },
+    status: {
+      currentNumberScheduled: 0,
+      desiredNumberScheduled: 0,
+      numberMisscheduled: 0,
+      numberReady: 0,
+      ...status,
+    },
+  };
+}
+
+function pod(status: V1PodStatus, annotations?: Record<string, string>): V1Pod {
+  return { metadata: { name: 'web-1', annotations }, spec: template.spec, status };
+}
+
+function job(status: V1JobStatus, completions?: number, suspend?: boolean): V1Job {
+  return { metadata: { name: 'migrate' }, spec: { completions, suspend, template }, status };
+}
+
+const condition = (type: string, status: 'True' | 'False', reason?: string, message?: string) => ({
+  type,
+  status,
+  reason,
+  message,
+});
+
+describe('deploymentReady', () => {
+  it.each<[string, V1Deployment, boolean, string]>([
+    [
+      'a Deployment whose 3 replicas are updated and available is ready',
+      deployment(3, { observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 3 }),
+      true,
+      '3/3 available',
+    ],
+    [
+      'a Deployment whose new spec the controller has not seen is not ready',
+      deployment(3, { observedGeneration: 1, replicas: 3, updatedReplicas: 3, availableReplicas: 3 }),
+      false,
+      'generation 2 not observed yet (observed 1)',
+    ],
+    [
+      'a Deployment with 2 of 3 replicas updated is not ready',
+      deployment(3, { observedGeneration: 2, replicas: 4, updatedReplicas: 2, availableReplicas: 3 }),
+      false,
+      '2/3 updated',
+    ],
+    [
+      'a Deployment with every replica updated but an old pod left is not ready',
+      deployment(3, { observedGeneration: 2, replicas: 4, updatedReplicas: 3, availableReplicas: 3 }),
+      false,
+      '1 old replicas pending termination',
+    ],
+    [
+      'a Deployment with 2 of 3 replicas available is not ready',
+      deployment(3, { observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 2 }),
+      false,
+      '2/3 available',
+    ],
+    [
+      'a Deployment without spec.replicas wants 1 replica',
+      deployment(undefined, { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 }),
+      true,
+      '1/1 available',
+    ],
+    [
+      'a Deployment scaled to 0 is ready with no pods',
+      deployment(0, { observedGeneration: 2 }),
+      true,
+      '0/0 available',
+    ],
+    [
+      'a Deployment with no status yet is not ready',
+      { metadata: { name: 'web', generation: 1 }, spec: { replicas: 1, selector, template } },
+      false,
+      'generation 1 not observed yet (observed 0)',
+    ],
+  ])('%s', (_name, object, ready, reason) => {
+    expect(deploymentReady(object)).toEqual({ ready, reason });
+  });
+});
+
+describe('statefulSetReady', () => {
+  const done = { observedGeneration: 2, replicas: 3, readyReplicas: 3, updatedReplicas: 3 };
+  it.each<[string, V1StatefulSet, boolean, string]>([
+    [
+      'a StatefulSet with 3 ready, updated pods at the update revision is ready',
+      statefulSet(3, { ...done, currentRevision: 'db-2', updateRevision: 'db-2' }),
+      true,
+      '3/3 ready at revision db-2',
+    ],
+    [
+      'a StatefulSet whose new spec the controller has not seen is not ready',
+      statefulSet(3, { ...done, observedGeneration: 1, currentRevision: 'db-2', updateRevision: 'db-2' }),
+      false,
+      'generation 2 not observed yet (observed 1)',
+    ],
+    [
+      'a StatefulSet with 2 of 3 pods ready is not ready',
+      statefulSet(3, { ...done, readyReplicas: 2, currentRevision: 'db-2', updateRevision: 'db-2' }),
+      false,
+      '2/3 ready',
+    ],
+    [
+      'a rolling StatefulSet with 1 of 3 pods updated is not ready',
+      statefulSet(3, { ...done, updatedReplicas: 1, currentRevision: 'db-1', updateRevision: 'db-2' }),
+      false,
+      '1/3 updated',
+    ],
+    [
+      'a rolling StatefulSet whose current revision is not the update revision yet is not ready',
+      statefulSet(3, { ...done, currentRevision: 'db-1', updateRevision: 'db-2' }),
+      false,
+      'revision db-1 not yet db-2',
+    ],
+    [
+      'a StatefulSet with partition 2 is ready once the 1 pod above the partition is updated',
+      statefulSet(
+        3,
+        { ...done, updatedReplicas: 1, currentRevision: 'db-1', updateRevision: 'db-2' },
+        { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
+      ),
+      true,
+      '3/3 ready, 1 updated (partition 2)',
+    ],
+    [
+      'a StatefulSet with partition 1 is not ready while only 1 of the 2 pods above it is updated',
+      statefulSet(
+        3,
+        { ...done, updatedReplicas: 1, currentRevision: 'db-1', updateRevision: 'db-2' },
+        { type: 'RollingUpdate', rollingUpdate: { partition: 1 } },
+      ),
+      false,
+      '1/2 updated (partition 1)',
+    ],
+    [
+      'an OnDelete StatefulSet is ready when its pods are ready, updated or not',
+      statefulSet(
+        3,
+        { ...done, updatedReplicas: 0, currentRevision: 'db-1', updateRevision: 'db-2' },
+        { type: 'OnDelete' },
+      ),
+      true,
+      '3/3 ready',
+    ],
+  ])('%s', (_name, object, ready, reason) => {
+    expect(statefulSetReady(object)).toEqual({ ready, reason });
+  });
+});
+
+describe('daemonSetReady', () => {
+  it.each<[string, V1DaemonSet, boolean, string]>([
+    [
+      'a DaemonSet with its pod updated and available on all 3 nodes is ready',
+      daemonSet({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberAvailable: 3,
+      }),
+      true,
+      '3/3 available',
+    ],
+    [
+      'a DaemonSet whose new spec the controller has not seen is not ready',
+      daemonSet({
+        observedGeneration: 1,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberAvailable: 3,
+      }),
+      false,
+      'generation 2 not observed yet (observed 1)',
+    ],
+    [
+      'a DaemonSet with 2 of 3 pods updated is not ready',
+      daemonSet({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 2,
+        numberAvailable: 3,
+      }),
+      false,
+      '2/3 updated',
+    ],
+    [
+      'a DaemonSet with 2 of 3 pods available is not ready',
+      daemonSet({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberAvailable: 2,
+      }),
+      false,
+      '2/3 available',
+    ],
+    [
+      'an OnDelete DaemonSet is ready when its pods are available, updated or not',
+      daemonSet(
+        { observedGeneration: 2, desiredNumberScheduled: 3, updatedNumberScheduled: 0, numberAvailable: 3 },
+        'OnDelete',
+      ),
+      true,
+      '3/3 available',
+    ],
+    [
+      'a DaemonSet that fits no node is ready with no pods',
+      daemonSet({ observedGeneration: 2, desiredNumberScheduled: 0 }),
+      true,
+      '0/0 available',
+    ],
+  ])('%s', (_name, object, ready, reason) => {
+    expect(daemonSetReady(object)).toEqual({ ready, reason });
+  });
+});
+
+describe('podReady', () => {
+  it.each<[string, V1Pod, boolean, string]>([
+    [
+      'a running Pod whose Ready condition is True is ready',
+      pod({ phase: 'Running', conditions: [condition('PodScheduled', 'True'), condition('Ready', 'True')] }),
+      true,
+      'ready',
+    ],
+    [
+      'a Pod in phase Succeeded, e.g. of a completed Job, counts as done',
+      pod({ phase: 'Succeeded', conditions: [condition('Ready', 'False', 'PodCompleted')] }),
+      true,
+      'succeeded',
+    ],
+    [
+      'a Pod in phase Failed is not ready and says why',
+      pod({ phase: 'Failed', reason: 'Evicted' }),
+      false,
+      'failed: Evicted',
+    ],
+    [
+      'a Pod the scheduler cannot place is not ready, with the scheduler message',
+      pod({
+        phase: 'Pending',
+        conditions: [
+          condition(
+            'PodScheduled',
+            'False',
+            'Unschedulable',
+            "0/3 nodes are available: 3 node(s) didn't match",
+          ),
+        ],
+      }),
+      false,
+      "unschedulable: 0/3 nodes are available: 3 node(s) didn't match",
+    ],
+    [
+      'a Pod whose container waits in CrashLoopBackOff is not ready, naming the container',
+      pod({
+        phase: 'Running',
+        conditions: [condition('PodScheduled', 'True'), condition('Ready', 'False', 'ContainersNotReady')],
+        containerStatuses: [
+          {
+            name: 'web',
+            image: 'web:1',
+            imageID: '',
+            ready: false,
+            restartCount: 4,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+          },
+        ],
+      }),
+      false,
+      'container web waiting: CrashLoopBackOff',
+    ],
+    [
+      'a running Pod whose Ready condition is False is not ready',
+      pod({ phase: 'Running', conditions: [condition('Ready', 'False', 'ContainersNotReady')] }),
+      false,
+      'Running, not Ready',
+    ],
+    ['a Pod with no status yet is not ready', pod({}), false, 'no phase yet, not Ready'],
+  ])('%s', (_name, object, ready, reason) => {
+    expect(podReady(object)).toEqual({ ready, reason });
+  });
+});
+
+describe('isHelmTestPod', () => {
+  it.each<[string, Record<string, string> | undefined, boolean]>([
+    ['a pod without annotations is not a test pod', undefined, false],
+    ['a pod with hook "test" is a test pod', { 'helm.sh/hook': 'test' }, true],
+    [
+      'a pod with the old hook "test-success" among others is a test pod',
+      { 'helm.sh/hook': 'pre-install, test-success' },
+      true,
+    ],
+    ['a pre-install hook pod is not a test pod', { 'helm.sh/hook': 'pre-install' }, false],
+  ])('%s', (_name, annotations, expected) => {
+    expect(isHelmTestPod(pod({}, annotations))).toBe(expected);
+  });
+});
+
+describe('jobReady', () => {
+  it.each<[string, V1Job, { ready: boolean; failed: boolean; reason: string }]>([
+    [
+      'a Job with condition Complete True is ready',
+      job({ succeeded: 1, conditions: [condition('Complete', 'True')] }),
+      { ready: true, failed: false, reason: 'complete, 1/1 succeeded' },
+    ],
+    [
+      'a Job with as many successes as completions is ready before its condition is written',
+      job({ succeeded: 3 }, 3),
+      { ready: true, failed: false, reason: 'complete, 3/3 succeeded' },
+    ],
+    [
+      'a Job with 1 of 3 completions and 2 pods running is not ready',
+      job({ succeeded: 1, active: 2 }, 3),
+      { ready: false, failed: false, reason: '1/3 succeeded, 2 active' },
+    ],
+    [
+      'a suspended Job is not ready and says so',
+      job({}, 1, true),
+      { ready: false, failed: false, reason: '0/1 succeeded, suspended' },
+    ],
+    [
+      'a Job with condition Failed True has failed, with the controller reason and message',
+      job({
+        failed: 1,
+        conditions: [
+          condition('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'),
+        ],
+      }),
+      {
+        ready: false,
+        failed: true,
+        reason: 'failed: BackoffLimitExceeded: Job has reached the specified backoff limit',
+      },
+    ],
+    [
+      'a Job with only FailureTarget set has not failed yet',
+      job({ conditions: [condition('FailureTarget', 'True', 'DeadlineExceeded')] }),
+      { ready: false, failed: false, reason: '0/1 succeeded' },
+    ],
+  ])('%s', (_name, object, expected) => {
+    expect(jobReady(object)).toEqual(expected);
+  });
+});
+
+describe('minReadyMet', () => {
+  it.each<[string, number, number, number | string | undefined, boolean]>([
+    ['by default all must be ready: 3 of 3 is met', 3, 3, undefined, true],
+    ['by default all must be ready: 2 of 3 is not met', 2, 3, undefined, false],
+    ['a count of 2 is met by 2 of 3', 2, 3, 2, true],
+    ['a count of 2 is not met by 1 of 3', 1, 3, 2, false],
+    ['a count above the number of objects waits for more to appear', 2, 2, 3, false],
+    ['"50%" of 3 needs ceil(1.5) = 2, so 2 is met', 2, 3, '50%', true],
+    ['"50%" of 3 needs 2, so 1 is not met', 1, 3, '50%', false],
+    ['"80%" of 10 needs 8, so 8 is met', 8, 10, '80%', true],
+    ['"100%" of 4 needs all 4', 3, 4, '100%', false],
+    ['"0%" is met with nothing ready', 0, 5, '0%', true],
+    ['no objects at all is satisfied by default', 0, 0, undefined, true],
+    ['no objects at all is satisfied even with a count', 0, 0, 2, true],
+  ])('%s', (_name, ready, total, minReady, expected) => {
+    expect(minReadyMet(ready, total, minReady)).toBe(expected);
+  });
+
+  it('refuses a string that is not a percentage', () => {
+    expect(() => requiredReady(3, 'most')).toThrow('min_ready must be a count or a percentage');
+  });
+});
+
+describe('waitTargets', () => {
+  it.each<[string, Parameters<typeof waitTargets>[0], ReturnType<typeof waitTargets>]>([
+    [
+      "no wait at all means Armada's default: every job, then every pod",
+      undefined,
+      [{ type: 'job' }, { type: 'pod' }],
+    ],
+    [
+      'wait.labels select the default jobs and pods',
+      { labels: { app: 'web', tier: 'front' } },
+      [
+        { type: 'job', labelSelector: 'app=web,tier=front' },
+        { type: 'pod', labelSelector: 'app=web,tier=front' },
+      ],
+    ],
+    [
+      "a resource's own labels win over wait.labels, which apply to the others",
+      {
+        labels: { release: 'r1' },
+        resources: [
+          { type: 'deployment', labels: { app: 'web' }, min_ready: '50%' },
+          { type: 'statefulset', min_ready: 2 },
+        ],
+      },
+      [
+        { type: 'deployment', labelSelector: 'app=web', minReady: '50%' },
+        { type: 'statefulset', labelSelector: 'release=r1', minReady: 2 },
+      ],
+    ],
+    ['an empty resources list waits for nothing', { resources: [] }, []],
+  ])('%s', (_name, wait, expected) => {
+    expect(waitTargets(wait)).toEqual(expected);
+  });
+
+  it('describes a target as it reads in summaries: type, selector, min_ready', () => {
+    expect(describeTarget({ type: 'pod', labelSelector: 'app=web', minReady: '50%' })).toBe(
+      'pod app=web (min_ready 50%)',
+    );
+    expect(describeTarget({ type: 'job' })).toBe('job');
+  });
+});

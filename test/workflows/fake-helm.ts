@@ -1,0 +1,111 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type * as activities from '../../activities';
+import type { ObservedRelease } from '../../workflows/plan/release';
+
+/** One activity call as the stub saw it, with when it started and ended (ms since the stub was made). */
+export interface Call {
+  name: string;
+  release?: string;
+  start: number;
+  end?: number;
+}
+
+/**
+ * Activities for workflow tests: an in-memory stand-in for Helm releases, so the workflow
+ * logic runs on the real Temporal dev server without a cluster. `failOn` makes one release's
+ * upgrade fail for good; `gate` holds upgrades until it is opened; `delayMs` makes calls overlap
+ * measurably.
+ */
+export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
+  const t0 = Date.now();
+  const calls: Call[] = [];
+  const releases = new Map<string, ObservedRelease>();
+  let openGate: () => void = () => {};
+  let gateOpen = true;
+  let gate = Promise.resolve();
+
+  const record = async <T>(
+    name: string,
+    release: string | undefined,
+    body: () => T | Promise<T>,
+  ): Promise<T> => {
+    const call: Call = { name, release, start: Date.now() - t0 };
+    calls.push(call);
+    try {
+      return await body();
+    } finally {
+      call.end = Date.now() - t0;
+    }
+  };
+  const pause = (ms = opts.delayMs ?? 0) => new Promise((r) => setTimeout(r, ms));
+
+  const stubs: Partial<typeof activities> = {
+    async helmObserve({ release }) {
+      return record('observe', release, () => releases.get(release) ?? null);
+    },
+    async prepareChart({ values }) {
+      return record('prepare', undefined, () => ({ ref: '/charts/x', digest: JSON.stringify(values ?? {}) }));
+    },
+    async helmUpgradeInstall(req) {
+      return record('upgrade', req.release, async () => {
+        await gate;
+        await pause();
+        if (req.release === opts.failOn) {
+          throw ApplicationFailure.nonRetryable(`helm upgrade ${req.release} failed: boom`, 'InvalidChart');
+        }
+        const revision = (releases.get(req.release)?.revision ?? 0) + 1;
+        releases.set(req.release, {
+          revision,
+          status: 'deployed',
+          digest: req.digest,
+          lastDeployedRevision: revision,
+        });
+        return { release: req.release, namespace: req.namespace, revision, status: 'deployed' };
+      });
+    },
+    async waitForResources({ release }) {
+      return record('wait', release, () => ({ resources: [], summary: 'ready' }));
+    },
+    async helmTest({ release }) {
+      return record('test', release, () => undefined);
+    },
+    async deleteResources() {
+      return record('pre-delete', undefined, () => undefined);
+    },
+    async helmRollback({ release, revision }) {
+      return record('rollback', release, () => {
+        const current = releases.get(release)!;
+        releases.set(release, {
+          ...current,
+          revision: current.revision + 1,
+          lastDeployedRevision: current.revision + 1,
+          digest: `rolled-back-to-${revision}`,
+        });
+      });
+    },
+    async reportStatus() {
+      return false; // no custom resources on the cluster in these tests
+    },
+    async helmUninstall({ release }) {
+      return record('uninstall', release, () => {
+        releases.delete(release);
+      });
+    },
+  };
+
+  return {
+    activities: stubs,
+    calls,
+    releases,
+    /** Holds every upgrade until `open()` is called. */
+    close() {
+      if (!gateOpen) return;
+      gateOpen = false;
+      gate = new Promise((resolve) => (openGate = resolve));
+    },
+    open() {
+      gateOpen = true;
+      openGate();
+    },
+  };
+}

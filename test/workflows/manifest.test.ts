@@ -1,0 +1,285 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { toolPath } from '../../activities/tools';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { armadaChartSpec } from '../../api/chart';
+import { armadaChartGroupSpec } from '../../api/chart-group';
+import { armadaManifestSpec } from '../../api/manifest';
+import { chartWorkflow, manifestWorkflow } from '../../workflows';
+import {
+  approveSignal,
+  pauseSignal,
+  progressQuery,
+  resumeSignal,
+  rollbackSignal,
+} from '../../workflows/messages';
+import { planManifest, type ManifestPlan } from '../../workflows/plan/manifest';
+import { temporalHarness, uniqueName } from '../helpers/env';
+import { fakeHelm, type Call } from './fake-helm';
+
+/** A manifest of two groups: "platform" (sequenced: a, b) then "apps" (parallel: c, d). */
+function plan(manifest: Record<string, unknown> = {}, namespace = uniqueName('ns')): ManifestPlan {
+  const chart = (release: string) =>
+    armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: 'x' }, values: { v: 1 } });
+  return planManifest({
+    namespace: 'default',
+    manifest: {
+      name: 'demo',
+      spec: armadaManifestSpec.parse({
+        release_prefix: 'demo',
+        chart_groups: ['platform', 'apps'],
+        ...manifest,
+      }),
+    },
+    groups: {
+      platform: armadaChartGroupSpec.parse({ chart_group: ['a', 'b'], sequenced: true }),
+      apps: armadaChartGroupSpec.parse({ chart_group: ['c', 'd'] }),
+    },
+    charts: { a: chart('a'), b: chart('b'), c: chart('c'), d: chart('d') },
+  });
+}
+
+const upgrades = (calls: Call[]) => calls.filter((c) => c.name === 'upgrade');
+const byRelease = (calls: Call[], release: string) => upgrades(calls).find((c) => c.release === release)!;
+
+/**
+ * Runs a test body against a worker with the stub activities. With ARMADA_SAVE_HISTORIES=1, a
+ * body given a `history` name saves the histories of every workflow it ran (manifest, groups,
+ * charts) as test/histories/<history>--<type>-<n>.json, for the replay test.
+ */
+async function withRun<T>(
+  fake: ReturnType<typeof fakeHelm>,
+  body: (h: Awaited<ReturnType<typeof temporalHarness>>) => Promise<T>,
+  history?: string,
+) {
+  const harness = await temporalHarness({ activities: fake.activities });
+  try {
+    const result = await harness.worker.runUntil(body(harness));
+    if (history && process.env.ARMADA_SAVE_HISTORIES) await saveHistories(harness, history);
+    return result;
+  } finally {
+    await harness.close();
+  }
+}
+
+/** Saves histories with the Temporal CLI's `workflow show -o json`, the format replay reads. */
+async function saveHistories(h: Awaited<ReturnType<typeof temporalHarness>>, name: string): Promise<void> {
+  const runs = [];
+  for await (const run of h.client.workflow.list({ query: `TaskQueue = '${h.taskQueue}'` })) runs.push(run);
+  runs.sort((a, b) => a.workflowId.localeCompare(b.workflowId));
+  for (const [i, run] of runs.entries()) {
+    const { stdout } = await promisify(execFile)(
+      toolPath('temporal'),
+      [
+        'workflow',
+        'show',
+        '--address',
+        process.env.TEMPORAL_ADDRESS!,
+        '-w',
+        run.workflowId,
+        '-r',
+        run.runId,
+        '-o',
+        'json',
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    const file = path.join(
+      __dirname,
+      '../histories',
+      `${name}--${run.type.replace(/Workflow$/, '')}-${i}.json`,
+    );
+    // The workflow ID goes with the history: child IDs derive from it, so replay needs it.
+    await writeFile(file, JSON.stringify({ workflowId: run.workflowId, history: JSON.parse(stdout) }));
+  }
+}
+
+describe('manifest workflow (stubbed activities, real dev server)', () => {
+  it('runs groups in order, a sequenced group one chart at a time and a parallel group at once', async () => {
+    const fake = fakeHelm({ delayMs: 300 });
+    const outcome = await withRun(
+      fake,
+      (h) =>
+        h.client.workflow.execute(manifestWorkflow, {
+          taskQueue: h.taskQueue,
+          workflowId: uniqueName('m'),
+          args: [{ plan: plan() }],
+        }),
+      'ordered',
+    );
+    expect(outcome.state).toBe('deployed');
+    const [a, b, c, d] = ['demo-a', 'demo-b', 'demo-c', 'demo-d'].map((r) => byRelease(fake.calls, r));
+    expect(b.start).toBeGreaterThanOrEqual(a.end!); // sequenced
+    expect(Math.min(c.start, d.start)).toBeGreaterThanOrEqual(b.end!); // group order
+    expect(Math.max(c.start, d.start)).toBeLessThan(Math.min(c.end!, d.end!)); // parallel: they overlap
+  });
+
+  it('applies nothing new when run again unchanged', async () => {
+    const fake = fakeHelm();
+    const p = plan();
+    await withRun(fake, async (h) => {
+      await h.client.workflow.execute(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('m'),
+        args: [{ plan: p }],
+      });
+      const second = await h.client.workflow.execute(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('m'),
+        args: [{ plan: p }],
+      });
+      expect(second.groups.flatMap((g) => g.outcomes.map((o) => o.action))).toEqual([
+        'unchanged',
+        'unchanged',
+        'unchanged',
+        'unchanged',
+      ]);
+    });
+    expect(upgrades(fake.calls)).toHaveLength(4);
+  });
+
+  it('on_failure stop leaves what deployed and fails the run, naming the chart', async () => {
+    const fake = fakeHelm({ failOn: 'demo-b' });
+    const err = await withRun(fake, (h) =>
+      h.client.workflow
+        .execute(manifestWorkflow, {
+          taskQueue: h.taskQueue,
+          workflowId: uniqueName('m'),
+          args: [{ plan: plan() }],
+        })
+        .catch((e: unknown) => e),
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(String((err as WorkflowFailedError).cause?.message)).toContain('group platform failed: b: ');
+    expect(fake.calls.map((c) => c.name)).not.toContain('rollback');
+    expect(upgrades(fake.calls).map((c) => c.release)).toEqual(['demo-a', 'demo-b']); // group apps never started
+    expect(fake.releases.get('demo-a')?.revision).toBe(1);
+  });
+
+  it('on_failure rollback undoes every change of the run, newest first', async () => {
+    const fake = fakeHelm({ failOn: 'demo-c' });
+    fake.releases.set('demo-a', { revision: 4, status: 'deployed', digest: 'old', lastDeployedRevision: 4 });
+    const err = await withRun(
+      fake,
+      (h) =>
+        h.client.workflow
+          .execute(manifestWorkflow, {
+            taskQueue: h.taskQueue,
+            workflowId: uniqueName('m'),
+            args: [{ plan: plan({ on_failure: 'rollback' }) }],
+          })
+          .catch((e: unknown) => e),
+      'rollback-on-failure',
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    // Changes: a upgraded from 4, b installed, d installed, c written then failed. Undo newest first.
+    const undo = fake.calls
+      .filter((c) => c.name === 'rollback' || c.name === 'uninstall')
+      .map((c) => `${c.name} ${c.release}`);
+    expect(undo).toEqual(['uninstall demo-c', 'uninstall demo-d', 'uninstall demo-b', 'rollback demo-a']);
+    expect(fake.releases.get('demo-a')?.digest).toBe('rolled-back-to-4');
+    expect([...fake.releases.keys()]).toEqual(['demo-a']);
+  });
+
+  it('pause holds before the next chart; resume goes on', async () => {
+    const fake = fakeHelm();
+    fake.close();
+    await withRun(
+      fake,
+      async (h) => {
+        const handle = await h.client.workflow.start(manifestWorkflow, {
+          taskQueue: h.taskQueue,
+          workflowId: uniqueName('m'),
+          args: [{ plan: plan() }],
+        });
+        await waitFor(() => upgrades(fake.calls).length === 1); // demo-a's upgrade is in flight
+        await handle.signal(pauseSignal, { by: 'alice', reason: 'lunch' });
+        fake.open();
+        await waitFor(
+          async () => (await handle.query(progressQuery)).groups[0].charts[0].state === 'deployed',
+        );
+        const paused = await handle.query(progressQuery);
+        expect(paused.paused).toMatchObject({ by: 'alice', reason: 'lunch' });
+        expect(upgrades(fake.calls).map((c) => c.release)).toEqual(['demo-a']); // b has not started
+        await handle.signal(resumeSignal);
+        expect((await handle.result()).state).toBe('deployed');
+      },
+      'pause-resume',
+    );
+    expect(upgrades(fake.calls)).toHaveLength(4);
+  });
+
+  it('waits at an approval gate until approved', async () => {
+    const fake = fakeHelm();
+    await withRun(fake, async (h) => {
+      const handle = await h.client.workflow.start(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('m'),
+        args: [{ plan: plan({ approval: { before: ['apps'] } }) }],
+      });
+      await waitFor(async () => (await handle.query(progressQuery)).phase === 'WaitingApproval');
+      expect(upgrades(fake.calls).map((c) => c.release)).toEqual(['demo-a', 'demo-b']);
+      await handle.signal(approveSignal, { by: 'bob' });
+      expect((await handle.result()).state).toBe('deployed');
+    });
+    expect(upgrades(fake.calls)).toHaveLength(4);
+  });
+
+  it('a rollback signal mid-run stops new charts and undoes the run', async () => {
+    const fake = fakeHelm();
+    fake.close();
+    const p = plan();
+    const outcome = await withRun(fake, async (h) => {
+      const handle = await h.client.workflow.start(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('m'),
+        args: [{ plan: p }],
+      });
+      await waitFor(() => upgrades(fake.calls).length === 1);
+      await handle.signal(rollbackSignal, { reason: 'bad release' });
+      fake.open();
+      return handle.result();
+    });
+    expect(outcome.state).toBe('rolled-back');
+    expect(upgrades(fake.calls).map((c) => c.release)).toEqual(['demo-a']); // the running chart finished, no other started
+    expect(outcome.rolledBack).toEqual([`${p.groups[0].charts[0].namespace}/demo-a`]);
+    expect(fake.releases.has('demo-a')).toBe(false);
+  });
+
+  it('refuses a second run on a release another run drives, naming that run', async () => {
+    const fake = fakeHelm();
+    fake.close();
+    const p = plan();
+    const chart = p.groups[0].charts[0];
+    await withRun(fake, async (h) => {
+      await h.client.workflow.start(chartWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: chart.workflowId,
+        args: [{ ...chart }],
+      });
+      await waitFor(() => upgrades(fake.calls).length === 1);
+      const err = await h.client.workflow
+        .execute(manifestWorkflow, {
+          taskQueue: h.taskQueue,
+          workflowId: uniqueName('m'),
+          args: [{ plan: p }],
+        })
+        .catch((e: unknown) => e);
+      expect(String((err as WorkflowFailedError).cause?.message)).toContain(
+        `release ${chart.namespace}/demo-a is being driven by another run (workflow ${chart.workflowId})`,
+      );
+      fake.open();
+    });
+  });
+});
+
+/** Polls a condition (the run's progress, the stub's calls) until it holds; fails after 20 s. */
+async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 20 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
