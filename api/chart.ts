@@ -102,9 +102,7 @@ export const chartWait = z
       )
       .max(32)
       .optional()
-      .describe(
-        'Which resources to wait for (default: every deployment, daemonset, statefulset, pod and job).',
-      ),
+      .describe('Which resources to wait for (default, as in Armada: jobs and pods).'),
     native: z
       .strictObject({ enabled: z.boolean().describe("Also wait with Helm's own --wait.") })
       .optional()
