@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DURATION, durationSeconds } from './duration';
 
 /** API group and version of every armada kind (compatible with the Armada document model). */
 export const GROUP = 'armada.airshipit.org';
@@ -7,11 +8,9 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DURATION = /^([0-9]+([.][0-9]+)?(ms|s|m|h))+$/; // no backslashes: the source is reused in CEL
 const PERCENT = /^[0-9]+%$/;
 /** Longest string an int-or-string field takes; also bounds the CEL regex's cost estimate. */
 const INT_OR_STRING_MAX_LENGTH = 32;
-const DURATION_UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
 
 /** A namespace or another DNS-1123 label: lower case alphanumerics and '-', at most 63 characters. */
 export const dns1123Label = (what: string) =>
@@ -34,20 +33,6 @@ export const objectName = (what: string) =>
 export const labels = z
   .record(z.string().max(317), z.string().max(63))
   .describe('Label selector as key/value pairs; an object matches when it has all of them.');
-
-/**
- * Seconds of a duration given as a number of seconds or as a Go-style string ("90s", "5m",
- * "1h30m", "500ms"); null when the string does not parse.
- */
-export function durationSeconds(value: number | string): number | null {
-  if (typeof value === 'number') return value;
-  if (!DURATION.test(value)) return null;
-  let total = 0;
-  for (const [, amount, , unit] of value.matchAll(/([0-9]+([.][0-9]+)?)(ms|s|m|h)/g)) {
-    total += Number(amount) * DURATION_UNIT_SECONDS[unit];
-  }
-  return total;
-}
 
 /** A positive duration: whole seconds, or a string like "30s", "5m", "1h30m". */
 export const duration = (what: string) =>

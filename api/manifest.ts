@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonStatus, dns1123Label, targetState } from './common';
+import { commonStatus, dns1123Label, duration, targetState } from './common';
 import { orderedNames } from './names';
 
 export const armadaManifestSpec = z
@@ -23,6 +23,15 @@ export const armadaManifestSpec = z
           .array(z.string())
           .min(1)
           .describe('Groups that wait for an approve signal before they start.'),
+        timeout: duration('approval.timeout')
+          .optional()
+          .describe('How long a gate waits (default: until approved).'),
+        on_timeout: z
+          .enum(['stop', 'rollback', 'continue'])
+          .default('stop')
+          .describe(
+            'When a gate times out: stop the run, roll back its changes, or continue as if approved.',
+          ),
       })
       .optional()
       .describe('Approval gates between groups.'),

@@ -90,6 +90,8 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
   const changes: ReleaseChange[] = [];
   const outcomes: GroupOutcome[] = [];
   let failure: string | undefined;
+  /** What a timed-out approval gate asked for, if one timed out. */
+  let timedOutInto: 'stop' | 'rollback' | undefined;
   const groups = uninstall ? [...plan.groups].reverse() : plan.groups;
 
   for (const group of groups) {
@@ -102,7 +104,15 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
         `waiting for approval before group ${group.name}`,
         `approve before group ${group.name}`,
       );
-      if ((await control.approval()) !== 'approved') break;
+      const timeout = group.approval.timeoutSeconds;
+      const decision = await control.approval(timeout === undefined ? undefined : timeout * 1000);
+      if (decision === 'stopped') break;
+      if (decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
+        failure = `approval before group ${group.name} timed out`;
+        timedOutInto = group.approval.onTimeout;
+        groupProgress.state = 'stopped';
+        break;
+      }
     }
     groupProgress.state = 'running';
     progress.group = group.name;
@@ -136,7 +146,9 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
 
   const rollBack =
     !uninstall &&
-    (control.stopRequested !== null || (failure !== undefined && plan.onFailure === 'rollback'));
+    (control.stopRequested !== null ||
+      timedOutInto === 'rollback' ||
+      (failure !== undefined && timedOutInto === undefined && plan.onFailure === 'rollback'));
   const rolledBack: string[] = [];
   if (rollBack) {
     await setPhase(

@@ -1,4 +1,4 @@
-import { durationSeconds } from '../../api/common';
+import { durationSeconds } from '../../api/duration';
 import { formatPath, validateObject } from '../../api/validate';
 
 const chart = (spec: Record<string, unknown>) => ({

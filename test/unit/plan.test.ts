@@ -55,7 +55,10 @@ describe('planManifest', () => {
         approval: { before: ['apps'] },
       }),
     };
-    expect(planManifest(docs({ manifest })).groups.map((g) => g.approval)).toEqual([false, true]);
+    expect(planManifest(docs({ manifest })).groups.map((g) => g.approval)).toEqual([
+      undefined,
+      { timeoutSeconds: undefined, onTimeout: 'stop' },
+    ]);
   });
 
   it.each([

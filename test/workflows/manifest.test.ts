@@ -227,6 +227,37 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     expect(upgrades(fake.calls)).toHaveLength(4);
   });
 
+  it.each([
+    ['continue', 'deployed', ['demo-a', 'demo-b', 'demo-c', 'demo-d'], []],
+    ['rollback', 'failed', ['demo-a', 'demo-b'], ['uninstall demo-b', 'uninstall demo-a']],
+    ['stop', 'failed', ['demo-a', 'demo-b'], []],
+  ])(
+    'an approval gate that times out with on_timeout %s ends %s',
+    async (onTimeout, ending, upgraded, undone) => {
+      const fake = fakeHelm();
+      const result = await withRun(fake, (h) =>
+        h.client.workflow
+          .execute(manifestWorkflow, {
+            taskQueue: h.taskQueue,
+            workflowId: uniqueName('m'),
+            args: [{ plan: plan({ approval: { before: ['apps'], timeout: '1s', on_timeout: onTimeout } }) }],
+          })
+          .then(
+            (outcome) => outcome.state,
+            (err: unknown) => (err as WorkflowFailedError).cause?.message,
+          ),
+      );
+      expect(result).toBe(ending === 'deployed' ? 'deployed' : 'approval before group apps timed out');
+      expect(
+        upgrades(fake.calls)
+          .map((c) => c.release)
+          .sort(),
+      ).toEqual(upgraded);
+      const undo = fake.calls.filter((c) => c.name === 'rollback' || c.name === 'uninstall');
+      expect(undo.map((c) => `${c.name} ${c.release}`)).toEqual(undone);
+    },
+  );
+
   it('a rollback signal mid-run stops new charts and undoes the run', async () => {
     const fake = fakeHelm();
     fake.close();

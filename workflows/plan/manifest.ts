@@ -1,5 +1,6 @@
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
+import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
 import { prefixedRelease, releaseWorkflowId } from './names';
 
@@ -15,8 +16,8 @@ export interface ChartPlan {
 export interface GroupPlan {
   name: string;
   sequenced: boolean;
-  /** Wait for an approve signal before this group starts. */
-  approval: boolean;
+  /** Wait for an approve signal before this group starts, and what a timed-out wait does. */
+  approval?: { timeoutSeconds?: number; onTimeout: 'stop' | 'rollback' | 'continue' };
   charts: ChartPlan[];
 }
 
@@ -55,7 +56,12 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
   const problems: string[] = [];
   const chartOwner = new Map<string, string>();
   const releaseOwner = new Map<string, string>();
-  const approvals = new Set(manifest.spec.approval?.before ?? []);
+  const gate = manifest.spec.approval;
+  const approvals = new Set(gate?.before ?? []);
+  const approval = gate && {
+    timeoutSeconds: gate.timeout === undefined ? undefined : (durationSeconds(gate.timeout) ?? undefined),
+    onTimeout: gate.on_timeout,
+  };
 
   const groups = manifest.spec.chart_groups.flatMap((groupName): GroupPlan[] => {
     const group = docs.groups[groupName];
@@ -98,7 +104,14 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
         },
       ];
     });
-    return [{ name: groupName, sequenced: group.sequenced, approval: approvals.has(groupName), charts }];
+    return [
+      {
+        name: groupName,
+        sequenced: group.sequenced,
+        approval: approvals.has(groupName) ? approval : undefined,
+        charts,
+      },
+    ];
   });
 
   if (problems.length) throw new PlanError(problems);
