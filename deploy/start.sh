@@ -68,11 +68,12 @@ armada-temporal is running.
   Kubernetes:   $(kubectl config current-context) (KUBECONFIG=${KUBECONFIG:-~/.kube/config})
   Worker:       task queue ${ARMADA_TASK_QUEUE:-armada}
 
-This release runs the dev server, the cluster and the worker, and installs the CRDs
-(kubectl get crd | grep armada); the bridge that turns custom resources into runs comes in a
-later release. Try a deploy by hand meanwhile:
-  temporal workflow execute --address $TEMPORAL_ADDRESS --task-queue armada --type chartWorkflow \\
-    --input '{"release":"hello","namespace":"demo","chart":"$root/examples/charts/hello","waitTimeoutSeconds":120}'
+Deploy the example manifest (in another terminal):
+  export KUBECONFIG=${KUBECONFIG:-~/.kube/config}
+  npx armadactl apply -f examples/sequenced-manifest.yaml --wait
+  npx armadactl status demo
+The bridge that turns kubectl-applied custom resources into runs comes in a later release;
+the CRDs are installed already (kubectl get crd | grep armada).
 Ctrl-C stops everything.
 MSG
 wait -n "${started[@]}"
