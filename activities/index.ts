@@ -1,6 +1,6 @@
 /** Every activity the worker registers. Workflows import the types of this module only. */
 export { helmUpgradeInstall } from './helm/upgrade';
-export { helmStatus, helmObserve } from './helm/status';
+export { helmObserve } from './helm/status';
 export { helmRollback } from './helm/rollback';
 export { helmUninstall } from './helm/uninstall';
 export { helmTest } from './helm/test';

@@ -1,36 +1,12 @@
 import type { ObservedRelease } from '../../workflows/plan/release';
 import { runHelm } from './exec';
-import {
-  digestOf,
-  helmHistorySchema,
-  lastDeployedRevision,
-  parseRelease,
-  type ReleaseRef,
-  type ReleaseStatus,
-} from './release';
+import { digestOf, helmHistorySchema, lastDeployedRevision, type ReleaseRef } from './release';
 
-const NOT_FOUND = /release: not found|not found/;
+/** How helm says a release does not exist. */
+const NOT_FOUND = /release: not found/;
 
 function isNotFound(err: unknown): boolean {
   return err instanceof Error && NOT_FOUND.test(err.message);
-}
-
-/** Activity: the release as helm reports it, or null when it does not exist. Writes nothing. */
-export async function helmStatus(ref: ReleaseRef): Promise<ReleaseStatus | null> {
-  try {
-    const { stdout } = await runHelm([
-      'status',
-      ref.release,
-      '--namespace',
-      ref.namespace,
-      '--output',
-      'json',
-    ]);
-    return parseRelease(stdout);
-  } catch (err) {
-    if (isNotFound(err)) return null;
-    throw err;
-  }
 }
 
 /**
