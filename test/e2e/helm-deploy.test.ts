@@ -1,4 +1,9 @@
 import { CoreV1Api } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { toolPath } from '../../activities/tools';
 import { armadaChartSpec } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../workflows/chart';
@@ -67,5 +72,50 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
       before: 1,
       revision: 2,
     });
+  });
+
+  it('recovers a release a killed helm left pending-upgrade, then upgrades it', async () => {
+    // A helm upgrade that waits for pods that can never be scheduled, killed while it waits.
+    const values = path.join(await mkdtemp(path.join(tmpdir(), 'armada-stuck-')), 'values.json');
+    await writeFile(values, JSON.stringify({ replicaCount: 1, nodeSelector: { nowhere: 'true' } }));
+    const stuck = spawn(toolPath('helm'), [
+      'upgrade',
+      release,
+      'examples/charts/hello',
+      '--namespace',
+      namespace,
+      '--values',
+      values,
+      '--wait=watcher',
+      '--timeout',
+      '120s',
+    ]);
+    const pending = async () =>
+      JSON.parse(await helm('status', release, '--namespace', namespace, '--output', 'json')).info.status;
+    for (let i = 0; (await pending()) !== 'pending-upgrade'; i++) {
+      if (i > 200) throw new Error('helm never marked the release pending-upgrade');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    stuck.kill('SIGKILL');
+    await new Promise((r) => stuck.on('close', r));
+    expect(await pending()).toBe('pending-upgrade');
+
+    const outcome = await execute(run({ replicaCount: 2 }));
+    expect(outcome).toMatchObject({ action: 'upgraded', before: 3 });
+    const history = JSON.parse(
+      await helm('history', release, '--namespace', namespace, '--output', 'json'),
+    ) as {
+      revision: number;
+      status: string;
+      description: string;
+    }[];
+    // 3: the killed upgrade (helm keeps it as it was); 4: the rollback to 2, the last
+    // deployed revision; 5: the upgrade.
+    expect(history.slice(-3).map((h) => [h.revision, h.status])).toEqual([
+      [3, 'pending-upgrade'],
+      [4, 'superseded'],
+      [5, 'deployed'],
+    ]);
+    expect(history.find((h) => h.revision === 4)?.description).toBe('Rollback to 2');
   });
 });
