@@ -102,9 +102,12 @@ export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
   };
 
   if (run.group.sequenced) {
-    for (const [i, plan] of run.group.charts.entries()) {
+    // Uninstalling undoes the order: the chart deployed last goes first.
+    const order = run.group.charts.map((plan, i) => ({ plan, chartProgress: progress.charts[i] }));
+    if (run.mode === 'uninstall') order.reverse();
+    for (const { plan, chartProgress } of order) {
       if (!(await control.mayContinue())) break;
-      await deploy(plan, progress.charts[i]);
+      await deploy(plan, chartProgress);
       if (result.failed.length) break;
     }
   } else if (await control.mayContinue()) {

@@ -140,6 +140,25 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     expect(upgrades(fake.calls)).toHaveLength(4);
   });
 
+  it('uninstall removes releases group by group in reverse, a sequenced group last chart first', async () => {
+    const fake = fakeHelm();
+    for (const release of ['demo-a', 'demo-b', 'demo-c', 'demo-d']) {
+      fake.releases.set(release, { revision: 1, status: 'deployed', digest: 'd', lastDeployedRevision: 1 });
+    }
+    const outcome = await withRun(fake, (h) =>
+      h.client.workflow.execute(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('m'),
+        args: [{ plan: plan(), mode: 'uninstall' }],
+      }),
+    );
+    expect(outcome.state).toBe('uninstalled');
+    const removed = fake.calls.filter((c) => c.name === 'uninstall').map((c) => c.release);
+    expect(removed.slice(0, 2).sort()).toEqual(['demo-c', 'demo-d']); // group apps first, in parallel
+    expect(removed.slice(2)).toEqual(['demo-b', 'demo-a']); // then platform, last chart first
+    expect(fake.releases.size).toBe(0);
+  });
+
   it('on_failure stop leaves what deployed and fails the run, naming the chart', async () => {
     const fake = fakeHelm({ failOn: 'demo-b' });
     const err = await withRun(fake, (h) =>
