@@ -5,7 +5,14 @@ import { createWorker } from './worker';
 /** The worker process: runs until SIGINT/SIGTERM, then finishes in-flight tasks and exits. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }).catch(
+    (err: unknown) => {
+      throw new Error(
+        `cannot reach Temporal at ${config.TEMPORAL_ADDRESS} (${(err as Error).message}); start it with \`npm start\` or set TEMPORAL_ADDRESS`,
+        { cause: err },
+      );
+    },
+  );
   try {
     const worker = await createWorker({
       connection,
