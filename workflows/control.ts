@@ -1,4 +1,4 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
 import type { SignalDefinition } from '@temporalio/workflow';
 import { approveSignal, pauseSignal, resumeSignal, rollbackSignal, type Request } from './messages';
 
@@ -6,17 +6,27 @@ import { approveSignal, pauseSignal, resumeSignal, rollbackSignal, type Request 
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
 
 /**
- * Operator control of one run: pause/resume, a stop for rollback, approvals. State only; the
- * workflow asks it whether to go on at its safe points (before a chart or group starts).
- * A pause is data with a timestamp, so it survives replay and tells a person why the run waits.
+ * Operator control of one run: pause/resume, a stop for rollback, approvals, cancellation. State
+ * only; the workflow asks it whether to go on at its safe points (before a chart or group
+ * starts). A pause is data with a timestamp, so it survives replay and tells a person why the
+ * run waits.
+ *
+ * Cancelling a run (Temporal's cancel) is taken as a stop, not as an abort: the workflow body
+ * runs in a non-cancellable scope, so Helm calls in flight finish and nothing is left pending;
+ * no new chart or group starts; then the workflow decides what to undo and ends cancelled.
  */
 export class RunControl {
   paused: { by?: string; reason?: string; since: string } | null = null;
   stopRequested: Request | null = null;
+  cancelled = false;
   private approvals = 0;
 
-  /** Registers the signal handlers; call at the top of the workflow. */
-  listen(forward: SignalForwarder = () => {}): this {
+  /** Registers the signal handlers and the cancellation listener; call at the top of the workflow. */
+  listen(forward: SignalForwarder = () => {}, onCancel: () => void = () => {}): this {
+    CancellationScope.current().cancelRequested.catch(() => {
+      this.cancelled = true;
+      onCancel();
+    });
     setHandler(pauseSignal, (req) => {
       this.paused ??= { ...req, since: new Date().toISOString() };
       forward(pauseSignal, req);
@@ -35,10 +45,15 @@ export class RunControl {
     return this;
   }
 
-  /** Waits while paused; returns false when a stop was requested meanwhile. */
+  /** Whether the run must start nothing more: a rollback signal or a cancellation. */
+  get stopping(): boolean {
+    return this.stopRequested !== null || this.cancelled;
+  }
+
+  /** Waits while paused; returns false when the run is stopping. */
   async mayContinue(): Promise<boolean> {
-    await condition(() => this.paused === null || this.stopRequested !== null);
-    return this.stopRequested === null;
+    await condition(() => this.paused === null || this.stopping);
+    return !this.stopping;
   }
 
   /**
@@ -46,10 +61,10 @@ export class RunControl {
    * timeout. Returns how the wait ended.
    */
   async approval(timeout?: number): Promise<'approved' | 'stopped' | 'timed-out'> {
-    const decided = () => this.approvals > 0 || this.stopRequested !== null;
+    const decided = () => this.approvals > 0 || this.stopping;
     const ended =
       timeout === undefined ? (await condition(decided), true) : await condition(decided, timeout);
-    if (this.stopRequested) return 'stopped';
+    if (this.stopping) return 'stopped';
     if (!ended) return 'timed-out';
     this.approvals--;
     return 'approved';

@@ -1,5 +1,6 @@
 import {
   ApplicationFailure,
+  CancellationScope,
   startChild,
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
@@ -52,6 +53,11 @@ export interface GroupOutcome {
  */
 export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
   const control = new RunControl().listen();
+  // Cancellation reaches the group through `control`: running charts finish, no new one starts.
+  return CancellationScope.nonCancellable(() => runGroup(run, control));
+}
+
+async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcome> {
   const progress: GroupProgress = {
     name: run.group.name,
     sequenced: run.group.sequenced,
@@ -114,7 +120,7 @@ export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
     await Promise.all(run.group.charts.map((plan, i) => deploy(plan, progress.charts[i])));
   }
   result.stopped =
-    control.stopRequested !== null && result.outcomes.length + result.failed.length < run.group.charts.length;
+    control.stopping && result.outcomes.length + result.failed.length < run.group.charts.length;
   progress.state = result.failed.length ? 'failed' : result.stopped ? 'stopped' : 'done';
   return result;
 }

@@ -1,6 +1,8 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
+  getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -39,12 +41,25 @@ export interface ManifestOutcome {
  * newest first, even if the run is being cancelled.
  */
 export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcome> {
+  const control = new RunControl();
+  // Cancellation reaches the run through `control` (see RunControl), never mid-step.
+  return CancellationScope.nonCancellable(() => runManifest(run, control));
+}
+
+async function runManifest(run: ManifestRun, control: RunControl): Promise<ManifestOutcome> {
   const { plan } = run;
   const uninstall = run.mode === 'uninstall';
   let currentGroup: ChildWorkflowHandle<typeof groupWorkflow> | undefined;
-  const control = new RunControl().listen((signal, req) => {
-    currentGroup?.signal(signal, req).catch(() => undefined); // the group may have just finished
-  });
+  // Signals and a cancellation go on to the group that runs (it may have just finished).
+  const cancelGroup = () => {
+    if (currentGroup)
+      getExternalWorkflowHandle(currentGroup.workflowId)
+        .cancel()
+        .catch(() => undefined);
+  };
+  control.listen((signal, req) => {
+    currentGroup?.signal(signal, req).catch(() => undefined);
+  }, cancelGroup);
   const progress: Progress = {
     phase: 'Running',
     groups: plan.groups.map((g) => ({
@@ -123,6 +138,7 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
       staticSummary: `group ${group.name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
     });
     if (control.paused) await currentGroup.signal(pauseSignal, control.paused);
+    if (control.cancelled) cancelGroup();
     const outcome = await currentGroup.result();
     currentGroup = undefined;
     outcomes.push(outcome);
@@ -148,6 +164,7 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
     !uninstall &&
     (control.stopRequested !== null ||
       timedOutInto === 'rollback' ||
+      (control.cancelled && plan.onFailure === 'rollback') ||
       (failure !== undefined && timedOutInto === undefined && plan.onFailure === 'rollback'));
   const rolledBack: string[] = [];
   if (rollBack) {
@@ -156,7 +173,7 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
       failure ??
         `rollback requested${control.stopRequested?.reason ? `: ${control.stopRequested.reason}` : ''}`,
     );
-    await CancellationScope.nonCancellable(async () => {
+    {
       for (const step of compensations(changes)) {
         const where = `${step.namespace}/${step.release}`;
         if (step.action === 'rollback') {
@@ -174,7 +191,7 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
         for (const g of progress.groups)
           for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
       }
-    });
+    }
   }
 
   const result: ManifestOutcome = {
@@ -186,5 +203,6 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
   const final = failure ? 'Failed' : rollBack ? 'RolledBack' : uninstall ? 'Uninstalled' : 'Deployed';
   await setPhase(final, failure ?? `${plan.manifest}: ${result.state}`);
   if (failure) throw ApplicationFailure.nonRetryable(failure, 'ManifestFailed', result);
+  if (control.cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
   return result;
 }

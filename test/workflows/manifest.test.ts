@@ -1,4 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
@@ -296,6 +297,26 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     expect(upgrades(fake.calls).map((c) => c.release)).toEqual(['demo-a']); // the running chart finished, no other started
     expect(outcome.rolledBack).toEqual([`${p.groups[0].charts[0].namespace}/demo-a`]);
     expect(fake.releases.has('demo-a')).toBe(false);
+  });
+
+  it('a cancelled run lets the running chart finish, starts nothing more, rolls back and ends cancelled', async () => {
+    const fake = fakeHelm();
+    fake.close();
+    const err = await withRun(fake, async (h) => {
+      const handle = await h.client.workflow.start(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('m'),
+        args: [{ plan: plan({ on_failure: 'rollback' }) }],
+      });
+      await waitFor(() => upgrades(fake.calls).length === 1);
+      await handle.cancel();
+      fake.open();
+      return handle.result().catch((e: unknown) => e);
+    });
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect(upgrades(fake.calls).map((c) => [c.release, c.end !== undefined])).toEqual([['demo-a', true]]);
+    expect(fake.calls.filter((c) => c.name === 'uninstall').map((c) => c.release)).toEqual(['demo-a']);
   });
 
   it('refuses a second run on a release another run drives, naming that run', async () => {
