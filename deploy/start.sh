@@ -11,8 +11,7 @@ root=$PWD
 # shellcheck source=lib.sh
 source deploy/lib.sh
 
-ensure_node_modules
-bash deploy/tools/build.sh >/dev/null
+prepare_checkout
 npx tsc -p tsconfig.json
 export PATH="$root/.tools/bin:$PATH"
 

@@ -9,8 +9,7 @@ root=$PWD
 
 # shellcheck source=../deploy/lib.sh
 source deploy/lib.sh
-ensure_node_modules
-bash deploy/tools/build.sh >/dev/null
+prepare_checkout
 
 # Every process this run starts inherits this marker, so cleanup finds exactly them, even
 # orphans of a crashed Jest, and never a dev server or sandbox that `npm start` runs.

@@ -4,59 +4,33 @@ import { upgradeArgs } from '../../activities/helm/upgrade';
 
 describe('upgradeArgs', () => {
   const base = { release: 'web', namespace: 'apps', chart: './charts/web' };
+  /** What every upgrade passes: release, chart, namespace, values file, JSON output. */
+  const always = [
+    'upgrade',
+    '--install',
+    'web',
+    './charts/web',
+    '--namespace',
+    'apps',
+    '--create-namespace',
+    '--values',
+    '/tmp/v.json',
+    '--output',
+    'json',
+  ];
 
   it.each([
-    [
-      'installs or upgrades with values from a file and JSON output',
-      base,
-      [
-        'upgrade',
-        '--install',
-        'web',
-        './charts/web',
-        '--namespace',
-        'apps',
-        '--create-namespace',
-        '--values',
-        '/tmp/v.json',
-        '--output',
-        'json',
-      ],
-    ],
+    ['installs or upgrades with values from a file and JSON output', base, always],
     [
       'pins the chart version when one is given',
       { ...base, version: '1.2.3' },
-      [
-        'upgrade',
-        '--install',
-        'web',
-        './charts/web',
-        '--namespace',
-        'apps',
-        '--create-namespace',
-        '--values',
-        '/tmp/v.json',
-        '--output',
-        'json',
-        '--version',
-        '1.2.3',
-      ],
+      [...always, '--version', '1.2.3'],
     ],
     [
       'records the digest, bounds operations, waits natively and forces when asked',
       { ...base, digest: 'abc', timeoutSeconds: 90, nativeWait: true, force: true, noHooks: true },
       [
-        'upgrade',
-        '--install',
-        'web',
-        './charts/web',
-        '--namespace',
-        'apps',
-        '--create-namespace',
-        '--values',
-        '/tmp/v.json',
-        '--output',
-        'json',
+        ...always,
         '--description',
         'armada-digest=abc',
         '--timeout',
