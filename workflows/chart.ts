@@ -2,7 +2,13 @@ import { ApplicationFailure, log } from '@temporalio/workflow';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, withSummary as summaryOf } from './activity-proxies';
 import { rootMessage } from './messages';
-import { classifyRelease, nextAction, type ObservedRelease, type ReleaseAction } from './plan/release';
+import {
+  classifyRelease,
+  nextAction,
+  revisionBefore,
+  type ObservedRelease,
+  type ReleaseAction,
+} from './plan/release';
 
 /** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
 const DEFAULT_TIMEOUT_SECONDS = 900;
@@ -55,7 +61,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   const observed = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [
     ref,
   ]);
-  const before = observed?.revision ?? null;
+  const before = revisionBefore(observed);
   const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
     chart: run.chart,
     release,

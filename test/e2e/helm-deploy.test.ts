@@ -101,7 +101,8 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
     expect(await pending()).toBe('pending-upgrade');
 
     const outcome = await execute(run({ replicaCount: 2 }));
-    expect(outcome).toMatchObject({ action: 'upgraded', before: 3 });
+    // A manifest rollback would restore revision 2, the last one that ran, not the pending 3.
+    expect(outcome).toMatchObject({ action: 'upgraded', before: 2 });
     const history = JSON.parse(
       await helm('history', release, '--namespace', namespace, '--output', 'json'),
     ) as {

@@ -4,7 +4,12 @@ import { armadaChartSpec } from '../../api/chart';
 import { armadaManifestSpec } from '../../api/manifest';
 import { planManifest, PlanError, type ManifestDocuments } from '../../workflows/plan/manifest';
 import { prefixedRelease, releaseWorkflowId } from '../../workflows/plan/names';
-import { classifyRelease, nextAction, type ObservedRelease } from '../../workflows/plan/release';
+import {
+  classifyRelease,
+  nextAction,
+  revisionBefore,
+  type ObservedRelease,
+} from '../../workflows/plan/release';
 import { compensations } from '../../workflows/plan/rollback';
 
 const chart = (release: string, namespace = 'apps'): ArmadaChartSpec =>
@@ -144,6 +149,24 @@ describe('classifyRelease and nextAction', () => {
     ],
   ])('%s', (_name, observed, protection, action) => {
     expect(nextAction(classifyRelease(observed, 'd1'), protection)).toEqual(action);
+  });
+});
+
+describe('revisionBefore', () => {
+  const rel = (o: Partial<ObservedRelease>): ObservedRelease => ({ revision: 3, status: 'deployed', ...o });
+  it.each([
+    ['a release that did not exist has none', null, null],
+    ['an uninstalled release has none', rel({ status: 'uninstalled' }), null],
+    ['a deployed release goes back to its revision', rel({}), 3],
+    ['a failed release goes back to its revision', rel({ status: 'failed' }), 3],
+    [
+      'a pending release goes back to its last deployed revision',
+      rel({ status: 'pending-upgrade', lastDeployedRevision: 2 }),
+      2,
+    ],
+    ['a pending first install has none', rel({ status: 'pending-install', revision: 1 }), null],
+  ])('%s', (_name, observed, revision) => {
+    expect(revisionBefore(observed)).toBe(revision);
   });
 });
 

@@ -40,6 +40,17 @@ export function classifyRelease(observed: ObservedRelease | null, wantedDigest: 
   return { state: 'out-of-sync', revision: observed.revision };
 }
 
+/**
+ * The revision a rollback of this run should go back to: the one that ran before the run. A
+ * release left pending by a dead helm goes back to its last deployed revision (the pending one
+ * never ran); one that did not exist, or was uninstalled, has none (null: uninstall it).
+ */
+export function revisionBefore(observed: ObservedRelease | null): number | null {
+  if (!observed || observed.status === 'uninstalled') return null;
+  if (PENDING.has(observed.status)) return observed.lastDeployedRevision ?? null;
+  return observed.revision;
+}
+
 export type ReleaseAction =
   /** Nothing to do: the release already runs this chart with these values. */
   | { action: 'none' }
