@@ -96,7 +96,8 @@ const listers: Record<WaitResourceType, Lister> = {
  * Activity: Armada's wait after an install or upgrade. Polls the API server about once a second
  * (one list call per entry of `wait.resources`, default every job and pod of the namespace,
  * filtered by each entry's labels or `wait.labels`) until every entry has its `min_ready` objects
- * ready (default all; none found counts as ready), heartbeating the summary on each poll.
+ * ready (default all; none found counts as ready once it is found twice in a row, so pods a
+ * controller is about to create are not missed), heartbeating the summary on each poll.
  * Reads only. Fails with WaitTimeout (non-retryable) naming every object still blocking at the
  * deadline, with JobFailed at once when a Job failed, with Forbidden on a 403; transient API
  * errors (network, 5xx, 429, 409) are retried until the deadline. Stops when cancelled.
@@ -111,6 +112,7 @@ export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
 
   let states: TargetState[] | undefined;
   let apiError: string | undefined;
+  let metBefore = false;
   for (;;) {
     throwIfCancelled(cancelled);
     const remaining = deadline - Date.now();
@@ -150,7 +152,12 @@ export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
     }
     const summary = summarise(states, apiError);
     activity?.heartbeat(summary);
-    if (states?.every((s) => s.met) && apiError === undefined) return resultOf(states);
+    // Right after `helm upgrade` the controllers may not have created the pods yet: an entry
+    // with nothing found (jobs aside) counts as ready only on a second poll in a row.
+    const met = states !== undefined && states.every((s) => s.met) && apiError === undefined;
+    const nothingFound = states?.some((s) => s.target.type !== 'job' && s.objects.length === 0);
+    if (met && (!nothingFound || metBefore)) return resultOf(states!);
+    metBefore = met;
 
     if (Date.now() >= deadline) {
       throw ApplicationFailure.create({
