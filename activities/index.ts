@@ -8,3 +8,4 @@ export { reportStatus } from './kube/status';
 export { deleteResources } from './kube/delete';
 export { prepareChart } from './charts/source';
 export { waitForResources } from './kube/wait';
+export { scaleDeployment } from './kube/scale';
