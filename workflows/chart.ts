@@ -1,6 +1,7 @@
 import { ApplicationFailure, log } from '@temporalio/workflow';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, withSummary as summaryOf } from './activity-proxies';
+import { NonRetryable } from './failures';
 import { rootMessage } from './messages';
 import {
   classifyRelease,
@@ -21,9 +22,6 @@ export interface ChartRun {
   /** `uninstall` removes the release (target_state uninstalled, or a manifest's deletion). */
   mode?: 'deploy' | 'uninstall';
 }
-
-/** Failure type of a chart that failed after writing its release; details: a WrittenRelease. */
-export const CHART_FAILED_AFTER_WRITE = 'ChartFailedAfterWrite';
 
 export interface WrittenRelease {
   chart: string;
@@ -94,7 +92,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     if (done.has(action.action)) {
       throw ApplicationFailure.nonRetryable(
         `release ${namespace}/${release} is still ${current?.status ?? 'absent'} after ${action.action}`,
-        'ReleaseNotConverging',
+        NonRetryable.ReleaseNotConverging,
       );
     }
     done.add(action.action);
@@ -107,7 +105,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
         if (action.then === 'skip') return outcome('skipped', current?.revision ?? null);
         throw ApplicationFailure.nonRetryable(
           `release ${namespace}/${release} is failed and protected; fix it by hand or set protected.continue_processing`,
-          'ProtectedReleaseFailed',
+          NonRetryable.ProtectedReleaseFailed,
         );
       case 'rollback':
         await io.helmRollback.executeWithOptions(
@@ -157,7 +155,11 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
           }
         } catch (err) {
           const written: WrittenRelease = { chart: run.chart, release, namespace, before };
-          throw ApplicationFailure.nonRetryable(rootMessage(err), CHART_FAILED_AFTER_WRITE, written);
+          throw ApplicationFailure.nonRetryable(
+            rootMessage(err),
+            NonRetryable.ChartFailedAfterWrite,
+            written,
+          );
         }
         return outcome(action.action === 'install' ? 'installed' : 'upgraded', result.revision);
       }

@@ -10,14 +10,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import {
-  CHART_FAILED_AFTER_WRITE,
-  chartWorkflow,
-  type ChartOutcome,
-  type ChartRun,
-  type WrittenRelease,
-} from './chart';
+import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl } from './control';
+import { NonRetryable } from './failures';
 import { report } from './status';
 import {
   chartProgressSignal,
@@ -128,7 +123,7 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
 /** The release a failed chart had written, from its failure's details, if any. */
 function writtenRelease(err: unknown): WrittenRelease | undefined {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if (e instanceof ApplicationFailure && e.type === CHART_FAILED_AFTER_WRITE)
+    if (e instanceof ApplicationFailure && e.type === NonRetryable.ChartFailedAfterWrite)
       return e.details?.[0] as WrittenRelease;
   }
   return undefined;
@@ -169,7 +164,7 @@ async function startChart(
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       throw ApplicationFailure.nonRetryable(
         `release ${plan.namespace}/${plan.release} is being driven by another run (workflow ${plan.workflowId}); wait for it or stop it`,
-        'ReleaseLocked',
+        NonRetryable.ReleaseLocked,
       );
     }
     throw err;

@@ -11,6 +11,7 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import { RunControl } from './control';
+import { NonRetryable } from './failures';
 import { renderDetails } from './details';
 import { groupWorkflow, type GroupOutcome } from './group';
 import { io, withSummary } from './activity-proxies';
@@ -202,7 +203,7 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
   };
   const final = failure ? 'Failed' : rollBack ? 'RolledBack' : uninstall ? 'Uninstalled' : 'Deployed';
   await setPhase(final, failure ?? `${plan.manifest}: ${result.state}`);
-  if (failure) throw ApplicationFailure.nonRetryable(failure, 'ManifestFailed', result);
+  if (failure) throw ApplicationFailure.nonRetryable(failure, NonRetryable.ManifestFailed, result);
   if (control.cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
   return result;
 }

@@ -6,7 +6,8 @@ import { mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat } f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ChartSource } from '../../api/chart';
-import { HELM_COMMAND_FAILED, NonRetryable } from '../helm/errors';
+import { NonRetryable } from '../../workflows/failures';
+import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
 import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
 import { toolPath } from '../tools';

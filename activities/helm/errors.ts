@@ -1,20 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-
-/**
- * The failure types workflows and the CLI branch on. Every other error is retried by Temporal
- * with the activity's retry policy; these are final because running the same command again
- * cannot succeed.
- */
-export const NonRetryable = {
-  /** The chart cannot be found or loaded (bad path, missing Chart.yaml, bad archive). */
-  ChartNotFound: 'ChartNotFound',
-  /** The chart's templates or the values do not render into valid manifests. */
-  InvalidChart: 'InvalidChart',
-  /** The API server refused for lack of permission (403). */
-  Forbidden: 'Forbidden',
-  /** The helm binary itself is missing. */
-  HelmNotFound: 'HelmNotFound',
-} as const;
+import { NonRetryable } from '../../workflows/failures';
 
 /** Failure type for a helm error worth retrying (timeouts, API server unavailable, conflicts). */
 export const HELM_COMMAND_FAILED = 'HelmCommandFailed';

@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { runProcess } from '../process';
 import { toolPath } from '../tools';
-import { helmFailure, NonRetryable } from './errors';
+import { NonRetryable } from '../../workflows/failures';
+import { helmFailure } from './errors';
 
 /** How much of helm's output a failure carries: enough to read the error, bounded for history size. */
 const FAILURE_TAIL_LINES = 20;

@@ -1,7 +1,7 @@
 import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../../api/chart';
-import { NonRetryable } from '../helm/errors';
+import { NonRetryable } from '../../workflows/failures';
 import { currentActivity } from '../process';
 import { abortWith, kubeApi } from './client';
 import {
@@ -18,14 +18,6 @@ import {
   type WaitResourceType,
   type WaitTarget,
 } from './readiness';
-
-/** Final failures of the wait, next to `NonRetryable` in ../helm/errors.ts (to be merged there). */
-export const WaitNonRetryable = {
-  /** The resources were not ready within the wait's timeout. */
-  WaitTimeout: 'WaitTimeout',
-  /** A Job of the release failed (condition Failed True); waiting longer cannot help. */
-  JobFailed: 'JobFailed',
-} as const;
 
 /** Failure type for an API error that is neither transient nor a 403 (400, 401, 404, ...); retried by Temporal. */
 export const KUBE_API_FAILED = 'KubeApiFailed';
@@ -144,7 +136,7 @@ export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
       .find((o) => o.failed);
     if (failedJob) {
       throw ApplicationFailure.create({
-        type: WaitNonRetryable.JobFailed,
+        type: NonRetryable.JobFailed,
         nonRetryable: true,
         message: `wait for ${where}: job/${failedJob.name} ${failedJob.reason}`,
         details: [resultOf(states ?? [])],
@@ -161,7 +153,7 @@ export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
 
     if (Date.now() >= deadline) {
       throw ApplicationFailure.create({
-        type: WaitNonRetryable.WaitTimeout,
+        type: NonRetryable.WaitTimeout,
         nonRetryable: true,
         message: timeoutMessage(where, req.timeoutSeconds, states, apiError),
         details: [resultOf(states ?? [])],

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { ChartSource } from '../../api/chart';
 import { prepareChart, type PreparedChart } from '../../activities/charts/source';
-import { NonRetryable } from '../../activities/helm/errors';
+import { NonRetryable } from '../../workflows/failures';
 import { toolPath } from '../../activities/tools';
 
 /**

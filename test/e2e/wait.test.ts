@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitForResources, WaitNonRetryable, type WaitRequest } from '../../activities/kube/wait';
+import { waitForResources, type WaitRequest } from '../../activities/kube/wait';
+import { NonRetryable } from '../../workflows/failures';
 import { kubeConfig, uniqueName } from '../helpers/env';
 
 /** kwok's fake nodes may carry this taint; the sandbox's do not, but the pods tolerate it either way. */
@@ -143,7 +144,7 @@ describe('waitForResources on the real sandbox cluster', () => {
       timeoutSeconds: 3,
     });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(failure.type).toBe(WaitNonRetryable.WaitTimeout);
+    expect(failure.type).toBe(NonRetryable.WaitTimeout);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain('release stuck-release');
     expect(failure.message).toContain(`namespace ${namespace}`);
@@ -179,7 +180,7 @@ describe('waitForResources on the real sandbox cluster', () => {
         wait: { resources: [{ type: 'pod', labels: { group: 'half' }, min_ready: '75%' }] },
         timeoutSeconds: 3,
       });
-      expect(failure.type).toBe(WaitNonRetryable.WaitTimeout);
+      expect(failure.type).toBe(NonRetryable.WaitTimeout);
       expect(failure.message).toContain('pod group=half (min_ready 75%): 2/4 ready, 3 needed');
       expect(failure.message.match(/pod\/half-stuck-[a-z0-9]+-[a-z0-9]+ \(unschedulable: /g)).toHaveLength(2);
       expect(failure.message).not.toContain('half-ok');
@@ -216,7 +217,7 @@ describe('waitForResources on the real sandbox cluster', () => {
       timeoutSeconds: 60,
     });
     expect(Date.now() - started).toBeLessThan(20_000);
-    expect(failure.type).toBe(WaitNonRetryable.JobFailed);
+    expect(failure.type).toBe(NonRetryable.JobFailed);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain('job/doomed failed: DeadlineExceeded');
   });

@@ -1,4 +1,5 @@
-import { classifyHelmError, HELM_COMMAND_FAILED, NonRetryable } from '../../activities/helm/errors';
+import { classifyHelmError, HELM_COMMAND_FAILED } from '../../activities/helm/errors';
+import { NonRetryable } from '../../workflows/failures';
 import { parseRelease } from '../../activities/helm/release';
 import { upgradeArgs } from '../../activities/helm/upgrade';
 

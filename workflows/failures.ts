@@ -1,0 +1,29 @@
+/**
+ * Every failure type that ends a step for good: running it again cannot succeed, so it is never
+ * retried, and workflows and the CLI branch on it. Any other error is retried with the activity's
+ * retry policy. Plain constants (no Temporal imports), shared by activities and workflows.
+ */
+export const NonRetryable = {
+  /** The chart cannot be found or loaded (bad path, missing Chart.yaml, bad archive, no such tag). */
+  ChartNotFound: 'ChartNotFound',
+  /** The chart's templates or the values do not render into valid manifests. */
+  InvalidChart: 'InvalidChart',
+  /** The API server refused for lack of permission (403). */
+  Forbidden: 'Forbidden',
+  /** The helm binary itself is missing. */
+  HelmNotFound: 'HelmNotFound',
+  /** The Armada wait's resources were not ready within its timeout. */
+  WaitTimeout: 'WaitTimeout',
+  /** A Job of the release failed (condition Failed True); waiting longer cannot help. */
+  JobFailed: 'JobFailed',
+  /** Another run drives the release (its workflow ID, the lock, is taken). */
+  ReleaseLocked: 'ReleaseLocked',
+  /** A `protected` release is failed and `continue_processing` is off. */
+  ProtectedReleaseFailed: 'ProtectedReleaseFailed',
+  /** The release did not reach the wanted state after each recovery action once. */
+  ReleaseNotConverging: 'ReleaseNotConverging',
+  /** A chart failed after writing its release; details carry what a rollback needs. */
+  ChartFailedAfterWrite: 'ChartFailedAfterWrite',
+  /** A manifest run failed; details carry its outcome. */
+  ManifestFailed: 'ManifestFailed',
+} as const;
