@@ -173,6 +173,19 @@ export const canary = z
           .min(0)
           .optional()
           .describe('Failed checks tolerated before rollback (default 0).'),
+        json: z
+          .strictObject({
+            field: z
+              .string()
+              .min(1)
+              .max(256)
+              .regex(/^[^.]+(\.[^.]+)*$/, 'json.field must be a dot path such as metrics.error_rate')
+              .describe('Dot path of a number in the JSON body, e.g. metrics.error_rate.'),
+            min: z.number().optional().describe('Healthy when the value is at least this.'),
+            max: z.number().optional().describe('Healthy when the value is at most this.'),
+          })
+          .optional()
+          .describe('A threshold on a number in the JSON response body.'),
       })
       .optional()
       .describe('Health check that rolls the canary back when it fails.'),

@@ -1,4 +1,5 @@
 import {
+  ApiException,
   KubeConfig,
   Observable,
   type ApiConstructor,
@@ -6,6 +7,8 @@ import {
   type ConfigurationOptions,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { NonRetryable } from '../../workflows/failures';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 
@@ -44,3 +47,31 @@ export function abortWith(signal: AbortSignal): ConfigurationOptions {
   };
   return { middleware: [middleware], middlewareMergeStrategy: 'append' };
 }
+
+/** `HTTP 404: deployments.apps "web" not found`: the API server's own message, not the client's dump. */
+export function apiMessage(err: unknown): string {
+  if (!(err instanceof ApiException)) return err instanceof Error ? err.message : String(err);
+  let body: unknown = err.body;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      // not JSON: shown as it is
+    }
+  }
+  const message = (body as { message?: unknown } | null)?.message;
+  return `HTTP ${err.code}: ${typeof message === 'string' ? message : String(err.body).slice(0, 500)}`;
+}
+
+/** An API error with what was being done to which object; a 403 is final (Forbidden), the rest retried. */
+export function apiFailure(action: string, err: unknown): Error {
+  const message = `${action}: ${apiMessage(err)}`;
+  if (err instanceof ApiException && err.code === 403) {
+    return ApplicationFailure.nonRetryable(message, NonRetryable.Forbidden);
+  }
+  return new Error(message, { cause: err });
+}
+
+/** Whether the API server answered `err` with HTTP `code`. */
+export const isStatus = (err: unknown, code: number): boolean =>
+  err instanceof ApiException && err.code === code;

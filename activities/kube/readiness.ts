@@ -211,6 +211,8 @@ export interface WaitTarget {
   type: WaitResourceType;
   /** `k=v,k2=v2`; undefined selects every object of the type in the namespace. */
   labelSelector?: string;
+  /** `metadata.name=web`: one named object, which must exist to count as ready. */
+  fieldSelector?: string;
   minReady?: number | string;
 }
 
@@ -241,6 +243,7 @@ export function describeTarget(target: WaitTarget): string {
   return [
     target.type,
     target.labelSelector,
+    target.fieldSelector,
     target.minReady !== undefined ? `(min_ready ${target.minReady})` : undefined,
   ]
     .filter(Boolean)

@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { NonRetryable } from '../../workflows/failures';
 import { currentActivity } from '../process';
-import { abortWith, kubeApi } from './client';
+import { abortWith, apiMessage, kubeApi } from './client';
 import {
   daemonSetReady,
   deploymentReady,
@@ -32,6 +32,10 @@ export interface WaitRequest {
   release: string;
   namespace: string;
   wait?: ArmadaChartSpec['wait'];
+  /** What to wait for instead of the chart's `wait` (a canary's Deployments, by name). */
+  targets?: WaitTarget[];
+  /** How messages name what is awaited; default `release <release>`. */
+  subject?: string;
   timeoutSeconds: number;
 }
 
@@ -58,7 +62,7 @@ interface Clients {
 
 type Lister = (
   clients: Clients,
-  request: { namespace: string; labelSelector?: string },
+  request: { namespace: string; labelSelector?: string; fieldSelector?: string },
   signal: AbortSignal,
 ) => Promise<Observed[]>;
 
@@ -97,9 +101,9 @@ const listers: Record<WaitResourceType, Lister> = {
 export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
   const activity = currentActivity();
   const cancelled = activity?.cancellationSignal;
-  const targets = waitTargets(req.wait);
+  const targets = req.targets ?? waitTargets(req.wait);
   const clients: Clients = { apps: kubeApi(AppsV1Api), batch: kubeApi(BatchV1Api), core: kubeApi(CoreV1Api) };
-  const where = `release ${req.release} in namespace ${req.namespace}`;
+  const where = `${req.subject ?? `release ${req.release}`} in namespace ${req.namespace}`;
   const deadline = Date.now() + req.timeoutSeconds * 1000;
 
   let states: TargetState[] | undefined;
@@ -119,16 +123,16 @@ export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
         throw ApplicationFailure.create({
           type: NonRetryable.Forbidden,
           nonRetryable: true,
-          message: `wait for ${where}: ${errorMessage(err)}`,
+          message: `wait for ${where}: ${apiMessage(err)}`,
         });
       }
       if (kind === 'other') {
         throw ApplicationFailure.create({
           type: KUBE_API_FAILED,
-          message: `wait for ${where}: ${errorMessage(err)}`,
+          message: `wait for ${where}: ${apiMessage(err)}`,
         });
       }
-      apiError = errorMessage(err);
+      apiError = apiMessage(err);
     }
 
     const failedJob = states
@@ -172,13 +176,16 @@ async function observe(
 ): Promise<TargetState[]> {
   return Promise.all(
     targets.map(async (target) => {
-      const request = target.labelSelector
-        ? { namespace, labelSelector: target.labelSelector }
-        : { namespace };
+      const request = {
+        namespace,
+        ...(target.labelSelector && { labelSelector: target.labelSelector }),
+        ...(target.fieldSelector && { fieldSelector: target.fieldSelector }),
+      };
       const objects = await listers[target.type](clients, request, signal);
       const readyCount = objects.filter((o) => o.ready).length;
       const required = requiredReady(objects.length, target.minReady);
-      return { target, objects, ready: readyCount, required, met: readyCount >= required };
+      const found = objects.length > 0 || !target.fieldSelector;
+      return { target, objects, ready: readyCount, required, met: found && readyCount >= required };
     }),
   );
 }
@@ -231,23 +238,6 @@ function classifyApiError(err: unknown): 'transient' | 'forbidden' | 'other' {
   if (code === 403) return 'forbidden';
   if (code >= 500 || code === 429 || code === 409 || code === 408) return 'transient';
   return 'other';
-}
-
-/** `HTTP 403: pods is forbidden: ...` from the API server's Status, not the client's full dump. */
-function errorMessage(err: unknown): string {
-  if (err instanceof ApiException) {
-    let body: unknown = err.body;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // not JSON: shown as it is
-      }
-    }
-    const message = (body as { message?: unknown } | null)?.message;
-    return `HTTP ${err.code}: ${typeof message === 'string' ? message : String(err.body).slice(0, 500)}`;
-  }
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Aborts on activity cancellation or after `timeoutMs`, whichever comes first. */

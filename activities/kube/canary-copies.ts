@@ -1,0 +1,226 @@
+import { AppsV1Api, type V1Deployment } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments, type Tags } from 'yaml';
+import { NonRetryable } from '../../workflows/failures';
+import type { DeploymentPair } from '../../workflows/plan/canary';
+import { runHelm } from '../helm/exec';
+import { apiFailure, isStatus, kubeApi } from './client';
+
+export type { DeploymentPair };
+
+/** On a canary copy's pods and in its selector, value "true": what sets its pods apart from the stable ones. */
+export const CANARY_LABEL = 'armada.airshipit.org/canary';
+/** On a canary copy's metadata: the name of the stable Deployment it is a copy of. */
+export const CANARY_OF_LABEL = 'armada.airshipit.org/canary-of';
+/** Appended to the stable Deployment's name to name its copy. */
+export const CANARY_SUFFIX = '-canary';
+
+/** What marks an object as belonging to a Helm release; a copy carries none of it. */
+const HELM_ANNOTATION_PREFIX = 'meta.helm.sh/';
+const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+
+export interface CanaryCopiesRequest {
+  release: string;
+  namespace: string;
+  /** A chart reference helm understands: a local directory, a .tgz, ... */
+  chart: string;
+  /** Passed to helm in a 0600 temporary file, never on the command line. */
+  values?: Record<string, unknown>;
+}
+
+/** The `helm template` arguments rendering a request's new revision; `valuesFile` holds its values. */
+export function templateArgs(req: CanaryCopiesRequest, valuesFile: string): string[] {
+  return ['template', req.release, req.chart, '--namespace', req.namespace, '--values', valuesFile];
+}
+
+/**
+ * YAML as the API server and helm read it (go-yaml v2, i.e. YAML 1.1): `0644` is octal (420),
+ * as a volume's `defaultMode` means it; the `yaml` package's default 1.2 schema would read 644.
+ * Go does not resolve timestamps or sexagesimal numbers (`1:30`) in untyped YAML, so neither
+ * does this: they stay strings.
+ */
+function kubernetesYamlTags(tags: Tags): Tags {
+  return tags.filter((tag) =>
+    typeof tag === 'string'
+      ? !['timestamp', 'intTime', 'floatTime'].includes(tag)
+      : tag.tag !== 'tag:yaml.org,2002:timestamp' && !('format' in tag && tag.format === 'TIME'),
+  );
+}
+
+/**
+ * The apps/v1 Deployments of a rendered multi-document manifest (`helm template` output), in
+ * order. Other kinds and empty documents are skipped. Throws InvalidChart when the output is
+ * not YAML (running it again cannot help).
+ */
+export function renderedDeployments(manifest: string): V1Deployment[] {
+  const deployments: V1Deployment[] = [];
+  for (const doc of parseAllDocuments(manifest, { schema: 'yaml-1.1', customTags: kubernetesYamlTags })) {
+    if (doc.errors.length) {
+      throw ApplicationFailure.nonRetryable(
+        `the rendered chart is not valid YAML: ${doc.errors[0].message}`,
+        NonRetryable.InvalidChart,
+      );
+    }
+    const object = doc.toJS() as unknown;
+    if (typeof object !== 'object' || object === null) continue;
+    const { apiVersion, kind } = object as { apiVersion?: unknown; kind?: unknown };
+    if (apiVersion === 'apps/v1' && kind === 'Deployment') deployments.push(object as V1Deployment);
+  }
+  return deployments;
+}
+
+/** `labels` without Helm's `app.kubernetes.io/managed-by: Helm`. */
+function withoutHelmLabel(labels: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(labels ?? {}).filter(([key, value]) => !(key === MANAGED_BY_LABEL && value === 'Helm')),
+  );
+}
+
+/** `annotations` without Helm's `meta.helm.sh/*` (release name and namespace); undefined when none remain. */
+function withoutHelmAnnotations(
+  annotations: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  const kept = Object.entries(annotations ?? {}).filter(([key]) => !key.startsWith(HELM_ANNOTATION_PREFIX));
+  return kept.length ? Object.fromEntries(kept) : undefined;
+}
+
+/**
+ * The canary copy of a rendered Deployment `web` (the `rendered` object is not changed):
+ * - `web-canary`, with the rendered labels plus `canary: "true"` and `canary-of: web`, and no
+ *   Helm ownership (`meta.helm.sh/*` annotations, `managed-by: Helm`): the release never
+ *   adopts, upgrades or deletes it;
+ * - the rendered spec at 0 replicas, with `canary: "true"` added to the selector and the pod
+ *   labels. Its pods keep every rendered label, so the chart's Services (which select the
+ *   stable labels) send traffic to both in proportion to replicas, and the stable selector
+ *   matches them too; the copy's selector never matches a stable pod.
+ * The namespace is left to the caller (the request's, not whatever the chart wrote).
+ */
+export function canaryCopy(rendered: V1Deployment, release: string): V1Deployment {
+  const stable = rendered.metadata?.name;
+  if (!stable) throw new Error(`a Deployment rendered by release ${release} has no name`);
+  const spec = structuredClone(rendered.spec);
+  if (!spec) throw new Error(`Deployment ${stable} rendered by release ${release} has no spec`);
+  const canary = { [CANARY_LABEL]: 'true' };
+  const annotations = withoutHelmAnnotations(rendered.metadata?.annotations);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: `${stable}${CANARY_SUFFIX}`,
+      labels: { ...withoutHelmLabel(rendered.metadata?.labels), ...canary, [CANARY_OF_LABEL]: stable },
+      ...(annotations && { annotations }),
+    },
+    spec: {
+      ...spec,
+      replicas: 0,
+      selector: { ...spec.selector, matchLabels: { ...spec.selector?.matchLabels, ...canary } },
+      template: {
+        ...spec.template,
+        metadata: { ...spec.template?.metadata, labels: { ...spec.template?.metadata?.labels, ...canary } },
+      },
+    },
+  };
+}
+
+/** The live Deployment, or null when there is none. */
+async function readDeployment(
+  apps: AppsV1Api,
+  namespace: string,
+  name: string,
+): Promise<V1Deployment | null> {
+  try {
+    return await apps.readNamespacedDeployment({ namespace, name });
+  } catch (err) {
+    if (isStatus(err, 404)) return null;
+    throw apiFailure(`read Deployment ${namespace}/${name}`, err);
+  }
+}
+
+/**
+ * Creates `copy`, or, when it exists already (a retried attempt), replaces it with `copy` but
+ * keeps its live replicas: the canary may have been scaled since.
+ */
+async function createOrReplace(apps: AppsV1Api, namespace: string, copy: V1Deployment): Promise<void> {
+  const name = copy.metadata!.name!;
+  try {
+    await apps.createNamespacedDeployment({ namespace, body: copy });
+    return;
+  } catch (err) {
+    if (!isStatus(err, 409)) throw apiFailure(`create Deployment ${namespace}/${name}`, err);
+  }
+  const live = await readDeployment(apps, namespace, name);
+  if (!live) throw new Error(`Deployment ${namespace}/${name} existed on create, then was gone; retry`);
+  const body: V1Deployment = {
+    ...copy,
+    metadata: { ...copy.metadata, resourceVersion: live.metadata?.resourceVersion },
+    spec: { ...copy.spec!, replicas: live.spec?.replicas ?? 0 },
+  };
+  try {
+    await apps.replaceNamespacedDeployment({ namespace, name, body });
+  } catch (err) {
+    throw apiFailure(`replace Deployment ${namespace}/${name}`, err);
+  }
+}
+
+/**
+ * Activity: renders the new revision of a release (`helm template`, the real helm CLI) and puts
+ * a copy of each of its Deployments beside the live one, at 0 replicas, outside the release
+ * (see canaryCopy). The release itself is not touched.
+ * Idempotent: an existing copy gets the rendered spec but keeps its live replicas.
+ * Writes: one Deployment `<name>-canary` per rendered Deployment, in the request's namespace.
+ * Returns: one pair per rendered Deployment, in rendered order: the copy, the live stable
+ * Deployment of the same name (null when the revision adds it), R (rendered spec.replicas,
+ * default 1) and the stable's live replicas now (0 without one); [] for a chart without
+ * Deployments. A helm failure is thrown as runHelm classifies it.
+ */
+export async function createCanaryCopies(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
+  let manifest: string;
+  try {
+    const valuesFile = path.join(dir, 'values.json');
+    await writeFile(valuesFile, JSON.stringify(req.values ?? {}), { mode: 0o600 });
+    manifest = (await runHelm(templateArgs(req, valuesFile))).stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const apps = kubeApi(AppsV1Api);
+  const pairs: DeploymentPair[] = [];
+  for (const rendered of renderedDeployments(manifest)) {
+    const copy = canaryCopy(rendered, req.release);
+    copy.metadata!.namespace = req.namespace;
+    const name = rendered.metadata!.name!;
+    const stable = await readDeployment(apps, req.namespace, name);
+    await createOrReplace(apps, req.namespace, copy);
+    pairs.push({
+      canary: copy.metadata!.name!,
+      stable: stable ? name : null,
+      replicas: rendered.spec?.replicas ?? 1,
+      stableReplicas: stable ? (stable.spec?.replicas ?? 1) : 0,
+    });
+  }
+  return pairs;
+}
+
+/**
+ * Activity: deletes Deployments by name (background propagation: their ReplicaSets and pods
+ * go after them), e.g. the canary copies once the release runs the new revision.
+ * Writes: deletions. Idempotent: a Deployment already gone is fine.
+ */
+export async function deleteDeployments(req: { namespace: string; names: string[] }): Promise<void> {
+  const apps = kubeApi(AppsV1Api);
+  for (const name of req.names) {
+    try {
+      await apps.deleteNamespacedDeployment({
+        namespace: req.namespace,
+        name,
+        propagationPolicy: 'Background',
+      });
+    } catch (err) {
+      if (!isStatus(err, 404)) throw apiFailure(`delete Deployment ${req.namespace}/${name}`, err);
+    }
+  }
+}
