@@ -11,7 +11,17 @@ export interface ArmadaWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Activities to register instead of the real ones (workflow tests stub them). */
   activities?: Partial<typeof activities>;
+  /** See DEFAULT_STICKY_QUEUE_TIMEOUT. */
+  stickyQueueTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
 }
+
+/**
+ * How long a workflow task waits for the worker that ran the workflow last (its cached copy)
+ * before any worker may take it. The SDK's default, 10 s, is also how late a durable timer's
+ * step goes on after that worker was killed; 500 ms keeps a canary within a second of its
+ * deadline through a crash, at the cost of a replay when a busy worker is slower than that.
+ */
+export const DEFAULT_STICKY_QUEUE_TIMEOUT = '500ms';
 
 /** A worker that runs armada's workflows and activities on one task queue. */
 export function createWorker(opts: ArmadaWorkerOptions): Promise<Worker> {
@@ -20,6 +30,7 @@ export function createWorker(opts: ArmadaWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: opts.activities ?? activities,
+    stickyQueueScheduleToStartTimeout: opts.stickyQueueTimeout ?? DEFAULT_STICKY_QUEUE_TIMEOUT,
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),

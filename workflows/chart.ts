@@ -1,4 +1,9 @@
-import { ApplicationFailure, log } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild, log, ParentClosePolicy } from '@temporalio/workflow';
+import { durationSeconds } from '../api/duration';
+import { canaryRolledBack, canaryWorkflow } from './canary';
+import { canarySteps } from './plan/canary';
+import { canaryWorkflowId } from './plan/names';
+import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, withSummary as summaryOf } from './activity-proxies';
 import { NonRetryable } from './failures';
@@ -21,6 +26,8 @@ export interface ChartRun {
   spec: ArmadaChartSpec;
   /** `uninstall` removes the release (target_state uninstalled, or a manifest's deletion). */
   mode?: 'deploy' | 'uninstall';
+  /** Namespace of the ArmadaChart custom resource (status, the canary's workflow ID); default `default`. */
+  resourceNamespace?: string;
 }
 
 export interface WrittenRelease {
@@ -126,6 +133,10 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
             { namespace, resources: spec.upgrade.pre.delete },
           ]);
         }
+        // A canary steps copies of the new revision's Deployments first; the release itself
+        // is upgraded only once they reach 100 %. A first install has no stable side to step from.
+        const canaryCopies =
+          action.action === 'upgrade' && spec.canary ? await runCanary(run, prepared.ref) : [];
         // From here on the release has been written (even a failed upgrade records a revision):
         // a failure carries `before`, so a manifest rollback still puts the release back.
         let result;
@@ -160,10 +171,64 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
             NonRetryable.ChartFailedAfterWrite,
             written,
           );
+        } finally {
+          // The upgraded release now runs the new revision at full size (or failed, and is left
+          // to the manifest's rollback): copies outside Helm must not linger either way.
+          if (canaryCopies.length)
+            await io.deleteDeployments.executeWithOptions(
+              summaryOf(`delete the canary copies of ${release}`),
+              [{ namespace, names: canaryCopies }],
+            );
         }
         return outcome(action.action === 'install' ? 'installed' : 'upgraded', result.revision);
       }
     }
     current = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [ref]);
   }
+}
+
+/**
+ * The canary of a chart upgrade: copies of the new revision's Deployments (at 0 replicas) beside
+ * the release's own, stepped by the canary child workflow. Returns the copies to delete once the
+ * release is upgraded; throws CanaryRolledBack when the canary rolled back (the copies are gone,
+ * the stables restored, the release never touched).
+ */
+async function runCanary(run: ChartRun, chart: string): Promise<string[]> {
+  const { release, namespace, spec } = run;
+  const canary = spec.canary!;
+  const pairs = await io.createCanaryCopies.executeWithOptions(summaryOf(`canary copies of ${release}`), [
+    { release, namespace, chart, values: spec.values },
+  ]);
+  if (!pairs.length) {
+    log.warn('canary: the chart has no Deployments; upgrading at once', { release, namespace });
+    return [];
+  }
+  const resourceNamespace = run.resourceNamespace ?? 'default';
+  const seconds = (value: number | string | undefined) =>
+    value === undefined ? undefined : (durationSeconds(value) ?? undefined);
+  const outcome = await executeChild(canaryWorkflow, {
+    workflowId: canaryWorkflowId(resourceNamespace, run.chart),
+    args: [
+      {
+        title: release,
+        namespace,
+        pairs,
+        steps: canarySteps(canary.steps),
+        stepTimeoutSeconds: seconds(canary.step_timeout),
+        approvalTimeoutSeconds: seconds(canary.approval_timeout),
+        onTimeout: canary.on_timeout,
+        analysis: canary.analysis,
+        resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
+      },
+    ],
+    staticSummary: `canary of ${namespace}/${release}: ${pairs.map((p) => p.canary).join(', ')}`,
+    typedSearchAttributes: [
+      { key: ArmadaKind, value: 'ArmadaChart' },
+      { key: ArmadaName, value: run.chart },
+      { key: ArmadaNamespace, value: resourceNamespace },
+    ],
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+  });
+  if (outcome.result === 'rolled-back') throw canaryRolledBack(outcome, `${namespace}/${release}`);
+  return pairs.map((p) => p.canary);
 }

@@ -1,6 +1,13 @@
 import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
 import type { SignalDefinition } from '@temporalio/workflow';
-import { approveSignal, pauseSignal, resumeSignal, rollbackSignal, type Request } from './messages';
+import {
+  approveSignal,
+  pauseSignal,
+  promoteSignal,
+  resumeSignal,
+  rollbackSignal,
+  type Request,
+} from './messages';
 
 /** Called with every control signal after it is handled, e.g. to pass it on to a child. */
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
@@ -18,6 +25,8 @@ export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Reques
 export class RunControl {
   paused: { by?: string; reason?: string; since: string } | null = null;
   stopRequested: Request | null = null;
+  /** A canary's promote: skip the remaining steps. */
+  promoteRequested: Request | null = null;
   cancelled = false;
   private approvals = 0;
 
@@ -42,6 +51,9 @@ export class RunControl {
     setHandler(approveSignal, () => {
       this.approvals++;
     });
+    setHandler(promoteSignal, (req) => {
+      this.promoteRequested ??= req ?? {};
+    });
     return this;
   }
 
@@ -60,13 +72,25 @@ export class RunControl {
    * Waits for one approve signal (an approval that arrived earlier counts), or a stop, or the
    * timeout. Returns how the wait ended.
    */
+  /** Whether an approve signal is waiting to be taken. */
+  get approvalPending(): boolean {
+    return this.approvals > 0;
+  }
+
+  /** Takes one pending approval, if any. */
+  takeApproval(): boolean {
+    if (this.approvals === 0) return false;
+    this.approvals--;
+    return true;
+  }
+
   async approval(timeout?: number): Promise<'approved' | 'stopped' | 'timed-out'> {
-    const decided = () => this.approvals > 0 || this.stopping;
+    const decided = () => this.approvalPending || this.stopping;
     const ended =
       timeout === undefined ? (await condition(decided), true) : await condition(decided, timeout);
     if (this.stopping) return 'stopped';
     if (!ended) return 'timed-out';
-    this.approvals--;
+    this.takeApproval();
     return 'approved';
   }
 }

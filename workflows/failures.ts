@@ -24,6 +24,8 @@ export const NonRetryable = {
   ReleaseNotConverging: 'ReleaseNotConverging',
   /** A chart failed after writing its release; details carry what a rollback needs. */
   ChartFailedAfterWrite: 'ChartFailedAfterWrite',
+  /** A canary rolled back (readiness, analysis, approval timeout, or asked to); details carry its outcome. */
+  CanaryRolledBack: 'CanaryRolledBack',
   /** A manifest run failed; details carry its outcome. */
   ManifestFailed: 'ManifestFailed',
 } as const;

@@ -80,7 +80,7 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
     // The chart's status links to its own workflow, once that has started.
     let workflow: { id: string; run_id: string } | undefined;
     try {
-      const child = await startChart(plan, run.mode);
+      const child = await startChart(plan, run.mode, run.namespace);
       workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
       await report('ArmadaChart', run.namespace, plan.chart, 'Deploying', where, { workflow });
       const outcome = await child.result();
@@ -150,11 +150,21 @@ function stateOf(outcome: ChartOutcome): ChartProgress['state'] {
 async function startChart(
   plan: ChartPlan,
   mode: ChartRun['mode'],
+  resourceNamespace: string,
 ): Promise<ChildWorkflowHandle<typeof chartWorkflow>> {
   try {
     return await startChild(chartWorkflow, {
       workflowId: plan.workflowId,
-      args: [{ chart: plan.chart, release: plan.release, namespace: plan.namespace, spec: plan.spec, mode }],
+      args: [
+        {
+          chart: plan.chart,
+          release: plan.release,
+          namespace: plan.namespace,
+          spec: plan.spec,
+          mode,
+          resourceNamespace,
+        },
+      ],
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,
       // A finished run leaves the ID free; a running one makes this start fail (the lock).
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,

@@ -2,3 +2,5 @@
 export { chartWorkflow } from './chart';
 export { groupWorkflow } from './group';
 export { manifestWorkflow } from './manifest';
+export { canaryWorkflow } from './canary';
+export { deployerWorkflow } from './deployer';

@@ -13,6 +13,8 @@ export const resumeSignal = defineSignal<[Request?]>('resume');
 export const rollbackSignal = defineSignal<[Request?]>('rollback');
 /** Pass the approval gate the run waits at. */
 export const approveSignal = defineSignal<[Request?]>('approve');
+/** A canary skips its remaining steps and goes to 100 %. */
+export const promoteSignal = defineSignal<[Request?]>('promote');
 
 export type ChartState =
   'pending' | 'deploying' | 'deployed' | 'unchanged' | 'skipped' | 'failed' | 'rolled-back' | 'uninstalled';
@@ -42,6 +44,43 @@ export interface Progress {
 }
 
 export const progressQuery = defineQuery<Progress>('progress');
+
+/** One canary step: its split (replicas summed over the Deployments) and when it ran. */
+export interface CanaryStepRecord {
+  step: number;
+  percent: number;
+  canary: number;
+  stable: number;
+  /** Seconds the step holds once ready, or `approval`. */
+  hold?: number | 'approval';
+  startedAt?: string;
+  /** When the canary's pods were Ready and the stable side scaled down: the hold starts. */
+  readyAt?: string;
+  endedAt?: string;
+  ended?: 'held' | 'approved' | 'timed-out' | 'promoted' | 'rolled-back';
+}
+
+export interface CanaryProgress {
+  kind: 'canary';
+  /** What is rolled out, e.g. `blog-2` or `web/nginx-1.26.0`. */
+  target: string;
+  phase: 'Progressing' | 'Promoting' | 'Promoted' | 'RollingBack' | 'RolledBack';
+  /** 1-based step; 0 before the first. */
+  step: number;
+  steps: number;
+  percent: number;
+  /** What the current step waits for: readiness, a hold, an approval, an analysis check. */
+  waitingOn?: string;
+  /** When the current hold ends (RFC 3339); absent while paused or waiting for approval. */
+  nextStepAt?: string;
+  paused?: { by?: string; reason?: string; since: string; remainingSeconds?: number };
+  /** Why the canary rolled back or was promoted early. */
+  reason?: string;
+  history: CanaryStepRecord[];
+}
+
+/** The same `progress` query, as a canary (a Deployer, a chart's canary child) answers it. */
+export const canaryProgressQuery = defineQuery<CanaryProgress>('progress');
 
 /** A group tells its manifest about each chart's progress, so the manifest's query is live. */
 export const chartProgressSignal = defineSignal<[string, ChartProgress]>('chartProgress');

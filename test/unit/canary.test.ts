@@ -1,4 +1,4 @@
-import { splitAt, stepSplits } from '../../workflows/plan/canary';
+import { canarySteps, formatSeconds, restoreScales, splitAt, stepScales } from '../../workflows/plan/canary';
 
 describe('splitAt', () => {
   it.each([
@@ -34,9 +34,41 @@ describe('splitAt', () => {
   });
 });
 
-describe('stepSplits', () => {
+describe('canarySteps', () => {
+  it('turns sleeps into seconds and adds the implied final 100 % step', () => {
+    expect(
+      canarySteps([
+        { percent: 10, sleep: '1m30s' },
+        { percent: 30, approval: true },
+        { percent: 60, sleep: 20 },
+      ]),
+    ).toEqual([
+      { percent: 10, holdSeconds: 90 },
+      { percent: 30, approval: true },
+      { percent: 60, holdSeconds: 20 },
+      { percent: 100 },
+    ]);
+  });
+
+  it('keeps a final 100 % step as given', () => {
+    expect(canarySteps([{ percent: 50 }, { percent: 100, sleep: '5m' }])).toEqual([
+      { percent: 50 },
+      { percent: 100, holdSeconds: 300 },
+    ]);
+  });
+});
+
+describe('stepScales and restoreScales', () => {
+  const pairs = [
+    { canary: 'web-2', stable: 'web-1', replicas: 10, stableReplicas: 10 },
+    { canary: 'worker-canary', stable: 'worker', replicas: 3, stableReplicas: 5 },
+    { canary: 'cache-canary', stable: null, replicas: 2, stableReplicas: 0 },
+  ];
+
   it("gives the Deployer operator's example 1/9, 3/7, 6/4, 10/0", () => {
-    expect(stepSplits(10, [10, 30, 60, 100]).map((s) => `${s.canary}/${s.stable}`)).toEqual([
+    const steps = canarySteps([{ percent: 10 }, { percent: 30 }, { percent: 60 }]);
+    const web = steps.map((step) => stepScales(pairs.slice(0, 1), step.percent));
+    expect(web.map(({ canary, stable }) => `${canary[0].replicas}/${stable[0].replicas}`)).toEqual([
       '1/9',
       '3/7',
       '6/4',
@@ -44,7 +76,38 @@ describe('stepSplits', () => {
     ]);
   });
 
-  it('adds the implied final 100 % step', () => {
-    expect(stepSplits(10, [10, 30, 60]).map((s) => s.percent)).toEqual([10, 30, 60, 100]);
+  it('scales every pair at a step; a new Deployment has no old side to scale', () => {
+    expect(stepScales(pairs, 33)).toEqual({
+      canary: [
+        { name: 'web-2', replicas: 4 },
+        { name: 'worker-canary', replicas: 1 },
+        { name: 'cache-canary', replicas: 1 },
+      ],
+      stable: [
+        { name: 'web-1', replicas: 6 },
+        { name: 'worker', replicas: 2 },
+      ],
+    });
+  });
+
+  it('restores the old side to its replicas from before the canary', () => {
+    expect(restoreScales(pairs)).toEqual([
+      { name: 'web-1', replicas: 10 },
+      { name: 'worker', replicas: 5 },
+    ]);
+  });
+});
+
+describe('formatSeconds', () => {
+  it.each([
+    [0, '0s'],
+    [1.5, '1.5s'],
+    [30, '30s'],
+    [60, '1m'],
+    [90, '1m30s'],
+    [3600, '1h'],
+    [5430, '1h30m30s'],
+  ])('%d s reads %s', (seconds, text) => {
+    expect(formatSeconds(seconds)).toBe(text);
   });
 });

@@ -1,4 +1,5 @@
-import { renderDetails } from '../../workflows/details';
+import { renderCanaryDetails, renderDetails } from '../../workflows/details';
+import { canaryAtStep2 } from '../helpers/canary-progress';
 import { statusFor } from '../../workflows/plan/status';
 
 describe('renderDetails', () => {
@@ -53,6 +54,32 @@ describe('statusFor', () => {
     expect(status.satisfied).toBe(satisfied);
     expect(status.conditions.map((c) => [c.type, c.status])).toEqual(
       ['Ready', 'Progressing', 'Failed'].map((t, i) => [t, conditions[i]]),
+    );
+  });
+});
+
+describe('renderCanaryDetails', () => {
+  const progress = canaryAtStep2;
+
+  it('shows the phase, what the step waits for, and one row per step with its split', () => {
+    expect(renderCanaryDetails(progress).split('\n')).toEqual([
+      '**blog-2: Progressing**, step 2/3 at 30 % — waiting on approval',
+      '',
+      '| step | percent | new / old | hold | started | ready | ended |',
+      '|---|---|---|---|---|---|---|',
+      '| 1 | 10 % | 1 / 9 | 1m | 2026-11-22T07:38:41.000Z | 2026-11-22T07:38:42.000Z | 2026-11-22T07:39:42.000Z (held) |',
+      '| ▶ 2 | 30 % | 3 / 7 | approval | 2026-11-22T07:39:42.000Z |  |  |',
+      '| 3 | 100 % | 10 / 0 |  |  |  |  |',
+    ]);
+  });
+
+  it('says a paused canary is paused, by whom, and how much of the hold is left', () => {
+    const paused = {
+      ...progress,
+      paused: { by: 'ops', reason: 'metrics', since: 'x', remainingSeconds: 42 },
+    };
+    expect(renderCanaryDetails(paused).split('\n')[0]).toBe(
+      '**blog-2: Progressing**, step 2/3 at 30 % — **paused** by ops (metrics), 42s of the hold left',
     );
   });
 });

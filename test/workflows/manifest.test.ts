@@ -1,10 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { toolPath } from '../../activities/tools';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
@@ -18,6 +13,7 @@ import {
 } from '../../workflows/messages';
 import { planManifest, type ManifestPlan } from '../../workflows/plan/manifest';
 import { temporalHarness, uniqueName } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
 import { fakeHelm, type Call } from './fake-helm';
 
 /** A manifest of two groups: "platform" (sequenced: a, b) then "apps" (parallel: c, d). */
@@ -58,43 +54,20 @@ async function withRun<T>(
   const harness = await temporalHarness({ activities: fake.activities });
   try {
     const result = await harness.worker.runUntil(body(harness));
-    if (history && process.env.ARMADA_SAVE_HISTORIES) await saveHistories(harness, history);
+    if (history && savingHistories) await saveHistories(harness, history);
     return result;
   } finally {
     await harness.close();
   }
 }
 
-/** Saves histories with the Temporal CLI's `workflow show -o json`, the format replay reads. */
+/** Saves the histories of every workflow the harness's task queue ran, for the replay test. */
 async function saveHistories(h: Awaited<ReturnType<typeof temporalHarness>>, name: string): Promise<void> {
   const runs = [];
   for await (const run of h.client.workflow.list({ query: `TaskQueue = '${h.taskQueue}'` })) runs.push(run);
   runs.sort((a, b) => a.workflowId.localeCompare(b.workflowId));
-  for (const [i, run] of runs.entries()) {
-    const { stdout } = await promisify(execFile)(
-      toolPath('temporal'),
-      [
-        'workflow',
-        'show',
-        '--address',
-        process.env.TEMPORAL_ADDRESS!,
-        '-w',
-        run.workflowId,
-        '-r',
-        run.runId,
-        '-o',
-        'json',
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const file = path.join(
-      __dirname,
-      '../histories',
-      `${name}--${run.type.replace(/Workflow$/, '')}-${i}.json`,
-    );
-    // The workflow ID goes with the history: child IDs derive from it, so replay needs it.
-    await writeFile(file, JSON.stringify({ workflowId: run.workflowId, history: JSON.parse(stdout) }));
-  }
+  for (const [i, run] of runs.entries())
+    await saveHistory(run.workflowId, run.runId, `${name}--${run.type.replace(/Workflow$/, '')}-${i}`);
 }
 
 describe('manifest workflow (stubbed activities, real dev server)', () => {

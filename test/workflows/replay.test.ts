@@ -22,13 +22,19 @@ const histories = readdirSync(dir)
 describe('replay of saved histories', () => {
   beforeAll(quietRuntime);
 
-  it('has histories of the manifest, group and chart workflows', () => {
+  it('has histories of every workflow type', () => {
     const types = new Set(
       histories.map(
         (h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name,
       ),
     );
-    expect([...types].sort()).toEqual(['chartWorkflow', 'groupWorkflow', 'manifestWorkflow']);
+    expect([...types].sort()).toEqual([
+      'canaryWorkflow',
+      'chartWorkflow',
+      'deployerWorkflow',
+      'groupWorkflow',
+      'manifestWorkflow',
+    ]);
   });
 
   it.each(histories.map((h) => [h.file, h]))('%s replays without non-determinism', async (_id, history) => {

@@ -1,3 +1,5 @@
+import { durationSeconds } from '../../api/duration';
+
 /**
  * Canary step maths, as argo-rollouts computes it: the replica split of a step is a pure
  * function of the total and the step's percent.
@@ -25,11 +27,72 @@ export function splitAt(total: number, percent: number): Split {
   return { percent, canary, stable: total - canary };
 }
 
+/** One step as the canary workflow runs it: the percent, then a timed hold or an approval. */
+export interface CanaryStep {
+  percent: number;
+  /** Seconds to hold once the step is ready; none for the implied final 100 %. */
+  holdSeconds?: number;
+  approval?: boolean;
+}
+
 /**
- * The splits of every step in order, with the final 100 % added when the last step stops short
- * of it (the spec implies it). Example: total 10, steps 10/30/60 → 1/9, 3/7, 6/4, 10/0.
+ * The steps of a canary spec with durations in seconds and the final 100 % added when the
+ * spec stops short of it. Example: [{10, sleep "1m"}, {50, approval}] → 10 % hold 60 s,
+ * 50 % approval, 100 %.
  */
-export function stepSplits(total: number, percents: readonly number[]): Split[] {
-  const all = percents.at(-1) === 100 ? percents : [...percents, 100];
-  return all.map((percent) => splitAt(total, percent));
+export function canarySteps(
+  steps: readonly { percent: number; sleep?: number | string; approval?: boolean }[],
+): CanaryStep[] {
+  const planned = steps.map(({ percent, sleep, approval }) => {
+    const holdSeconds = sleep === undefined ? undefined : durationSeconds(sleep);
+    if (holdSeconds === null)
+      throw new RangeError(`sleep "${sleep}" of the ${percent} % step is not a duration`);
+    return { percent, ...(holdSeconds !== undefined && { holdSeconds }), ...(approval && { approval }) };
+  });
+  return planned.at(-1)?.percent === 100 ? planned : [...planned, { percent: 100 }];
+}
+
+/** The Deployments a canary moves: the new version (`canary`) beside the version it replaces. */
+export interface DeploymentPair {
+  /** The Deployment running the new version. */
+  canary: string;
+  /** The Deployment running the current version; null when there is none (a new Deployment). */
+  stable: string | null;
+  /** Replicas at 100 % (R). */
+  replicas: number;
+  /** The stable Deployment's replicas before the canary began: what a rollback restores. */
+  stableReplicas: number;
+}
+
+export interface Scale {
+  name: string;
+  replicas: number;
+}
+
+/** Replica counts of every pair at `percent`: canaries (scaled up first) and stables. */
+export function stepScales(
+  pairs: readonly DeploymentPair[],
+  percent: number,
+): { canary: Scale[]; stable: Scale[] } {
+  const splits = pairs.map((pair) => ({ pair, split: splitAt(pair.replicas, percent) }));
+  return {
+    canary: splits.map(({ pair, split }) => ({ name: pair.canary, replicas: split.canary })),
+    stable: splits.flatMap(({ pair, split }) =>
+      pair.stable ? [{ name: pair.stable, replicas: split.stable }] : [],
+    ),
+  };
+}
+
+/** The stable state a rollback restores: every stable Deployment at its replicas from before. */
+export function restoreScales(pairs: readonly DeploymentPair[]): Scale[] {
+  return pairs.flatMap((pair) => (pair.stable ? [{ name: pair.stable, replicas: pair.stableReplicas }] : []));
+}
+
+/** `90` → `1m30s`, `3600` → `1h`, `1.5` → `1.5s`: how holds read in summaries. */
+export function formatSeconds(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = Math.round((seconds % 60) * 1000) / 1000;
+  const parts = [h && `${h}h`, m && `${m}m`, (s || (!h && !m)) && `${s}s`].filter(Boolean);
+  return parts.join('');
 }

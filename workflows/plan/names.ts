@@ -17,3 +17,17 @@ export function releaseWorkflowId(namespace: string, release: string): string {
 export function objectWorkflowId(kind: string, namespace: string, name: string): string {
   return `${kind}:${namespace}/${name}`;
 }
+
+/**
+ * The canary workflow of an ArmadaChart, a child of its chart workflow, e.g.
+ * `ArmadaChart:default/shop/canary`: derived from the custom resource, so `armadactl promote
+ * act/shop` reaches it without knowing the release.
+ */
+export function canaryWorkflowId(namespace: string, chart: string): string {
+  return `${objectWorkflowId('ArmadaChart', namespace, chart)}/canary`;
+}
+
+/** A Deployer's Deployment of one version, `<name>-<version>` (the Deployer operator's naming). */
+export function deployerDeploymentName(name: string, version: string): string {
+  return `${name}-${version}`;
+}

@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { toolPath } from '../../activities/tools';
+
+/** Whether this run refreshes test/histories (`ARMADA_SAVE_HISTORIES=1`). */
+export const savingHistories = Boolean(process.env.ARMADA_SAVE_HISTORIES);
+
+/**
+ * Saves one run's history as test/histories/<name>.json with the Temporal CLI's `workflow show
+ * -o json`, the format the replay test reads, together with the workflow ID (child IDs derive
+ * from it, so replay needs it).
+ */
+export async function saveHistory(
+  workflowId: string,
+  runId: string | undefined,
+  name: string,
+): Promise<void> {
+  const args = [
+    'workflow',
+    'show',
+    '--address',
+    process.env.TEMPORAL_ADDRESS!,
+    '-w',
+    workflowId,
+    '-o',
+    'json',
+  ];
+  if (runId) args.push('-r', runId);
+  const { stdout } = await promisify(execFile)(toolPath('temporal'), args, { maxBuffer: 64 * 1024 * 1024 });
+  const file = path.join(__dirname, '../histories', `${name}.json`);
+  await writeFile(file, JSON.stringify({ workflowId, history: JSON.parse(stdout) }));
+}

@@ -1,0 +1,315 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type * as activities from '../../activities';
+import { canaryWorkflow, deployerWorkflow } from '../../workflows';
+import type { CanaryRun } from '../../workflows/canary';
+import {
+  approveSignal,
+  canaryProgressQuery,
+  pauseSignal,
+  promoteSignal,
+  resumeSignal,
+  rollbackSignal,
+  type CanaryProgress,
+} from '../../workflows/messages';
+import { sharedWorker, uniqueName } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
+
+/** One scale call as the stub saw it: which Deployment, to how many, in which namespace. */
+interface ScaleCall {
+  namespace: string;
+  name: string;
+  replicas: number;
+}
+
+/**
+ * Stub Kubernetes activities for canary workflows, keyed by namespace (each test uses its own):
+ * scaling and deleting are recorded, readiness of the new side can be made to fail from a replica
+ * count on, analysis
+ * answers with a queue of results.
+ */
+function fakeKube() {
+  const scales: ScaleCall[] = [];
+  const deleted: { namespace: string; names: string[] }[] = [];
+  const notReadyAt = new Map<string, number>();
+  const analysis = new Map<string, boolean[]>();
+  const deployments = new Map<string, { deployment: string; version: string; replicas: number }[]>();
+  const stubs: Partial<typeof activities> = {
+    async scaleDeployment(req) {
+      scales.push(req);
+      return req.replicas;
+    },
+    async waitForResources(req) {
+      const percentOf = (name: string) =>
+        scales.filter((s) => s.namespace === req.namespace && s.name === name).at(-1);
+      const names = (req.targets ?? []).map((t) => t.fieldSelector!.replace('metadata.name=', ''));
+      const limit = notReadyAt.get(req.namespace);
+      const canaryReplicas = names.filter((n) => n.endsWith('-new')).map((n) => percentOf(n)?.replicas ?? 0);
+      if (limit !== undefined && canaryReplicas.some((r) => r >= limit))
+        throw ApplicationFailure.nonRetryable(`wait for ${req.subject} timed out`, 'WaitTimeout');
+      return { resources: [], summary: 'ready' };
+    },
+    async deleteDeployments(req) {
+      deleted.push(req);
+    },
+    async checkAnalysis(req) {
+      const ok = analysis.get(req.url)?.shift() ?? true;
+      return { ok, message: ok ? 'ok' : `GET ${req.url}: status 503, expected 200` };
+    },
+    async reportStatus() {
+      return false;
+    },
+    async observeDeployer(ref) {
+      return deployments.get(ref.namespace) ?? [];
+    },
+    async createDeployerDeployment(req) {
+      return `${req.name}-${req.version}`;
+    },
+  };
+  return { scales, deleted, notReadyAt, analysis, deployments, stubs };
+}
+
+const kube = fakeKube();
+const harness = sharedWorker({ activities: kube.stubs });
+
+/** A canary of Deployment web (10 replicas) against web-old, with the given steps. */
+function canaryRun(namespace: string, steps: CanaryRun['steps'], extra: Partial<CanaryRun> = {}): CanaryRun {
+  return {
+    title: 'web',
+    namespace,
+    pairs: [{ canary: 'web-new', stable: 'web-old', replicas: 10, stableReplicas: 10 }],
+    steps,
+    ...extra,
+  };
+}
+
+async function start(run: CanaryRun): Promise<WorkflowHandle<typeof canaryWorkflow>> {
+  return harness().client.workflow.start(canaryWorkflow, {
+    taskQueue: harness().taskQueue,
+    workflowId: uniqueName('canary'),
+    args: [run],
+  });
+}
+
+/** Polls the progress query until `ready` holds (the workflow's own readiness, not a sleep). */
+async function until(
+  handle: WorkflowHandle<typeof canaryWorkflow>,
+  ready: (p: CanaryProgress) => boolean,
+): Promise<CanaryProgress> {
+  for (;;) {
+    const progress = await handle.query(canaryProgressQuery);
+    if (ready(progress)) return progress;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const splits = (namespace: string) =>
+  kube.scales.filter((s) => s.namespace === namespace).map((s) => `${s.name}=${s.replicas}`);
+const ms = (iso?: string) => Date.parse(iso!);
+
+describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
+  it('steps 10/30/60/100 in order: new up, wait Ready, old down, then hold each step', async () => {
+    const ns = uniqueName('order');
+    const handle = await start(
+      canaryRun(ns, [
+        { percent: 10, holdSeconds: 1 },
+        { percent: 30, holdSeconds: 1 },
+        { percent: 60, holdSeconds: 1 },
+        { percent: 100 },
+      ]),
+    );
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('promoted');
+    expect(splits(ns)).toEqual([
+      'web-new=1',
+      'web-old=9',
+      'web-new=3',
+      'web-old=7',
+      'web-new=6',
+      'web-old=4',
+      'web-new=10',
+      'web-old=0',
+    ]);
+    for (const step of outcome.steps.slice(0, 3)) {
+      expect(step.ended).toBe('held');
+      expect(ms(step.endedAt) - ms(step.readyAt)).toBeGreaterThanOrEqual(1000);
+    }
+    expect(outcome.steps.map((s) => `${s.canary}/${s.stable}`)).toEqual(['1/9', '3/7', '6/4', '10/0']);
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([]); // the caller deletes the old side
+  });
+
+  it('gives every hold timer a summary the Temporal UI shows', async () => {
+    const ns = uniqueName('summary');
+    const handle = await start(canaryRun(ns, [{ percent: 30, holdSeconds: 1 }], { title: 'blog-2' }));
+    await handle.result();
+    const history = await handle.fetchHistory();
+    const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
+    const summaries = timers.map((e) => JSON.parse(Buffer.from(e.userMetadata!.summary!.data!).toString()));
+    expect(summaries).toEqual(['blog-2 canary 30 % — hold 1s']);
+  });
+
+  it('pause freezes the hold and resume runs only the time that was left', async () => {
+    const ns = uniqueName('pause');
+    const handle = await start(canaryRun(ns, [{ percent: 10, holdSeconds: 3 }, { percent: 100 }]));
+    const holding = await until(handle, (p) => p.waitingOn === 'hold');
+    const holdStart = ms(holding.history[0].readyAt);
+    await until(handle, () => Date.now() - holdStart >= 1000);
+    await handle.signal(pauseSignal, { by: 'test', reason: 'look at metrics' });
+    const paused = await until(handle, (p) => p.paused?.remainingSeconds !== undefined);
+    const remaining = paused.paused!.remainingSeconds!;
+    expect(remaining).toBeGreaterThan(0.5);
+    expect(remaining).toBeLessThan(2.5);
+    expect(paused.nextStepAt).toBeUndefined();
+    // Paused for longer than the whole hold: a timer still running would end the step.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect((await handle.query(canaryProgressQuery)).history[0].endedAt).toBeUndefined();
+    const resumedAt = Date.now();
+    await handle.signal(resumeSignal);
+    const outcome = await handle.result();
+    if (savingHistories) await saveHistory(handle.workflowId, undefined, 'canary-pause-resume--canary');
+    const afterResume = ms(outcome.steps[0].endedAt) - resumedAt;
+    expect(afterResume).toBeGreaterThanOrEqual(remaining * 1000 - 300);
+    expect(afterResume).toBeLessThan(remaining * 1000 + 1500);
+    expect(outcome.result).toBe('promoted');
+  });
+
+  it('promote skips the remaining steps and goes to 100 %', async () => {
+    const ns = uniqueName('promote');
+    const handle = await start(
+      canaryRun(ns, [{ percent: 10, holdSeconds: 600 }, { percent: 50, holdSeconds: 600 }, { percent: 100 }]),
+    );
+    await until(handle, (p) => p.waitingOn === 'hold');
+    await handle.signal(promoteSignal, { by: 'test' });
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('promoted');
+    expect(outcome.reason).toBe('promoted by test');
+    expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-new=10', 'web-old=0']);
+    expect(outcome.steps.map((s) => s.ended)).toEqual(['promoted', undefined, 'promoted']);
+  });
+
+  it('an approval step waits for approve, then goes on', async () => {
+    const ns = uniqueName('approve');
+    const handle = await start(canaryRun(ns, [{ percent: 20, approval: true }, { percent: 100 }]));
+    await until(handle, (p) => p.waitingOn === 'approval');
+    await handle.signal(approveSignal, { by: 'test' });
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('promoted');
+    expect(outcome.steps[0].ended).toBe('approved');
+  });
+
+  it('an approval timeout rolls back by default: old restored, new deleted', async () => {
+    const ns = uniqueName('timeout-rb');
+    const handle = await start(
+      canaryRun(ns, [{ percent: 20, approval: true }, { percent: 100 }], { approvalTimeoutSeconds: 1 }),
+    );
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('rolled-back');
+    expect(outcome.reason).toMatch(/approval of web canary 20 % timed out after 1s/);
+    expect(splits(ns)).toEqual(['web-new=2', 'web-old=8', 'web-old=10']);
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([{ namespace: ns, names: ['web-new'] }]);
+  });
+
+  it('an approval timeout with on_timeout promote goes to 100 %', async () => {
+    const ns = uniqueName('timeout-pr');
+    const handle = await start(
+      canaryRun(ns, [{ percent: 20, approval: true }, { percent: 50, holdSeconds: 600 }, { percent: 100 }], {
+        approvalTimeoutSeconds: 1,
+        onTimeout: 'promote',
+      }),
+    );
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('promoted');
+    expect(outcome.reason).toMatch(/timed out after 1s: promoted/);
+    expect(splits(ns)).toEqual(['web-new=2', 'web-old=8', 'web-new=10', 'web-old=0']);
+  });
+
+  it('a rollback signal mid-hold restores the old side and deletes the new one', async () => {
+    const ns = uniqueName('rollback');
+    const handle = await start(
+      canaryRun(ns, [
+        { percent: 10, holdSeconds: 1 },
+        { percent: 40, holdSeconds: 600 },
+      ]),
+    );
+    await until(handle, (p) => p.step === 2 && p.waitingOn === 'hold');
+    await handle.signal(rollbackSignal, { by: 'test', reason: 'errors up' });
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('rolled-back');
+    expect(outcome.reason).toBe('rollback requested by test: errors up');
+    expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-new=4', 'web-old=6', 'web-old=10']);
+    expect(outcome.steps[1].ended).toBe('rolled-back');
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([{ namespace: ns, names: ['web-new'] }]);
+  });
+
+  it('rolls back by itself when a step never becomes Ready', async () => {
+    const ns = uniqueName('notready');
+    kube.notReadyAt.set(ns, 3);
+    const handle = await start(
+      canaryRun(ns, [
+        { percent: 10, holdSeconds: 1 },
+        { percent: 30, holdSeconds: 1 },
+      ]),
+    );
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('rolled-back');
+    expect(outcome.reason).toMatch(/web canary 30 % not Ready: wait for canary web timed out/);
+    // The old side was never scaled below 9: the new pods at 30 % were not Ready.
+    expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-new=3', 'web-old=10']);
+  });
+
+  it('rolls back when the analysis fails more often than failure_limit', async () => {
+    const ns = uniqueName('analysis');
+    const url = `http://metrics.${ns}.invalid/health`;
+    kube.analysis.set(url, [true, false, false]);
+    const handle = await start(
+      canaryRun(ns, [{ percent: 10, holdSeconds: 60 }, { percent: 100 }], {
+        analysis: { url, interval: 1, failure_limit: 1 },
+      }),
+    );
+    const outcome = await handle.result();
+    if (savingHistories) await saveHistory(handle.workflowId, undefined, 'canary-analysis-rollback--canary');
+    expect(outcome.result).toBe('rolled-back');
+    expect(outcome.reason).toMatch(/analysis failed 2 time\(s\) \(failure_limit 1\): GET .* status 503/);
+    expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-old=10']);
+  });
+});
+
+describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
+  const spec = (namespace: string, version: string) => ({
+    type: 'canary' as const,
+    deployment: { name: 'nginx', namespace, image: 'nginx', version, replicas: 10 },
+    steps: [
+      { percent: 10, sleep: 1 },
+      { percent: 30, sleep: 1 },
+      { percent: 60, sleep: 1 },
+    ],
+  });
+
+  it('a first deploy goes straight to full size', async () => {
+    const ns = uniqueName('dpl-first');
+    const outcome = await harness().client.workflow.execute(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('dpl'),
+      args: [{ name: 'nginx', namespace: 'default', spec: spec(ns, '1.25.3') }],
+    });
+    expect(outcome).toMatchObject({ result: 'deployed', version: '1.25.3' });
+    expect(splits(ns)).toEqual(['nginx-1.25.3=10']);
+  });
+
+  it('a version change steps new up and old down, then deletes the old Deployment', async () => {
+    const ns = uniqueName('dpl-change');
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+    const workflowId = uniqueName('dpl');
+    const outcome = await harness().client.workflow.execute(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [{ name: 'nginx', namespace: 'default', spec: spec(ns, '1.26.0') }],
+    });
+    if (savingHistories) await saveHistory(workflowId, undefined, 'deployer-version-change--deployer');
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0', previous: '1.25.3' });
+    expect(outcome.steps.map((s) => `${s.canary}/${s.stable}`)).toEqual(['1/9', '3/7', '6/4', '10/0']);
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.25.3'] },
+    ]);
+  });
+});

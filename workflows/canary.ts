@@ -1,0 +1,402 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { CanarySpec } from '../api/chart';
+import { durationSeconds } from '../api/duration';
+import type { KindName } from '../api/kinds';
+import { io, withSummary } from './activity-proxies';
+import { RunControl } from './control';
+import { renderCanaryDetails } from './details';
+import { NonRetryable } from './failures';
+import { canaryProgressQuery, rootMessage, type CanaryProgress, type CanaryStepRecord } from './messages';
+import {
+  formatSeconds,
+  restoreScales,
+  stepScales,
+  type CanaryStep,
+  type DeploymentPair,
+  type Scale,
+} from './plan/canary';
+import { ArmadaPhase } from './search-attributes';
+import { report } from './status';
+
+/** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
+const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
+/** Seconds between analysis checks when the spec gives no `interval`. */
+const DEFAULT_ANALYSIS_INTERVAL_SECONDS = 10;
+
+export interface CanaryRun {
+  /** What is rolled out, as summaries name it: a release (`blog-2`) or a Deployer. */
+  title: string;
+  namespace: string;
+  pairs: DeploymentPair[];
+  steps: CanaryStep[];
+  stepTimeoutSeconds?: number;
+  approvalTimeoutSeconds?: number;
+  onTimeout?: 'rollback' | 'promote';
+  analysis?: CanarySpec['analysis'];
+  /** The custom resource whose status shows the progress; none for a run applied from a file alone. */
+  resource?: { kind: Extract<KindName, 'ArmadaChart' | 'Deployer'>; namespace: string; name: string };
+}
+
+export interface CanaryOutcome {
+  result: 'promoted' | 'rolled-back';
+  reason?: string;
+  steps: CanaryStepRecord[];
+}
+
+/**
+ * A canary as a workflow of its own (an ArmadaChart's canary runs as a child of its chart
+ * workflow, so signals reach it by its ID). Cancelling it rolls it back.
+ */
+export async function canaryWorkflow(run: CanaryRun): Promise<CanaryOutcome> {
+  const control = new RunControl().listen();
+  return CancellationScope.nonCancellable(() => new Canary(run, control).run());
+}
+
+type StepEnd = 'held' | 'approved' | 'promote' | { rollback: string };
+
+/**
+ * Steps Deployment pairs through percentages. Per step: scale the canaries up, wait until they
+ * are Ready (bounded by step_timeout), scale the stables down, then hold — a durable timer, or an
+ * approval — checking the analysis on its interval. Pause freezes the hold and keeps its
+ * remaining time; promote jumps to 100 %; a rollback signal, a cancellation, a readiness timeout,
+ * a failed analysis or an approval timeout (with on_timeout rollback) restore the stables and
+ * delete the canaries.
+ *
+ * The caller owns what comes after 100 % (the Helm upgrade of a chart, the old Deployment's
+ * deletion for a Deployer) and what comes before the first step (creating the canaries at 0).
+ */
+export class Canary {
+  readonly progress: CanaryProgress;
+  private analysisFailures = 0;
+
+  constructor(
+    private readonly input: CanaryRun,
+    private readonly control: RunControl,
+  ) {
+    this.progress = {
+      kind: 'canary',
+      target: input.title,
+      phase: 'Progressing',
+      step: 0,
+      steps: input.steps.length,
+      percent: 0,
+      history: input.steps.map((step, i) => {
+        const split = stepScales(input.pairs, step.percent);
+        return {
+          step: i + 1,
+          percent: step.percent,
+          canary: sum(split.canary),
+          stable: sum(split.stable),
+          ...((step.approval || step.holdSeconds !== undefined) && {
+            hold: step.approval ? ('approval' as const) : step.holdSeconds,
+          }),
+        };
+      }),
+    };
+    setHandler(canaryProgressQuery, () => ({
+      ...this.progress,
+      ...(this.control.paused && { paused: { ...this.control.paused, ...this.progress.paused } }),
+    }));
+  }
+
+  async run(): Promise<CanaryOutcome> {
+    const { steps } = this.input;
+    let promoting = false;
+    for (let i = 0; i < steps.length; i++) {
+      if (!(await this.control.mayContinue())) return this.rollBack(this.stopReason());
+      promoting ||= this.control.promoteRequested !== null;
+      // Promoting skips the remaining steps: the next one is the last, 100 %, without a hold.
+      const end = await this.step(promoting ? steps.length - 1 : i, promoting);
+      if (typeof end === 'object') return this.rollBack(end.rollback);
+      if (promoting) break;
+      promoting = end === 'promote';
+    }
+    this.progress.phase = 'Promoted';
+    this.progress.waitingOn = undefined;
+    await this.publish(`${this.input.title} at 100 %`);
+    return { result: 'promoted', reason: this.progress.reason, steps: this.progress.history };
+  }
+
+  private async step(index: number, promoting: boolean): Promise<StepEnd> {
+    const step = this.input.steps[index];
+    const record = this.progress.history[index];
+    const title = `${this.input.title} canary ${step.percent} %`;
+    Object.assign(this.progress, { step: index + 1, percent: step.percent, nextStepAt: undefined });
+    this.progress.phase = promoting ? 'Promoting' : 'Progressing';
+    record.startedAt = now();
+    const scales = stepScales(this.input.pairs, step.percent);
+
+    this.progress.waitingOn = 'readiness';
+    await this.publish(`${title}: ${record.canary} new / ${record.stable} old, waiting for readiness`);
+    await this.scale(scales.canary, `${title}: scale new up`);
+    const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
+    const ready = await this.unlessStopped(() =>
+      io.waitForResources.executeWithOptions(
+        withSummary(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`),
+        [
+          {
+            release: this.input.title,
+            subject: `canary ${this.input.title}`,
+            namespace: this.input.namespace,
+            targets: scales.canary.map((s) => ({
+              type: 'deployment',
+              fieldSelector: `metadata.name=${s.name}`,
+            })),
+            timeoutSeconds: timeout,
+          },
+        ],
+      ),
+    );
+    if (ready === 'stopped') return { rollback: this.stopReason() };
+    if (ready instanceof Error) return { rollback: `${title} not Ready: ${rootMessage(ready)}` };
+    await this.scale(scales.stable, `${title}: scale old down`);
+    record.readyAt = now();
+
+    const end = promoting ? 'promote' : await this.hold(step, title);
+    if (end === 'held' || end === 'approved') {
+      const failed = await this.analyse(title, true);
+      if (failed) return { rollback: failed };
+    }
+    record.endedAt = now();
+    record.ended = typeof end === 'object' ? 'rolled-back' : end === 'promote' ? 'promoted' : end;
+    return end;
+  }
+
+  /**
+   * Holds a ready step: for its sleep on a durable timer, or until approved. Pausing cancels the
+   * timer and keeps the time left; resuming starts a new timer for that remainder.
+   */
+  private async hold(step: CanaryStep, title: string): Promise<StepEnd> {
+    const { control } = this;
+    const approval = step.approval === true;
+    let remainingMs = approval
+      ? this.input.approvalTimeoutSeconds !== undefined
+        ? this.input.approvalTimeoutSeconds * 1000
+        : undefined
+      : (step.holdSeconds ?? 0) * 1000;
+    const intervalMs = this.input.analysis
+      ? (durationSeconds(this.input.analysis.interval ?? DEFAULT_ANALYSIS_INTERVAL_SECONDS) ?? 0) * 1000
+      : undefined;
+    let untilCheckMs = intervalMs;
+    const interrupted = () =>
+      control.paused !== null ||
+      control.stopping ||
+      control.promoteRequested !== null ||
+      (approval && control.approvalPending);
+
+    for (;;) {
+      if (control.stopping) return { rollback: this.stopReason() };
+      if (control.promoteRequested) {
+        this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
+        return 'promote';
+      }
+      if (approval && control.takeApproval()) return 'approved';
+      if (control.paused) {
+        this.progress.nextStepAt = undefined;
+        this.progress.paused = { ...control.paused, remainingSeconds: remainingMs && remainingMs / 1000 };
+        await this.publish(`${title}: paused`);
+        await condition(() => control.paused === null || control.stopping);
+        this.progress.paused = undefined;
+        continue;
+      }
+      if (remainingMs !== undefined && remainingMs <= 0) {
+        if (!approval) return 'held';
+        const timedOut = `approval of ${title} timed out after ${formatSeconds(this.input.approvalTimeoutSeconds ?? 0)}`;
+        if (this.input.onTimeout !== 'promote') return { rollback: timedOut };
+        this.progress.reason = `${timedOut}: promoted (on_timeout promote)`;
+        return 'promote';
+      }
+
+      const waitMs = Math.min(remainingMs ?? Infinity, untilCheckMs ?? Infinity);
+      const started = Date.now();
+      this.progress.waitingOn = approval ? 'approval' : 'hold';
+      this.progress.nextStepAt =
+        remainingMs !== undefined ? new Date(started + remainingMs).toISOString() : undefined;
+      await this.publish(
+        approval
+          ? `${title}: waiting for approval${remainingMs !== undefined ? ` until ${this.progress.nextStepAt}` : ''}`
+          : `${title}: holding until ${this.progress.nextStepAt}`,
+      );
+      const summary = approval
+        ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
+        : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
+      if (waitMs === Infinity) await condition(interrupted);
+      else await condition(interrupted, waitMs, { summary });
+      const spent = Date.now() - started;
+      if (remainingMs !== undefined) remainingMs -= spent;
+      if (untilCheckMs !== undefined && intervalMs !== undefined) {
+        untilCheckMs -= spent;
+        if (untilCheckMs <= 0 && !interrupted()) {
+          untilCheckMs = intervalMs;
+          const failed = await this.analyse(title, false);
+          if (failed) return { rollback: failed };
+        }
+      }
+    }
+  }
+
+  /**
+   * One analysis check, when the spec has one; returns why the canary must roll back once the
+   * failures exceed failure_limit. `final` is the check before a step is passed.
+   */
+  private async analyse(title: string, final: boolean): Promise<string | undefined> {
+    const analysis = this.input.analysis;
+    if (!analysis) return undefined;
+    this.progress.waitingOn = 'analysis';
+    const result = await io.checkAnalysis.executeWithOptions(
+      withSummary(`${title}: analysis ${final ? 'before passing the step' : 'check'}`),
+      [
+        {
+          url: analysis.url,
+          expectedStatus: analysis.expected_status,
+          json: analysis.json,
+        },
+      ],
+    );
+    if (result.ok) return undefined;
+    this.analysisFailures++;
+    const limit = analysis.failure_limit ?? 0;
+    log.warn('canary analysis failed', {
+      title,
+      message: result.message,
+      failures: this.analysisFailures,
+      limit,
+    });
+    return this.analysisFailures > limit
+      ? `${title}: analysis failed ${this.analysisFailures} time(s) (failure_limit ${limit}): ${result.message}`
+      : undefined;
+  }
+
+  /** Restores every stable Deployment, waits for it (best effort), then deletes the canaries. */
+  private async rollBack(reason: string): Promise<CanaryOutcome> {
+    const { title, namespace, pairs } = this.input;
+    this.progress.phase = 'RollingBack';
+    this.progress.reason = reason;
+    this.progress.nextStepAt = undefined;
+    this.progress.waitingOn = undefined;
+    const current = this.progress.history[this.progress.step - 1];
+    if (current && !current.ended) Object.assign(current, { ended: 'rolled-back', endedAt: now() });
+    await this.publish(`${title}: rolling back: ${reason}`);
+    const stables = restoreScales(pairs);
+    await this.scale(stables, `${title}: rollback, restore old`);
+    if (stables.length) {
+      try {
+        await io.waitForResources.executeWithOptions(
+          withSummary(`${title}: rollback, wait for old to be Ready`),
+          [
+            {
+              release: title,
+              subject: `stable ${title}`,
+              namespace,
+              targets: stables.map((s) => ({ type: 'deployment', fieldSelector: `metadata.name=${s.name}` })),
+              timeoutSeconds: this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS,
+            },
+          ],
+        );
+      } catch (err) {
+        // The old version is scaled back either way; a slow start must not keep the canary alive.
+        log.warn('stable not Ready after rollback', { title, error: rootMessage(err) });
+      }
+    }
+    await io.deleteDeployments.executeWithOptions(withSummary(`${title}: rollback, delete new`), [
+      { namespace, names: pairs.map((p) => p.canary) },
+    ]);
+    this.progress.phase = 'RolledBack';
+    this.progress.percent = 0;
+    await this.publish(`${title} rolled back: ${reason}`);
+    return { result: 'rolled-back', reason, steps: this.progress.history };
+  }
+
+  private async scale(scales: Scale[], summary: string): Promise<void> {
+    await Promise.all(
+      scales.map((s) =>
+        io.scaleDeployment.executeWithOptions(withSummary(`${summary}: ${s.name} → ${s.replicas}`), [
+          { namespace: this.input.namespace, name: s.name, replicas: s.replicas },
+        ]),
+      ),
+    );
+  }
+
+  /**
+   * Runs an activity until it ends or the canary is stopping; a stop cancels it. An activity
+   * failure is returned (the caller rolls back), not thrown.
+   */
+  private async unlessStopped<T>(fn: () => Promise<T>): Promise<T | Error | 'stopped'> {
+    const scope = new CancellationScope();
+    let ended = false;
+    const work = scope.run(fn).then(
+      (value) => ((ended = true), value),
+      (err: unknown) => ((ended = true), err instanceof Error ? err : new Error(String(err))),
+    );
+    await condition(() => ended || this.control.stopping);
+    if (ended) return work;
+    scope.cancel();
+    await work;
+    return 'stopped';
+  }
+
+  private stopReason(): string {
+    const stop = this.control.stopRequested;
+    if (stop) return `rollback requested by ${who(stop)}${stop.reason ? `: ${stop.reason}` : ''}`;
+    return 'the run was cancelled';
+  }
+
+  /** Shows the progress in the Temporal UI (details, phase) and in the custom resource's status. */
+  async publish(message: string): Promise<void> {
+    const p = this.progress;
+    setCurrentDetails(renderCanaryDetails(p));
+    upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
+    const resource = this.input.resource;
+    if (!resource) return;
+    const phase =
+      p.phase === 'RolledBack' ? 'RolledBack' : p.phase === 'Promoted' ? 'Deployed' : 'Progressing';
+    const progress =
+      resource.kind === 'Deployer'
+        ? { percentage: p.percent, step: p.step, ...(p.nextStepAt && { wait: p.nextStepAt }) }
+        : {
+            step: p.step,
+            steps: p.steps,
+            percent: p.percent,
+            summary: `${p.step}/${p.steps} ${p.percent}%`,
+            ...(p.nextStepAt && { next_step_at: p.nextStepAt }),
+          };
+    await report(resource.kind, resource.namespace, resource.name, phase, message, {
+      progress,
+      ...(resource.kind === 'Deployer' && { phase: deployerPhase(p.phase) }),
+    });
+  }
+}
+
+/** The Deployer operator's phase names. */
+function deployerPhase(phase: CanaryProgress['phase']): string {
+  return phase === 'Promoted' ? 'Completed' : phase === 'RolledBack' ? 'RolledBack' : 'Progressing';
+}
+
+function sum(scales: Scale[]): number {
+  return scales.reduce((n, s) => n + s.replicas, 0);
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function who(req: { by?: string; reason?: string }): string {
+  return req.by ?? 'an operator';
+}
+
+/** Throws the canary's rollback as a typed failure, for callers that must stop on it. */
+export function canaryRolledBack(outcome: CanaryOutcome, where: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `canary of ${where} rolled back: ${outcome.reason ?? 'no reason given'}`,
+    NonRetryable.CanaryRolledBack,
+    outcome,
+  );
+}

@@ -1,0 +1,117 @@
+import { CancellationScope, setHandler } from '@temporalio/workflow';
+import type { DeployerSpec } from '../api/deployer';
+import { io, withSummary } from './activity-proxies';
+import { Canary } from './canary';
+import { RunControl } from './control';
+import { canaryProgressQuery, type CanaryStepRecord } from './messages';
+import { canarySteps, type DeploymentPair } from './plan/canary';
+import { deployerDeploymentName } from './plan/names';
+import { report } from './status';
+
+export interface DeployerRun {
+  /** The Deployer custom resource. */
+  name: string;
+  namespace: string;
+  spec: DeployerSpec;
+}
+
+export interface DeployerOutcome {
+  result: 'deployed' | 'promoted' | 'rolled-back';
+  /** The version serving at the end. */
+  version: string;
+  /** The version replaced (or kept, after a rollback); none on a first deploy. */
+  previous?: string;
+  reason?: string;
+  steps: CanaryStepRecord[];
+}
+
+/**
+ * A Deployer's rollout, after the Deployer operator. First deploy (no other version running):
+ * `<name>-<version>` at full size, done when Ready. A version change: the new Deployment at 0
+ * replicas, stepped up while the old one steps down (the canary), then the old one deleted; a
+ * rollback keeps the old one at its replicas and deletes the new one.
+ */
+export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcome> {
+  const control = new RunControl().listen();
+  return CancellationScope.nonCancellable(() => rollOut(run, control));
+}
+
+async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerOutcome> {
+  const { deployment } = run.spec;
+  const ref = { name: deployment.name, namespace: deployment.namespace };
+  const target = deployerDeploymentName(deployment.name, deployment.version);
+  // Answered until the canary knows its Deployments and takes the query over.
+  setHandler(canaryProgressQuery, () => ({
+    kind: 'canary',
+    target: `${deployment.namespace}/${target}`,
+    phase: 'Progressing',
+    step: 0,
+    steps: 0,
+    percent: 0,
+    waitingOn: 'start',
+    history: [],
+  }));
+  const running = await io.observeDeployer.executeWithOptions(
+    withSummary(`find the versions of ${deployment.namespace}/${deployment.name}`),
+    [ref],
+  );
+  const old = running.filter((v) => v.version !== deployment.version);
+  const stable = old[0];
+  const firstDeploy = stable === undefined;
+
+  await io.createDeployerDeployment.executeWithOptions(
+    withSummary(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
+    [
+      {
+        ...ref,
+        image: deployment.image,
+        version: deployment.version,
+        labels: deployment.labels,
+        replicas: firstDeploy ? deployment.replicas : 0,
+      },
+    ],
+  );
+  const pair: DeploymentPair = {
+    canary: target,
+    stable: stable?.deployment ?? null,
+    replicas: deployment.replicas,
+    stableReplicas: stable?.replicas ?? 0,
+  };
+  const canary = new Canary(
+    {
+      title: `${deployment.namespace}/${target}`,
+      namespace: deployment.namespace,
+      pairs: [pair],
+      // A first deploy has nothing to step from: one step, straight to 100 %.
+      steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
+      resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
+    },
+    control,
+  );
+  const outcome = await canary.run();
+  if (outcome.result === 'rolled-back') {
+    return {
+      result: 'rolled-back',
+      version: stable?.version ?? '',
+      previous: stable?.version,
+      reason: outcome.reason,
+      steps: outcome.steps,
+    };
+  }
+  if (old.length) {
+    await io.deleteDeployments.executeWithOptions(
+      withSummary(`delete ${old.map((v) => v.deployment).join(', ')}`),
+      [{ namespace: deployment.namespace, names: old.map((v) => v.deployment) }],
+    );
+  }
+  await report('Deployer', run.namespace, run.name, 'Deployed', `${target} serves 100 %`, {
+    phase: 'Completed',
+    current_version: deployment.version,
+  });
+  return {
+    result: firstDeploy ? 'deployed' : 'promoted',
+    version: deployment.version,
+    previous: stable?.version,
+    steps: outcome.steps,
+  };
+}
