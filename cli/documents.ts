@@ -4,6 +4,7 @@ import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import { kinds } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
+import type { DeployerSpec } from '../api/deployer';
 import type { ManifestDocuments } from '../workflows/plan/manifest';
 
 interface Parsed {
@@ -12,18 +13,57 @@ interface Parsed {
   spec: unknown;
 }
 
+async function readDocuments(file: string): Promise<Parsed[]> {
+  return parseAllDocuments(await readFile(file, 'utf8'))
+    .map((d) => d.toJS() as Parsed | null)
+    .filter((d): d is Parsed => d !== null);
+}
+
+/** What a file asks `armadactl apply` to run: a manifest (with its groups and charts), or Deployers. */
+export type Applicable =
+  | { kind: 'ArmadaManifest'; manifest: ManifestDocuments }
+  | { kind: 'Deployer'; deployers: DeployerDocument[] };
+
+export interface DeployerDocument {
+  name: string;
+  namespace: string;
+  spec: DeployerSpec;
+}
+
+/**
+ * The run an already validated file asks for: its ArmadaManifest when it has one, else its
+ * Deployers; an error when it has neither.
+ */
+export async function applicableDocuments(
+  file: string,
+  namespace: string,
+  manifestName?: string,
+): Promise<Applicable> {
+  const docs = await readDocuments(file);
+  if (docs.some((d) => d.kind === 'ArmadaManifest') || manifestName)
+    return { kind: 'ArmadaManifest', manifest: manifestDocuments(docs, file, namespace, manifestName) };
+  const deployers = docs
+    .filter((d) => d.kind === 'Deployer')
+    .map((d) => ({
+      name: d.metadata.name,
+      namespace: d.metadata.namespace ?? namespace,
+      spec: kinds.Deployer.spec.parse(d.spec) as DeployerSpec,
+    }));
+  if (!deployers.length)
+    throw new Error(`${file} has neither an ArmadaManifest nor a Deployer; nothing to apply`);
+  return { kind: 'Deployer', deployers };
+}
+
 /**
  * The manifest, groups and charts of an already validated multi-document file, with specs
  * parsed (defaults applied). `manifestName` picks one when the file holds several.
  */
-export async function manifestDocuments(
+function manifestDocuments(
+  docs: Parsed[],
   file: string,
   namespace: string,
   manifestName?: string,
-): Promise<ManifestDocuments> {
-  const docs = parseAllDocuments(await readFile(file, 'utf8'))
-    .map((d) => d.toJS() as Parsed | null)
-    .filter((d): d is Parsed => d !== null);
+): ManifestDocuments {
   const manifests = docs.filter(
     (d) => d.kind === 'ArmadaManifest' && (!manifestName || d.metadata.name === manifestName),
   );

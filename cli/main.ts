@@ -2,14 +2,18 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from './connect';
-import { manifestDocuments } from './documents';
+import { applicableDocuments } from './documents';
+import type { DeployerOutcome } from '../workflows/deployer';
+import type { ManifestOutcome } from '../workflows/manifest';
+import { rootMessage } from '../workflows/messages';
 import {
   control,
   follow,
   formatProgress,
-  manifestWorkflowId,
   progressOf,
+  startDeployer,
   startManifest,
+  targetWorkflowId,
   type ControlCommand,
 } from './runs';
 import { formatProblem, validateFiles } from './validate';
@@ -50,9 +54,10 @@ Exit code 0 only when every document is valid.`,
   apply: {
     usage: `armadactl apply -f FILE [--wait] [--on-failure stop|rollback] [-n NAMESPACE] [--manifest NAME]
 
-Validates a multi-document file (an ArmadaManifest with its groups and charts), then starts the
-manifest's run on the worker. With --wait, shows its progress until it ends: exit 0 when every
-chart is deployed, 1 when the run failed or was rolled back.`,
+Validates a multi-document file, then starts its run on the worker: the ArmadaManifest's (with
+its groups and charts) when the file has one, else each Deployer's rollout. With --wait, shows
+the progress until it ends: exit 0 when every chart is deployed (a Deployer: at 100 %), 1 when
+the run failed or was rolled back.`,
     options: {
       filename: { type: 'string', short: 'f' },
       wait: { type: 'boolean', short: 'w' },
@@ -62,7 +67,7 @@ chart is deployed, 1 when the run failed or was rolled back.`,
     },
     async run({ values }, out) {
       const file = values.filename as string | undefined;
-      if (!file) throw new UsageError('name the manifest file with -f');
+      if (!file) throw new UsageError('name the file with -f');
       const onFailure = values['on-failure'] as string | undefined;
       if (onFailure !== undefined && onFailure !== 'stop' && onFailure !== 'rollback') {
         throw new UsageError(`--on-failure must be stop or rollback, not "${onFailure}"`);
@@ -73,46 +78,65 @@ chart is deployed, 1 when the run failed or was rolled back.`,
         out(`not applied: ${new Set(report.problems.map((p) => p.doc)).size} invalid document(s)`);
         return 1;
       }
-      const docs = await manifestDocuments(
+      const applicable = await applicableDocuments(
         file,
         values.namespace as string,
         values.manifest as string | undefined,
       );
-      if (onFailure) docs.manifest.spec.on_failure = onFailure;
-      const target = docs.manifest.spec.target_state;
-      if (target === 'uninitialized') {
-        out(`${docs.manifest.name}: target_state is uninitialized; nothing to do`);
-        return 0;
-      }
       const { client, close } = await connect();
       try {
+        const { taskQueue } = temporalTarget();
+        if (applicable.kind === 'Deployer') {
+          let failed = 0;
+          for (const doc of applicable.deployers) {
+            const workflowId = await startDeployer(client, doc, taskQueue);
+            out(`started ${workflowId}`);
+            if (!values.wait) continue;
+            const ended = await outcomeOf(() => follow<DeployerOutcome>(client, workflowId, out));
+            if ('error' in ended) out(`${doc.name}: failed: ${ended.error}`);
+            else
+              out(
+                `${doc.name}: ${ended.result}${ended.reason ? ` (${ended.reason})` : ''}, serving ${ended.version}`,
+              );
+            if ('error' in ended || ended.result === 'rolled-back') failed++;
+          }
+          return failed ? 1 : 0;
+        }
+        const docs = applicable.manifest;
+        if (onFailure) docs.manifest.spec.on_failure = onFailure;
+        const target = docs.manifest.spec.target_state;
+        if (target === 'uninitialized') {
+          out(`${docs.manifest.name}: target_state is uninitialized; nothing to do`);
+          return 0;
+        }
         const mode = target === 'uninstalled' ? 'uninstall' : 'deploy';
-        const workflowId = await startManifest(client, docs, temporalTarget().taskQueue, mode);
+        const workflowId = await startManifest(client, docs, taskQueue, mode);
         out(`started ${workflowId}`);
         if (!values.wait) return 0;
-        try {
-          const outcome = await follow(client, workflowId, out);
-          out(`${outcome.manifest}: ${outcome.state}`);
-          return outcome.state === (mode === 'uninstall' ? 'uninstalled' : 'deployed') ? 0 : 1;
-        } catch (err) {
-          out(`${docs.manifest.name}: failed: ${causeOf(err)}`);
+        const ended = await outcomeOf(() => follow<ManifestOutcome>(client, workflowId, out));
+        if ('error' in ended) {
+          out(`${docs.manifest.name}: failed: ${ended.error}`);
           return 1;
         }
+        out(`${ended.manifest}: ${ended.state}`);
+        return ended.state === (mode === 'uninstall' ? 'uninstalled' : 'deployed') ? 0 : 1;
       } finally {
         await close();
       }
     },
   },
   status: {
-    usage: `armadactl status NAME [-n NAMESPACE] [--output json]
+    usage: `armadactl status TARGET [-n NAMESPACE] [--output json]
 
-Shows the run of ArmadaManifest NAME: its phase and, per group and chart, state and revision.`,
+Shows a run's progress. TARGET is an ArmadaManifest NAME (or amf/NAME): its phase and, per group
+and chart, state and revision; dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's canary):
+the step it is at, what it waits for, and each step's replica split and times.`,
     options: { output: { type: 'string', short: 'o' }, ...namespaceOption },
     async run({ values, positionals }, out) {
-      const name = onlyName(positionals);
+      const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
       const { client, close } = await connect();
       try {
-        const progress = await progressOf(client, manifestWorkflowId(values.namespace as string, name));
+        const progress = await progressOf(client, workflowId);
         if (values.output === 'json') out(JSON.stringify(progress, null, 2));
         else formatProgress(progress).forEach((line) => out(line));
         return 0;
@@ -124,20 +148,22 @@ Shows the run of ArmadaManifest NAME: its phase and, per group and chart, state 
 };
 
 const controlUsage: Record<ControlCommand, string> = {
-  pause: 'holds the run before its next chart or group starts; Helm calls already running finish',
+  pause:
+    'holds the run before its next chart or group starts (Helm calls already running finish); a canary freezes its step, keeping the time left on its hold',
   resume: 'lets a paused run go on',
-  approve: 'passes the approval gate the run waits at',
-  rollback: 'starts no more charts, lets running ones finish, then undoes every change of the run',
+  approve: 'passes the approval gate or canary step the run waits at',
+  promote: 'makes a canary skip its remaining steps and go to 100 %',
+  rollback:
+    'starts no more charts, lets running ones finish, then undoes every change of the run; a canary restores the old version and removes the new one',
 };
 for (const command of Object.keys(controlUsage) as ControlCommand[]) {
   commands[command] = {
-    usage: `armadactl ${command} NAME [-n NAMESPACE] [--reason TEXT]\n\n${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.`,
+    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]\n\n${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.\nTARGET: an ArmadaManifest NAME (or amf/NAME), dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's canary).`,
     options: { reason: { type: 'string' }, ...namespaceOption },
     async run({ values, positionals }, out) {
-      const name = onlyName(positionals);
+      const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
       const { client, close } = await connect();
       try {
-        const workflowId = manifestWorkflowId(values.namespace as string, name);
         await control(client, workflowId, command, {
           by: process.env.USER,
           reason: values.reason as string | undefined,
@@ -161,15 +187,19 @@ ${Object.values(commands)
 Temporal is reached through TEMPORAL_ADDRESS (default localhost:7233) and TEMPORAL_NAMESPACE.
 Run 'armadactl COMMAND --help' for a command's details.`;
 
-function onlyName(positionals: string[]): string {
-  if (positionals.length !== 1) throw new UsageError('name one ArmadaManifest');
+function onlyTarget(positionals: string[]): string {
+  if (positionals.length !== 1)
+    throw new UsageError('name one run: an ArmadaManifest NAME, dpl/NAME or act/NAME');
   return positionals[0];
 }
 
-function causeOf(err: unknown): string {
-  let e = err as Error & { cause?: unknown };
-  while (e.cause instanceof Error) e = e.cause as Error & { cause?: unknown };
-  return e.message;
+/** A followed run's outcome, or the message at the bottom of its failure. */
+async function outcomeOf<T>(followed: () => Promise<T>): Promise<T | { error: string }> {
+  try {
+    return await followed();
+  } catch (err) {
+    return { error: rootMessage(err) };
+  }
 }
 
 /** Runs one armadactl command line; returns the exit code. */

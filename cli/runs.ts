@@ -1,23 +1,93 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ManifestOutcome } from '../workflows/manifest';
+import type { DeployerRun } from '../workflows/deployer';
 import {
   approveSignal,
   pauseSignal,
   progressQuery,
+  promoteSignal,
   resumeSignal,
   rollbackSignal,
+  type CanaryProgress,
   type Progress,
   type Request,
 } from '../workflows/messages';
+import { formatSeconds } from '../workflows/plan/canary';
 import { planManifest, type ManifestDocuments } from '../workflows/plan/manifest';
-import { objectWorkflowId } from '../workflows/plan/names';
+import { canaryWorkflowId, objectWorkflowId } from '../workflows/plan/names';
+import { kinds, type KindName } from '../api/kinds';
+import type { DeployerDocument } from './documents';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
 export function manifestWorkflowId(namespace: string, name: string): string {
   return objectWorkflowId('ArmadaManifest', namespace, name);
+}
+
+/**
+ * The run a command line names: `NAME` or `amf/NAME` (an ArmadaManifest), `dpl/NAME` (a
+ * Deployer), `act/NAME` (an ArmadaChart's canary). Kinds go by name, plural, singular or short
+ * name, as kubectl takes them.
+ */
+export function targetWorkflowId(target: string, namespace: string): string {
+  const slash = target.indexOf('/');
+  if (slash < 0) return manifestWorkflowId(namespace, target);
+  const [kindName, name] = [target.slice(0, slash).toLowerCase(), target.slice(slash + 1)];
+  const kind = (Object.keys(kinds) as KindName[]).find((k) => {
+    const names = kinds[k];
+    return [k.toLowerCase(), names.plural, names.singular, ...names.shortNames].includes(kindName);
+  });
+  switch (kind) {
+    case 'ArmadaManifest':
+    case 'Deployer':
+      return objectWorkflowId(kind, namespace, name);
+    case 'ArmadaChart':
+      return canaryWorkflowId(namespace, name);
+    case 'ArmadaChartGroup':
+      throw new Error(`a group runs inside its manifest: name the ArmadaManifest instead of ${target}`);
+    default:
+      throw new Error(
+        `unknown kind "${target.slice(0, slash)}" in ${target}; use amf/NAME, act/NAME or dpl/NAME`,
+      );
+  }
+}
+
+/** Starts a workflow under its ID; refuses, naming the run and what to do, when one is running. */
+async function startRun(
+  client: Client,
+  workflowType: string,
+  options: Omit<WorkflowStartOptions, 'workflowId'> & { workflowId: string },
+  what: string,
+  target: string,
+): Promise<string> {
+  try {
+    await client.workflow.start(workflowType, options);
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new Error(
+        `${what} already has a run in progress (workflow ${options.workflowId}); ` +
+          `follow it with \`armadactl status ${target}\` or stop it with \`armadactl rollback ${target}\``,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  return options.workflowId;
+}
+
+function searchAttributes(kind: KindName, namespace: string, name: string): TypedSearchAttributes {
+  return new TypedSearchAttributes([
+    { key: ArmadaKind, value: kind },
+    { key: ArmadaName, value: name },
+    { key: ArmadaNamespace, value: namespace },
+    { key: ArmadaPhase, value: 'Pending' },
+  ]);
 }
 
 /** Starts a manifest run. Refuses, naming the run, when one is already in progress. */
@@ -28,36 +98,47 @@ export async function startManifest(
   mode: 'deploy' | 'uninstall' = 'deploy',
 ): Promise<string> {
   const plan = planManifest(docs);
-  const workflowId = manifestWorkflowId(plan.namespace, plan.manifest);
   const charts = plan.groups.reduce((n, g) => n + g.charts.length, 0);
-  try {
-    await client.workflow.start('manifestWorkflow', {
+  return startRun(
+    client,
+    'manifestWorkflow',
+    {
       taskQueue,
-      workflowId,
+      workflowId: manifestWorkflowId(plan.namespace, plan.manifest),
       args: [{ plan, mode }],
       staticSummary: `ArmadaManifest ${plan.namespace}/${plan.manifest}: ${plan.groups.length} groups × ${charts} charts`,
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: ArmadaKind, value: 'ArmadaManifest' },
-        { key: ArmadaName, value: plan.manifest },
-        { key: ArmadaNamespace, value: plan.namespace },
-        { key: ArmadaPhase, value: 'Pending' },
-      ]),
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new Error(
-        `manifest ${plan.namespace}/${plan.manifest} already has a run in progress (workflow ${workflowId}); ` +
-          `follow it with \`armadactl status ${plan.manifest}\` or stop it with \`armadactl rollback ${plan.manifest}\``,
-        { cause: err },
-      );
-    }
-    throw err;
-  }
-  return workflowId;
+      typedSearchAttributes: searchAttributes('ArmadaManifest', plan.namespace, plan.manifest),
+    },
+    `manifest ${plan.namespace}/${plan.manifest}`,
+    plan.manifest,
+  );
 }
 
-/** The progress of a run, read by the query; a clear error when there is no such run. */
-export async function progressOf(client: Client, workflowId: string): Promise<Progress> {
+/** Starts a Deployer's rollout. Refuses, naming the run, when one is already in progress. */
+export async function startDeployer(
+  client: Client,
+  doc: DeployerDocument,
+  taskQueue: string,
+): Promise<string> {
+  const { deployment } = doc.spec;
+  const run: DeployerRun = doc;
+  return startRun(
+    client,
+    'deployerWorkflow',
+    {
+      taskQueue,
+      workflowId: objectWorkflowId('Deployer', doc.namespace, doc.name),
+      args: [run],
+      staticSummary: `Deployer ${doc.namespace}/${doc.name}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,
+      typedSearchAttributes: searchAttributes('Deployer', doc.namespace, doc.name),
+    },
+    `Deployer ${doc.namespace}/${doc.name}`,
+    `dpl/${doc.name}`,
+  );
+}
+
+/** The progress of a run (a manifest's or a canary's), read by the query; a clear error when there is no such run. */
+export async function progressOf(client: Client, workflowId: string): Promise<AnyProgress> {
   try {
     return await client.workflow.getHandle(workflowId).query(progressQuery);
   } catch (err) {
@@ -71,11 +152,12 @@ const signals = {
   pause: pauseSignal,
   resume: resumeSignal,
   approve: approveSignal,
+  promote: promoteSignal,
   rollback: rollbackSignal,
 };
 export type ControlCommand = keyof typeof signals;
 
-/** Sends pause/resume/approve/rollback to a running manifest. */
+/** Sends pause/resume/approve/promote/rollback to a running manifest or canary. */
 export async function control(
   client: Client,
   workflowId: string,
@@ -98,8 +180,42 @@ export async function control(
   await handle.signal(signals[command], req);
 }
 
-/** Progress as plain lines: one per group, one per chart under it. */
-export function formatProgress(p: Progress): string[] {
+/** What the `progress` query answers: a manifest's groups and charts, or a canary's steps. */
+export type AnyProgress = Progress | CanaryProgress;
+
+/** Progress as plain lines, whichever kind of run answered. */
+export function formatProgress(p: AnyProgress): string[] {
+  return 'kind' in p && p.kind === 'canary' ? formatCanary(p) : formatManifest(p as Progress);
+}
+
+/** `06:52:01` (UTC) of an RFC 3339 time, or blank. */
+const clock = (iso?: string) => (iso ? iso.slice(11, 19) : '');
+
+/** A canary: its phase and step, then one line per step with its split and times (UTC). */
+export function formatCanary(p: CanaryProgress): string[] {
+  const paused = p.paused
+    ? ` — paused since ${p.paused.since}${p.paused.by ? ` by ${p.paused.by}` : ''}${p.paused.remainingSeconds ? `, ${formatSeconds(p.paused.remainingSeconds)} of the hold left` : ''}`
+    : '';
+  const waiting =
+    !p.paused && p.waitingOn
+      ? ` (waiting on ${p.waitingOn}${p.nextStepAt ? ` until ${p.nextStepAt}` : ''})`
+      : '';
+  const lines = [`${p.target}: ${p.phase}, step ${p.step}/${p.steps} at ${p.percent} %${waiting}${paused}`];
+  if (p.reason) lines.push(`  ${p.reason}`);
+  lines.push(
+    `  ${'step'.padEnd(6)}${'percent'.padEnd(9)}${'new/old'.padEnd(10)}${'hold'.padEnd(10)}${'started'.padEnd(10)}${'ready'.padEnd(10)}ended`,
+  );
+  for (const s of p.history) {
+    const hold = s.hold === undefined ? '-' : s.hold === 'approval' ? 'approval' : formatSeconds(s.hold);
+    lines.push(
+      `${s.step === p.step ? '▶ ' : '  '}${String(s.step).padEnd(6)}${`${s.percent} %`.padEnd(9)}${`${s.canary}/${s.stable}`.padEnd(10)}${hold.padEnd(10)}${clock(s.startedAt).padEnd(10)}${clock(s.readyAt).padEnd(10)}${s.endedAt ? `${clock(s.endedAt)} ${s.ended}` : ''}`,
+    );
+  }
+  return lines;
+}
+
+/** A manifest: one line per group, one per chart under it. */
+function formatManifest(p: Progress): string[] {
   const lines = [
     `phase: ${p.phase}${p.waitingOn ? ` (waiting on ${p.waitingOn})` : ''}${p.paused ? ` — paused since ${p.paused.since}${p.paused.by ? ` by ${p.paused.by}` : ''}` : ''}`,
   ];
@@ -119,13 +235,13 @@ export function formatProgress(p: Progress): string[] {
  * Follows a run until it ends, printing each change of its progress; returns the outcome, or
  * throws the run's failure.
  */
-export async function follow(
+export async function follow<Outcome>(
   client: Client,
   workflowId: string,
   print: (line: string) => void,
-): Promise<ManifestOutcome> {
+): Promise<Outcome> {
   const handle = client.workflow.getHandle(workflowId);
-  const result = handle.result() as Promise<ManifestOutcome>;
+  const result = handle.result() as Promise<Outcome>;
   let ended = false;
   const settled = result.then(
     () => (ended = true),

@@ -8,7 +8,7 @@ import { armadaChartSpec } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../workflows/chart';
 import { releaseWorkflowId } from '../../workflows/plan/names';
-import { helm, kubeConfig, temporalHarness, uniqueName } from '../helpers/env';
+import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 
 describe('the chart workflow on the real stack (dev server, sandbox cluster, helm CLI)', () => {
   const release = uniqueName('hello');
@@ -25,22 +25,11 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
       wait: { timeout: 120, labels: { 'app.kubernetes.io/instance': release } },
     }),
   });
-  let harness: Awaited<ReturnType<typeof temporalHarness>>;
-  let running: Promise<void>;
-
-  beforeAll(async () => {
-    harness = await temporalHarness();
-    running = harness.worker.run();
-  });
-  afterAll(async () => {
-    harness.worker.shutdown();
-    await running;
-    await harness.close();
-  });
+  const harness = sharedWorker();
 
   const execute = (input: ChartRun) =>
-    harness.client.workflow.execute(chartWorkflow, {
-      taskQueue: harness.taskQueue,
+    harness().client.workflow.execute(chartWorkflow, {
+      taskQueue: harness().taskQueue,
       workflowId: releaseWorkflowId(namespace, release),
       args: [input],
     });

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../cli/main';
-import { helm, temporalHarness } from '../helpers/env';
+import { helm, sharedWorker } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 
 const example = path.resolve(__dirname, '../../examples/sequenced-manifest.yaml');
@@ -54,23 +54,14 @@ async function variant(replacements: [string, string][]): Promise<string> {
 }
 
 describe('armadactl apply of the example manifest (real worker, helm, sandbox cluster)', () => {
-  let harness: Awaited<ReturnType<typeof temporalHarness>>;
-  let running: Promise<void>;
+  const harness = sharedWorker();
 
   beforeAll(async () => {
     // The manifest's custom resources are on the cluster too, so the run writes their status.
     await installCrds();
     await kubectl('create', 'namespace', CR_NAMESPACE);
     await kubectl('apply', '-n', CR_NAMESPACE, '-f', example);
-    harness = await temporalHarness();
-    process.env.ARMADA_TASK_QUEUE = harness.taskQueue;
-    running = harness.worker.run();
-  });
-
-  afterAll(async () => {
-    harness.worker.shutdown();
-    await running;
-    await harness.close();
+    process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
   });
 
   it('deploys every chart, group after group, and exits 0', async () => {

@@ -63,3 +63,28 @@ export async function helm(...args: string[]): Promise<string> {
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
+
+export type Harness = Awaited<ReturnType<typeof temporalHarness>>;
+
+/**
+ * A worker on its own task queue that runs for the whole test file (or describe block):
+ * started in beforeAll, shut down in afterAll. Returns a getter for use inside tests.
+ */
+export function sharedWorker(opts: Pick<ArmadaWorkerOptions, 'activities'> = {}): () => Harness {
+  let harness: Harness | undefined;
+  let running: Promise<void> | undefined;
+  beforeAll(async () => {
+    harness = await temporalHarness(opts);
+    running = harness.worker.run();
+  });
+  afterAll(async () => {
+    harness?.worker.shutdown();
+    await running;
+    await harness?.close();
+  });
+  return () => {
+    if (!harness)
+      throw new Error('the shared worker is not started yet (use it inside tests or later hooks)');
+    return harness;
+  };
+}

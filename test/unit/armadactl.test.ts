@@ -2,6 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../cli/main';
+import { formatProgress, targetWorkflowId } from '../../cli/runs';
+import { canaryAtStep2 } from '../helpers/canary-progress';
 
 async function run(...argv: string[]) {
   const out: string[] = [];
@@ -72,5 +74,46 @@ describe('armadactl', () => {
     const { code, err } = await run('deploy');
     expect(err[0]).toMatch(/unknown command "deploy"[\s\S]*armadactl validate/);
     expect(code).toBe(2);
+  });
+});
+
+describe('armadactl targets and canary status', () => {
+  it.each([
+    ['demo', 'ArmadaManifest:ops/demo'],
+    ['amf/demo', 'ArmadaManifest:ops/demo'],
+    ['ArmadaManifest/demo', 'ArmadaManifest:ops/demo'],
+    ['dpl/nginx', 'Deployer:ops/nginx'],
+    ['deployers/nginx', 'Deployer:ops/nginx'],
+    ['act/shop', 'ArmadaChart:ops/shop/canary'],
+    ['armadachart/shop', 'ArmadaChart:ops/shop/canary'],
+  ])('%s → workflow %s', (target, workflowId) => {
+    expect(targetWorkflowId(target, 'ops')).toBe(workflowId);
+  });
+
+  it('refuses a group and an unknown kind with what to name instead', () => {
+    expect(() => targetWorkflowId('acg/platform', 'ops')).toThrow(/name the ArmadaManifest instead/);
+    expect(() => targetWorkflowId('pod/x', 'ops')).toThrow(
+      /unknown kind "pod" in pod\/x; use amf\/NAME, act\/NAME or dpl\/NAME/,
+    );
+  });
+
+  it('prints a canary as its step and one line per step with split and times', () => {
+    const lines = formatProgress({
+      ...canaryAtStep2,
+      paused: { by: 'ops', since: '2026-11-22T07:40:00.000Z', remainingSeconds: 20 },
+    });
+    expect(lines).toEqual([
+      'blog-2: Progressing, step 2/3 at 30 % — paused since 2026-11-22T07:40:00.000Z by ops, 20s of the hold left',
+      '  step  percent  new/old   hold      started   ready     ended',
+      '  1     10 %     1/9       1m        07:38:41  07:38:42  07:39:42 held',
+      '▶ 2     30 %     3/7       approval  07:39:42            ',
+      '  3     100 %    10/0      -                             ',
+    ]);
+  });
+
+  it('status of a target names the problem when the kind cannot run on its own', async () => {
+    const { code, err } = await run('status', 'acg/platform');
+    expect(code).toBe(1);
+    expect(err.join('\n')).toMatch(/a group runs inside its manifest/);
   });
 });

@@ -1,0 +1,138 @@
+import { AppsV1Api } from '@kubernetes/client-node';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { deployerSpec } from '../../api/deployer';
+import { startDeployer } from '../../cli/runs';
+import type { DeployerOutcome } from '../../workflows/deployer';
+import { canaryProgressQuery } from '../../workflows/messages';
+import { kubeConfig, uniqueName } from '../helpers/env';
+import { kubectl } from '../helpers/kube';
+
+const repo = path.resolve(__dirname, '../..');
+const HOLD_SECONDS = 10;
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/**
+ * The worker as production runs it: a separate `node dist/worker/main.js` process, so the drill
+ * can SIGKILL it. Resolves once it says it is polling.
+ */
+async function startWorker(taskQueue: string): Promise<ChildProcess> {
+  const worker = spawn(process.execPath, ['dist/worker/main.js'], {
+    cwd: repo,
+    env: { ...process.env, ARMADA_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    worker.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker: polling')) resolve();
+    });
+    worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    worker.once('exit', (code) => reject(new Error(`worker exited with ${code} before polling:\n${output}`)));
+  });
+  return worker;
+}
+
+const eventTime = (e: HistoryEvent) => {
+  const t = e.eventTime!;
+  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+};
+const summaryOf = (e: HistoryEvent) =>
+  e.userMetadata?.summary?.data
+    ? (JSON.parse(Buffer.from(e.userMetadata.summary.data).toString()) as string)
+    : '';
+
+describe('crash drill: SIGKILL the worker during a canary hold', () => {
+  const namespace = uniqueName('crash');
+  const taskQueue = uniqueName('crash-queue');
+  let connection: Connection;
+  let client: Client;
+  let worker: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    // The drill runs the compiled worker, as `npm run worker` does.
+    await promisify(execFile)(
+      process.execPath,
+      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
+      {
+        cwd: repo,
+      },
+    );
+    connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+    client = new Client({ connection });
+  });
+  afterAll(async () => {
+    worker?.kill('SIGKILL');
+    await connection.close();
+    await kubectl('delete', 'namespace', namespace, '--wait=false');
+  });
+
+  it('the hold ends on its original deadline (±1 s), no step runs twice, the run completes', async () => {
+    const doc = (version: string) => ({
+      name: uniqueName('web'),
+      namespace: 'default',
+      spec: deployerSpec.parse({
+        type: 'canary',
+        deployment: { name: 'web', namespace, image: 'web', version, replicas: 4 },
+        steps: [{ percent: 25, sleep: HOLD_SECONDS }, { percent: 100 }],
+      }),
+    });
+    worker = await startWorker(taskQueue);
+    // First deploy: web-1 at full size.
+    const first = doc('1');
+    await client.workflow.getHandle(await startDeployer(client, first, taskQueue)).result();
+
+    const change = { ...doc('2'), name: first.name };
+    const handle = client.workflow.getHandle(await startDeployer(client, change, taskQueue));
+    let holding;
+    while ((holding = await handle.query(canaryProgressQuery)).waitingOn !== 'hold')
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const deadline = Date.parse(holding.nextStepAt!);
+
+    // Mid-hold: kill -9, then a fresh worker process.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const killed = once(worker, 'exit');
+    worker.kill('SIGKILL');
+    await killed;
+    worker = await startWorker(taskQueue);
+
+    const outcome = (await handle.result()) as DeployerOutcome;
+    expect(outcome).toMatchObject({ result: 'promoted', version: '2', previous: '1' });
+    const replicas = (
+      await kubeConfig().makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace })
+    ).items.map((d) => `${d.metadata!.name}=${d.spec!.replicas}`);
+    expect(replicas).toEqual(['web-2=4']);
+
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timers = events.filter((e) => e.timerStartedEventAttributes);
+    expect(timers.map(summaryOf)).toEqual([`${namespace}/web-2 canary 25 % — hold ${HOLD_SECONDS}s`]);
+    const fired = events.find((e) => e.timerFiredEventAttributes)!;
+    const firedAt = eventTime(fired);
+    const nextStep = events.find(
+      (e) => e.activityTaskScheduledEventAttributes && Number(e.eventId) > Number(fired.eventId),
+    )!;
+    const nextStepAt = eventTime(nextStep);
+    console.log(
+      `crash drill: timer fired ${firedAt - deadline} ms from its deadline; the next step was scheduled ${nextStepAt - deadline} ms after it`,
+    );
+    // The hold is a server-side timer: it ends on its deadline whatever happened to the worker.
+    expect(Math.abs(firedAt - deadline)).toBeLessThanOrEqual(1000);
+    // The next step waits for a worker to take the task: the sticky timeout (500 ms, not the
+    // SDK's 10 s) plus a replay in the new process.
+    expect(nextStepAt - firedAt).toBeLessThanOrEqual(3000);
+    // No step repeated: the 25 % step scaled the new Deployment to 1 exactly once.
+    const scales = events
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map(summaryOf)
+      .filter((s) => s.includes('scale new up'));
+    expect(scales).toEqual([
+      `${namespace}/web-2 canary 25 %: scale new up: web-2 → 1`,
+      `${namespace}/web-2 canary 100 %: scale new up: web-2 → 4`,
+    ]);
+  });
+});

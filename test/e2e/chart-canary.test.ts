@@ -1,0 +1,121 @@
+import { AppsV1Api } from '@kubernetes/client-node';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
+import { NonRetryable } from '../../workflows/failures';
+import { chartWorkflow } from '../../workflows';
+import { canaryProgressQuery, rootMessage } from '../../workflows/messages';
+import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
+import { installCrds, kubectl } from '../helpers/kube';
+
+describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
+  const namespace = uniqueName('shop');
+  const crNamespace = uniqueName('shop-cr');
+  const release = 'shop';
+  const apps = kubeConfig().makeApiClient(AppsV1Api);
+  const harness = sharedWorker();
+
+  const spec = (
+    values: Record<string, unknown>,
+    canary: Partial<NonNullable<ArmadaChartSpecInput['canary']>> = {},
+  ) =>
+    armadaChartSpec.parse({
+      release,
+      namespace,
+      source: { type: 'local', location: 'examples/charts/hello' },
+      values: { replicaCount: 4, ...values },
+      wait: { timeout: 60 },
+      canary: { steps: [{ percent: 50, sleep: 2 }], ...canary },
+    });
+  const run = (values: Record<string, unknown>, canary?: Parameters<typeof spec>[1]) =>
+    harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: releaseWorkflowId(namespace, release),
+      args: [
+        { chart: 'shop', release, namespace, spec: spec(values, canary), resourceNamespace: crNamespace },
+      ],
+    });
+  const revisions = async () =>
+    (JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json')) as { revision: number }[]).map(
+      (r) => r.revision,
+    );
+  const deployments = async () =>
+    Object.fromEntries(
+      (await apps.listNamespacedDeployment({ namespace })).items.map((d) => [
+        d.metadata!.name!,
+        `${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`,
+      ]),
+    );
+
+  beforeAll(async () => {
+    await installCrds();
+    await kubectl('create', 'namespace', crNamespace);
+    const cr = {
+      apiVersion: 'armada.airshipit.org/v1alpha1',
+      kind: 'ArmadaChart',
+      metadata: { name: 'shop' },
+    };
+    await kubectl('apply', '-n', crNamespace, '-f', await crFile({ ...cr, spec: spec({}) }));
+  });
+  afterAll(async () => {
+    await kubectl('delete', 'namespace', namespace, crNamespace, '--wait=false');
+  });
+
+  it('installs a first release directly: nothing to step from', async () => {
+    const outcome = await (await run({ image: { tag: '1.0.0' } })).result();
+    expect(outcome).toMatchObject({ action: 'installed', revision: 1 });
+    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:1.0.0' });
+  });
+
+  it('steps a change through a -canary copy, then upgrades the release and deletes the copy', async () => {
+    const handle = await run({ image: { tag: '2.0.0' } });
+    const canary = harness().client.workflow.getHandle(canaryWorkflowId(crNamespace, 'shop'));
+    let atHold: Record<string, string> | undefined;
+    while (!atHold) {
+      const progress = await canary.query(canaryProgressQuery).catch(() => undefined);
+      if (progress?.waitingOn === 'hold') atHold = await deployments();
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // 50 %: half the replicas run the new revision, beside the release's own Deployment.
+    expect(atHold).toEqual({
+      shop: '2 registry.local/hello:1.0.0',
+      'shop-canary': '2 registry.local/hello:2.0.0',
+    });
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+    expect(await revisions()).toEqual([1, 2]);
+    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    const cr = JSON.parse(await kubectl('get', 'act', 'shop', '-n', crNamespace, '-o', 'json'));
+    expect(cr.status.progress).toMatchObject({ step: 2, steps: 2, percent: 100 });
+  });
+
+  it('rolls back a canary whose pods never become Ready; the release stays at its revision', async () => {
+    const handle = await run(
+      { image: { tag: '3.0.0' }, nodeSelector: { 'armada-test/no-such-node': 'true' } },
+      { step_timeout: '3s' },
+    );
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(rootMessage(failure)).toMatch(
+      /canary of .*\/shop rolled back: shop canary 50 % not Ready: .*timed out after 3s/,
+    );
+    const cause = (failure as WorkflowFailedError).cause;
+    expect(cause instanceof ApplicationFailure && cause.type).toBe(NonRetryable.CanaryRolledBack);
+    expect(await revisions()).toEqual([1, 2]);
+    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+  });
+});
+
+/** A custom resource as a temporary file, for `kubectl apply -f`. */
+async function crFile(doc: object): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-cr-')), 'cr.json');
+  await writeFile(file, JSON.stringify(doc));
+  return file;
+}
