@@ -19,20 +19,23 @@ async function readDocuments(file: string): Promise<Parsed[]> {
     .filter((d): d is Parsed => d !== null);
 }
 
-/** What a file asks `armadactl apply` to run: a manifest (with its groups and charts), or Deployers. */
+/**
+ * What a file asks `armadactl apply` to run: a manifest (with its groups and charts), or
+ * objects that run on their own — ArmadaCharts (one release each) and Deployers — in file order.
+ */
 export type Applicable =
   | { kind: 'ArmadaManifest'; manifest: ManifestDocuments }
-  | { kind: 'Deployer'; deployers: DeployerDocument[] };
+  | { kind: 'standalone'; objects: StandaloneDocument[] };
 
-export interface DeployerDocument {
-  name: string;
-  namespace: string;
-  spec: DeployerSpec;
-}
+export type StandaloneDocument =
+  | { kind: 'ArmadaChart'; name: string; namespace: string; spec: ArmadaChartSpec }
+  | { kind: 'Deployer'; name: string; namespace: string; spec: DeployerSpec };
+export type DeployerDocument = Extract<StandaloneDocument, { kind: 'Deployer' }>;
+export type ChartDocument = Extract<StandaloneDocument, { kind: 'ArmadaChart' }>;
 
 /**
  * The run an already validated file asks for: its ArmadaManifest when it has one, else its
- * Deployers; an error when it has neither.
+ * ArmadaCharts and Deployers; an error when it has none of them.
  */
 export async function applicableDocuments(
   file: string,
@@ -42,16 +45,17 @@ export async function applicableDocuments(
   const docs = await readDocuments(file);
   if (docs.some((d) => d.kind === 'ArmadaManifest') || manifestName)
     return { kind: 'ArmadaManifest', manifest: manifestDocuments(docs, file, namespace, manifestName) };
-  const deployers = docs
-    .filter((d) => d.kind === 'Deployer')
-    .map((d) => ({
-      name: d.metadata.name,
-      namespace: d.metadata.namespace ?? namespace,
-      spec: kinds.Deployer.spec.parse(d.spec) as DeployerSpec,
-    }));
-  if (!deployers.length)
-    throw new Error(`${file} has neither an ArmadaManifest nor a Deployer; nothing to apply`);
-  return { kind: 'Deployer', deployers };
+  const objects = docs.flatMap((d): StandaloneDocument[] => {
+    const where = { name: d.metadata.name, namespace: d.metadata.namespace ?? namespace };
+    if (d.kind === 'ArmadaChart')
+      return [{ kind: d.kind, ...where, spec: kinds.ArmadaChart.spec.parse(d.spec) as ArmadaChartSpec }];
+    if (d.kind === 'Deployer')
+      return [{ kind: d.kind, ...where, spec: kinds.Deployer.spec.parse(d.spec) as DeployerSpec }];
+    return [];
+  });
+  if (!objects.length)
+    throw new Error(`${file} has no ArmadaManifest, ArmadaChart or Deployer; nothing to apply`);
+  return { kind: 'standalone', objects };
 }
 
 /**

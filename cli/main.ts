@@ -3,6 +3,7 @@ import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from './connect';
 import { applicableDocuments } from './documents';
+import type { ChartOutcome } from '../workflows/chart';
 import type { DeployerOutcome } from '../workflows/deployer';
 import type { ManifestOutcome } from '../workflows/manifest';
 import { rootMessage } from '../workflows/messages';
@@ -11,6 +12,7 @@ import {
   follow,
   formatProgress,
   progressOf,
+  startChart,
   startDeployer,
   startManifest,
   targetWorkflowId,
@@ -55,9 +57,9 @@ Exit code 0 only when every document is valid.`,
     usage: `armadactl apply -f FILE [--wait] [--on-failure stop|rollback] [-n NAMESPACE] [--manifest NAME]
 
 Validates a multi-document file, then starts its run on the worker: the ArmadaManifest's (with
-its groups and charts) when the file has one, else each Deployer's rollout. With --wait, shows
-the progress until it ends: exit 0 when every chart is deployed (a Deployer: at 100 %), 1 when
-the run failed or was rolled back.`,
+its groups and charts) when the file has one, else a run for each ArmadaChart (one release) and
+each Deployer in it. With --wait, shows the progress until it ends: exit 0 when every chart is
+deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
     options: {
       filename: { type: 'string', short: 'f' },
       wait: { type: 'boolean', short: 'w' },
@@ -86,19 +88,30 @@ the run failed or was rolled back.`,
       const { client, close } = await connect();
       try {
         const { taskQueue } = temporalTarget();
-        if (applicable.kind === 'Deployer') {
+        if (applicable.kind === 'standalone') {
           let failed = 0;
-          for (const doc of applicable.deployers) {
-            const workflowId = await startDeployer(client, doc, taskQueue);
+          for (const doc of applicable.objects) {
+            if (doc.kind === 'ArmadaChart' && doc.spec.target_state === 'uninitialized') {
+              out(`${doc.name}: target_state is uninitialized; nothing to do`);
+              continue;
+            }
+            const workflowId =
+              doc.kind === 'Deployer'
+                ? await startDeployer(client, doc, taskQueue)
+                : await startChart(client, doc, taskQueue);
             out(`started ${workflowId}`);
             if (!values.wait) continue;
-            const ended = await outcomeOf(() => follow<DeployerOutcome>(client, workflowId, out));
+            const ended = await outcomeOf(() =>
+              follow<DeployerOutcome | ChartOutcome>(client, workflowId, out),
+            );
             if ('error' in ended) out(`${doc.name}: failed: ${ended.error}`);
+            else if ('action' in ended)
+              out(`${doc.name}: ${ended.action}${ended.revision ? `, revision ${ended.revision}` : ''}`);
             else
               out(
                 `${doc.name}: ${ended.result}${ended.reason ? ` (${ended.reason})` : ''}, serving ${ended.version}`,
               );
-            if ('error' in ended || ended.result === 'rolled-back') failed++;
+            if ('error' in ended || ('result' in ended && ended.result === 'rolled-back')) failed++;
           }
           return failed ? 1 : 0;
         }

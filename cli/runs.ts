@@ -6,6 +6,7 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChartRun } from '../workflows/chart';
 import type { DeployerRun } from '../workflows/deployer';
 import {
   approveSignal,
@@ -20,9 +21,9 @@ import {
 } from '../workflows/messages';
 import { formatSeconds } from '../workflows/plan/canary';
 import { planManifest, type ManifestDocuments } from '../workflows/plan/manifest';
-import { canaryWorkflowId, objectWorkflowId } from '../workflows/plan/names';
+import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { kinds, type KindName } from '../api/kinds';
-import type { DeployerDocument } from './documents';
+import type { ChartDocument, DeployerDocument } from './documents';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
@@ -114,6 +115,35 @@ export async function startManifest(
   );
 }
 
+/**
+ * Starts a standalone ArmadaChart's run (a chart no manifest lists) under its release lock;
+ * `target_state: uninstalled` uninstalls the release.
+ */
+export async function startChart(client: Client, doc: ChartDocument, taskQueue: string): Promise<string> {
+  const { spec } = doc;
+  const run: ChartRun = {
+    chart: doc.name,
+    release: spec.release,
+    namespace: spec.namespace,
+    spec,
+    mode: spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
+    resourceNamespace: doc.namespace,
+  };
+  return startRun(
+    client,
+    'chartWorkflow',
+    {
+      taskQueue,
+      workflowId: releaseWorkflowId(spec.namespace, spec.release),
+      args: [run],
+      staticSummary: `ArmadaChart ${doc.namespace}/${doc.name}: ${run.mode} ${spec.namespace}/${spec.release}`,
+      typedSearchAttributes: searchAttributes('ArmadaChart', doc.namespace, doc.name),
+    },
+    `release ${spec.namespace}/${spec.release}`,
+    `act/${doc.name}`,
+  );
+}
+
 /** Starts a Deployer's rollout. Refuses, naming the run, when one is already in progress. */
 export async function startDeployer(
   client: Client,
@@ -121,7 +151,7 @@ export async function startDeployer(
   taskQueue: string,
 ): Promise<string> {
   const { deployment } = doc.spec;
-  const run: DeployerRun = doc;
+  const run: DeployerRun = { name: doc.name, namespace: doc.namespace, spec: doc.spec };
   return startRun(
     client,
     'deployerWorkflow',
@@ -194,7 +224,7 @@ const clock = (iso?: string) => (iso ? iso.slice(11, 19) : '');
 /** A canary: its phase and step, then one line per step with its split and times (UTC). */
 export function formatCanary(p: CanaryProgress): string[] {
   const paused = p.paused
-    ? ` — paused since ${p.paused.since}${p.paused.by ? ` by ${p.paused.by}` : ''}${p.paused.remainingSeconds ? `, ${formatSeconds(p.paused.remainingSeconds)} of the hold left` : ''}`
+    ? ` — paused since ${p.paused.since}${p.paused.by ? ` by ${p.paused.by}` : ''}${p.paused.reason ? ` (${p.paused.reason})` : ''}${p.paused.remainingSeconds ? `, ${formatSeconds(p.paused.remainingSeconds)} of the hold left` : ''}`
     : '';
   const waiting =
     !p.paused && p.waitingOn
@@ -208,7 +238,7 @@ export function formatCanary(p: CanaryProgress): string[] {
   for (const s of p.history) {
     const hold = s.hold === undefined ? '-' : s.hold === 'approval' ? 'approval' : formatSeconds(s.hold);
     lines.push(
-      `${s.step === p.step ? '▶ ' : '  '}${String(s.step).padEnd(6)}${`${s.percent} %`.padEnd(9)}${`${s.canary}/${s.stable}`.padEnd(10)}${hold.padEnd(10)}${clock(s.startedAt).padEnd(10)}${clock(s.readyAt).padEnd(10)}${s.endedAt ? `${clock(s.endedAt)} ${s.ended}` : ''}`,
+      `${s.step === p.step ? '▶ ' : '  '}${String(s.step).padEnd(6)}${`${s.percent} %`.padEnd(9)}${`${s.canary}/${s.stable}`.padEnd(10)}${hold.padEnd(10)}${clock(s.startedAt).padEnd(10)}${clock(s.readyAt).padEnd(10)}${s.endedAt ? `${clock(s.endedAt)} ${s.ended}` : ''}`.trimEnd(),
     );
   }
   return lines;

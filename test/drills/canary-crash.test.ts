@@ -74,6 +74,7 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
 
   it('the hold ends on its original deadline (±1 s), no step runs twice, the run completes', async () => {
     const doc = (version: string) => ({
+      kind: 'Deployer' as const,
       name: uniqueName('web'),
       namespace: 'default',
       spec: deployerSpec.parse({

@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
+import { main } from '../../cli/main';
 import { NonRetryable } from '../../workflows/failures';
 import { chartWorkflow } from '../../workflows';
 import { canaryProgressQuery, rootMessage } from '../../workflows/messages';
@@ -91,6 +92,28 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
     expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
     const cr = JSON.parse(await kubectl('get', 'act', 'shop', '-n', crNamespace, '-o', 'json'));
     expect(cr.status.progress).toMatchObject({ step: 2, steps: 2, percent: 100 });
+  });
+
+  it('armadactl apply -f runs a standalone ArmadaChart as its own release run', async () => {
+    process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
+    const file = await crFile({
+      apiVersion: 'armada.airshipit.org/v1alpha1',
+      kind: 'ArmadaChart',
+      metadata: { name: 'solo' },
+      spec: {
+        release: 'solo',
+        namespace: crNamespace,
+        source: { type: 'local', location: 'examples/charts/hello' },
+      },
+    });
+    const out: string[] = [];
+    const code = await main(
+      ['apply', '-f', file, '--wait', '-n', crNamespace],
+      (l) => out.push(l),
+      (l) => out.push(l),
+    );
+    expect(out).toEqual([`started helm:${crNamespace}/solo`, 'solo: installed, revision 1']);
+    expect(code).toBe(0);
   });
 
   it('rolls back a canary whose pods never become Ready; the release stays at its revision', async () => {

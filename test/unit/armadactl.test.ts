@@ -100,14 +100,14 @@ describe('armadactl targets and canary status', () => {
   it('prints a canary as its step and one line per step with split and times', () => {
     const lines = formatProgress({
       ...canaryAtStep2,
-      paused: { by: 'ops', since: '2026-11-22T07:40:00.000Z', remainingSeconds: 20 },
+      paused: { by: 'ops', reason: 'dashboards', since: '2026-11-22T07:40:00.000Z', remainingSeconds: 20 },
     });
     expect(lines).toEqual([
-      'blog-2: Progressing, step 2/3 at 30 % — paused since 2026-11-22T07:40:00.000Z by ops, 20s of the hold left',
+      'blog-2: Progressing, step 2/3 at 30 % — paused since 2026-11-22T07:40:00.000Z by ops (dashboards), 20s of the hold left',
       '  step  percent  new/old   hold      started   ready     ended',
       '  1     10 %     1/9       1m        07:38:41  07:38:42  07:39:42 held',
-      '▶ 2     30 %     3/7       approval  07:39:42            ',
-      '  3     100 %    10/0      -                             ',
+      '▶ 2     30 %     3/7       approval  07:39:42',
+      '  3     100 %    10/0      -',
     ]);
   });
 
