@@ -82,6 +82,16 @@ async function startRun(
   return options.workflowId;
 }
 
+/**
+ * What a run was started for, kept in its memo: the specs it deploys, as the bridge names them
+ * (`ArmadaChart/web@2 ...`, each object with its metadata.generation; the bridge starts a new
+ * run only when they differ), and the mode.
+ */
+export interface RunMemo {
+  specs?: string;
+  mode: 'deploy' | 'uninstall';
+}
+
 function searchAttributes(kind: KindName, namespace: string, name: string): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: ArmadaKind, value: kind },
@@ -97,6 +107,7 @@ export async function startManifest(
   docs: ManifestDocuments,
   taskQueue: string,
   mode: 'deploy' | 'uninstall' = 'deploy',
+  specs?: string,
 ): Promise<string> {
   const plan = planManifest(docs);
   const charts = plan.groups.reduce((n, g) => n + g.charts.length, 0);
@@ -109,6 +120,7 @@ export async function startManifest(
       args: [{ plan, mode }],
       staticSummary: `ArmadaManifest ${plan.namespace}/${plan.manifest}: ${plan.groups.length} groups × ${charts} charts`,
       typedSearchAttributes: searchAttributes('ArmadaManifest', plan.namespace, plan.manifest),
+      memo: { specs, mode } satisfies RunMemo,
     },
     `manifest ${plan.namespace}/${plan.manifest}`,
     plan.manifest,
@@ -119,14 +131,20 @@ export async function startManifest(
  * Starts a standalone ArmadaChart's run (a chart no manifest lists) under its release lock;
  * `target_state: uninstalled` uninstalls the release.
  */
-export async function startChart(client: Client, doc: ChartDocument, taskQueue: string): Promise<string> {
+export async function startChart(
+  client: Client,
+  doc: ChartDocument,
+  taskQueue: string,
+  mode: 'deploy' | 'uninstall' = doc.spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
+  specs?: string,
+): Promise<string> {
   const { spec } = doc;
   const run: ChartRun = {
     chart: doc.name,
     release: spec.release,
     namespace: spec.namespace,
     spec,
-    mode: spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
+    mode,
     resourceNamespace: doc.namespace,
   };
   return startRun(
@@ -138,6 +156,7 @@ export async function startChart(client: Client, doc: ChartDocument, taskQueue: 
       args: [run],
       staticSummary: `ArmadaChart ${doc.namespace}/${doc.name}: ${run.mode} ${spec.namespace}/${spec.release}`,
       typedSearchAttributes: searchAttributes('ArmadaChart', doc.namespace, doc.name),
+      memo: { specs, mode } satisfies RunMemo,
     },
     `release ${spec.namespace}/${spec.release}`,
     `act/${doc.name}`,
@@ -149,9 +168,11 @@ export async function startDeployer(
   client: Client,
   doc: DeployerDocument,
   taskQueue: string,
+  mode: 'deploy' | 'uninstall' = 'deploy',
+  specs?: string,
 ): Promise<string> {
   const { deployment } = doc.spec;
-  const run: DeployerRun = { name: doc.name, namespace: doc.namespace, spec: doc.spec };
+  const run: DeployerRun = { name: doc.name, namespace: doc.namespace, spec: doc.spec, mode };
   return startRun(
     client,
     'deployerWorkflow',
@@ -161,6 +182,7 @@ export async function startDeployer(
       args: [run],
       staticSummary: `Deployer ${doc.namespace}/${doc.name}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,
       typedSearchAttributes: searchAttributes('Deployer', doc.namespace, doc.name),
+      memo: { specs, mode } satisfies RunMemo,
     },
     `Deployer ${doc.namespace}/${doc.name}`,
     `dpl/${doc.name}`,

@@ -9,10 +9,15 @@ const configSchema = z.object({
 
 export type WorkerConfig = z.infer<typeof configSchema>;
 
-/** The worker's configuration from the environment; throws one line per bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const parsed = configSchema.safeParse(env);
+/** A process's configuration from the environment; throws one line per bad variable. */
+export function parseEnv<Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv): z.infer<Schema> {
+  const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** The worker's configuration from the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  return parseEnv(configSchema, env);
 }

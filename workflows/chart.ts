@@ -1,4 +1,12 @@
-import { ApplicationFailure, executeChild, log, ParentClosePolicy } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  executeChild,
+  log,
+  ParentClosePolicy,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { chartOutcomeStatus, report } from './status';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { canarySteps } from './plan/canary';
@@ -61,6 +69,23 @@ function waitTimeoutSeconds(spec: ArmadaChartSpec): number {
  * The workflow ID is the release's lock (`helm:<namespace>/<release>`): one run per release.
  */
 export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
+  // A chart of a group has its status written by the group; a standalone chart writes its own.
+  if (workflowInfo().parent || !patched('standalone-chart-status')) return driveRelease(run);
+  const where = `${run.namespace}/${run.release}`;
+  const resource = ['ArmadaChart', run.resourceNamespace ?? 'default', run.chart] as const;
+  await report(...resource, 'Deploying', where);
+  try {
+    const outcome = await driveRelease(run);
+    const done = chartOutcomeStatus(outcome);
+    await report(...resource, done.phase, done.message, { helm: done.helm });
+    return outcome;
+  } catch (err) {
+    await report(...resource, 'Failed', rootMessage(err));
+    throw err;
+  }
+}
+
+async function driveRelease(run: ChartRun): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
   const ref = { release, namespace };
   const observed = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [

@@ -13,10 +13,12 @@ export interface DeployerRun {
   name: string;
   namespace: string;
   spec: DeployerSpec;
+  /** `uninstall` deletes every Deployment of the Deployer (the custom resource was deleted). */
+  mode?: 'deploy' | 'uninstall';
 }
 
 export interface DeployerOutcome {
-  result: 'deployed' | 'promoted' | 'rolled-back';
+  result: 'deployed' | 'promoted' | 'rolled-back' | 'uninstalled';
   /** The version serving at the end. */
   version: string;
   /** The version replaced (or kept, after a rollback); none on a first deploy. */
@@ -55,6 +57,12 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     withSummary(`find the versions of ${deployment.namespace}/${deployment.name}`),
     [ref],
   );
+  if (run.mode === 'uninstall') {
+    await io.deleteDeployments.executeWithOptions(withSummary(`delete every version of ${deployment.name}`), [
+      { namespace: deployment.namespace, names: running.map((v) => v.deployment) },
+    ]);
+    return { result: 'uninstalled', version: '', steps: [] };
+  }
   const old = running.filter((v) => v.version !== deployment.version);
   const stable = old[0];
   const firstDeploy = stable === undefined;

@@ -13,7 +13,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl } from './control';
 import { NonRetryable } from './failures';
-import { report } from './status';
+import { chartOutcomeStatus, report } from './status';
 import {
   chartProgressSignal,
   progressQuery,
@@ -87,10 +87,10 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
       result.outcomes.push(outcome);
       chartProgress.state = stateOf(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
-      const phase = outcome.action === 'uninstalled' ? 'Uninstalled' : 'Deployed';
-      await report('ArmadaChart', run.namespace, plan.chart, phase, `${where} ${outcome.action}`, {
+      const done = chartOutcomeStatus(outcome);
+      await report('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
         workflow,
-        helm: { revision: outcome.revision ?? undefined, previous_revision: outcome.before ?? undefined },
+        helm: done.helm,
       });
     } catch (err) {
       const error = rootMessage(err);

@@ -1,5 +1,6 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
+import type { ChartOutcome } from './chart';
 import { io, withSummary } from './activity-proxies';
 import { statusFor } from './plan/status';
 
@@ -30,4 +31,17 @@ export async function report(
       event: { type: phase === 'Failed' ? 'Warning' : 'Normal', reason: phase, message },
     },
   ]);
+}
+
+/** How a finished chart run reads in its ArmadaChart's status: phase, message, Helm revisions. */
+export function chartOutcomeStatus(outcome: ChartOutcome): {
+  phase: string;
+  message: string;
+  helm: { revision?: number; previous_revision?: number };
+} {
+  return {
+    phase: outcome.action === 'uninstalled' ? 'Uninstalled' : 'Deployed',
+    message: `${outcome.namespace}/${outcome.release} ${outcome.action}`,
+    helm: { revision: outcome.revision ?? undefined, previous_revision: outcome.before ?? undefined },
+  };
 }

@@ -90,27 +90,35 @@ export async function reportStatus(report: StatusReport): Promise<boolean> {
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
-  if (report.event) {
-    await kubeApi(CoreV1Api).createNamespacedEvent({
-      namespace: report.namespace,
-      body: {
-        metadata: { generateName: `${report.name}.` },
-        involvedObject: {
-          apiVersion: `${GROUP}/${VERSION}`,
-          kind: report.kind,
-          name: report.name,
-          namespace: report.namespace,
-          uid: current.metadata.uid,
-        },
-        type: report.event.type,
-        reason: report.event.reason,
-        message: report.event.message,
-        source: { component: 'armada-temporal' },
-        firstTimestamp: now as unknown as Date,
-        lastTimestamp: now as unknown as Date,
-        count: 1,
-      },
-    });
-  }
+  if (report.event) await recordEvent(report, current.metadata.uid, report.event);
   return true;
+}
+
+/** A Kubernetes Event on one custom resource (what `kubectl describe` lists). */
+export async function recordEvent(
+  object: { kind: KindName; namespace: string; name: string },
+  uid: string | undefined,
+  event: NonNullable<StatusReport['event']>,
+): Promise<void> {
+  const now = new Date().toISOString() as unknown as Date;
+  await kubeApi(CoreV1Api).createNamespacedEvent({
+    namespace: object.namespace,
+    body: {
+      metadata: { generateName: `${object.name}.` },
+      involvedObject: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: object.kind,
+        name: object.name,
+        namespace: object.namespace,
+        uid,
+      },
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      source: { component: 'armada-temporal' },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    },
+  });
 }

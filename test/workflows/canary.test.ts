@@ -296,6 +296,24 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(splits(ns)).toEqual(['nginx-1.25.3=10']);
   });
 
+  it('uninstall deletes every version', async () => {
+    const ns = uniqueName('dpl-uninstall');
+    kube.deployments.set(ns, [
+      { deployment: 'nginx-1.26.0', version: '1.26.0', replicas: 7 },
+      { deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 3 },
+    ]);
+    const outcome = await harness().client.workflow.execute(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('dpl'),
+      args: [{ name: 'nginx', namespace: 'default', spec: spec(ns, '1.26.0'), mode: 'uninstall' }],
+    });
+    expect(outcome.result).toBe('uninstalled');
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.26.0', 'nginx-1.25.3'] },
+    ]);
+    expect(splits(ns)).toEqual([]);
+  });
+
   it('a version change steps new up and old down, then deletes the old Deployment', async () => {
     const ns = uniqueName('dpl-change');
     kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);

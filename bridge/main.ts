@@ -1,0 +1,131 @@
+import { Client, Connection } from '@temporalio/client';
+import { hostname } from 'node:os';
+import { kinds, type KindName } from '../api/kinds';
+import { kubeConfig } from '../activities/kube/client';
+import { loadConfig } from './config';
+import { LeaderElector } from './leader';
+import { KeyedQueue } from './queue';
+import { objectKey, reconcile, type BridgeContext } from './reconcile';
+import { ObjectWatch } from './watch';
+
+type Level = 'info' | 'warn' | 'error';
+
+/** One JSON line per log entry, with the object's key when there is one. */
+function log(level: Level, message: string, fields: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({
+    time: new Date().toISOString(),
+    level,
+    component: 'bridge',
+    message,
+    ...fields,
+  });
+  if (level === 'info') console.log(line);
+  else console.error(line);
+}
+
+/**
+ * The bridge process: while it holds the leader Lease, it watches the four kinds and reconciles
+ * each changed object (one at a time per object) into its workflow. Losing the Lease ends the
+ * process, so a replica never acts on a stale view; SIGINT/SIGTERM releases the Lease.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS }).catch((err: unknown) => {
+    throw new Error(
+      `cannot reach Temporal at ${config.TEMPORAL_ADDRESS} (${(err as Error).message}); start it with \`npm start\` or set TEMPORAL_ADDRESS`,
+      { cause: err },
+    );
+  });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const kc = kubeConfig();
+  const following = new Set<string>();
+
+  const watches = new Map<KindName, ObjectWatch>();
+  const queue: KeyedQueue = new KeyedQueue((key) => reconcile(context, key), {
+    concurrency: config.ARMADA_WORKERS,
+    onError: (key, err, attempt) =>
+      log('error', 'reconcile failed; retrying', {
+        key,
+        attempt,
+        error: (err as Error).message ?? String(err),
+      }),
+  });
+  const context: BridgeContext = {
+    client,
+    taskQueue: config.ARMADA_TASK_QUEUE,
+    objects: (kind) => watches.get(kind)!,
+    enqueue: (key) => queue.add(key),
+    afterRun(workflowId, key) {
+      if (following.has(workflowId)) return;
+      following.add(workflowId);
+      void client.workflow
+        .getHandle(workflowId)
+        .result()
+        .catch(() => undefined)
+        .finally(() => {
+          following.delete(workflowId);
+          queue.add(key);
+        });
+    },
+    log,
+  };
+
+  const lead = async () => {
+    log('info', 'leading: watching', { namespaces: config.ARMADA_NAMESPACES });
+    for (const kind of Object.keys(kinds) as KindName[]) {
+      watches.set(
+        kind,
+        new ObjectWatch({
+          kubeConfig: kc,
+          kind,
+          namespaces: config.ARMADA_NAMESPACES,
+          resyncSeconds: config.ARMADA_RESYNC_SECONDS,
+          onChange: (obj) => queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name)),
+          log,
+        }),
+      );
+    }
+    // Every cache is filled before the first reconcile: ownership needs all four kinds.
+    await Promise.all([...watches.values()].map((w) => w.start()));
+  };
+
+  let stopping = false;
+  const elector = new LeaderElector({
+    kubeConfig: kc,
+    namespace: config.ARMADA_LEASE_NAMESPACE,
+    name: config.ARMADA_LEASE_NAME,
+    identity: `${hostname()}-${process.pid}`,
+    onStartedLeading: () => {
+      lead().catch((err: unknown) => {
+        log('error', 'cannot start watching', { error: (err as Error).message });
+        process.exit(1);
+      });
+    },
+    onStoppedLeading: () => {
+      if (stopping) return;
+      log('error', 'lost the leader Lease; exiting so a fresh replica takes over');
+      process.exit(1);
+    },
+    log,
+  });
+  const shutdown = async () => {
+    stopping = true;
+    log('info', 'shutting down');
+    for (const watch of watches.values()) watch.stop();
+    await queue.stop();
+    await elector.stop();
+    await connection.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown());
+  process.once('SIGTERM', () => void shutdown());
+  log('info', 'waiting for the leader Lease', {
+    lease: `${config.ARMADA_LEASE_NAMESPACE}/${config.ARMADA_LEASE_NAME}`,
+  });
+  elector.start();
+}
+
+main().catch((err: unknown) => {
+  log('error', err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,433 @@
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { GROUP, VERSION } from '../api/common';
+import { kinds, type KindName } from '../api/kinds';
+import type { ArmadaChartSpec } from '../api/chart';
+import type { ArmadaChartGroupSpec } from '../api/chart-group';
+import type { ArmadaManifestSpec } from '../api/manifest';
+import type { DeployerSpec } from '../api/deployer';
+import { validateObject } from '../api/validate';
+import { recordEvent, reportStatus } from '../activities/kube/status';
+import { kubeApi } from '../activities/kube/client';
+import {
+  control,
+  startChart,
+  startDeployer,
+  startManifest,
+  targetWorkflowId,
+  type ControlCommand,
+  type RunMemo,
+} from '../cli/runs';
+import { PlanError, planManifest, type ManifestDocuments } from '../workflows/plan/manifest';
+import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import type { ArmadaObject } from './watch';
+
+/** Added before a run starts, removed once the uninstall path has finished. */
+export const FINALIZER = 'armada.airshipit.org/finalizer';
+/** `kubectl annotate act/shop armada.airshipit.org/action=pause` becomes the pause signal. */
+export const ACTION_ANNOTATION = 'armada.airshipit.org/action';
+export const REASON_ANNOTATION = 'armada.airshipit.org/reason';
+const ACTIONS: readonly ControlCommand[] = ['pause', 'resume', 'approve', 'promote', 'rollback'];
+
+/** The queue's key of an object: `ArmadaChart/default/shop`. */
+export function objectKey(kind: KindName, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
+export function parseKey(key: string): { kind: KindName; namespace: string; name: string } {
+  const [kind, namespace, name] = key.split('/');
+  return { kind: kind as KindName, namespace, name };
+}
+
+export interface BridgeContext {
+  client: Client;
+  taskQueue: string;
+  /** The watched objects of a kind, from the informer cache. */
+  objects(kind: KindName): {
+    get(namespace: string, name: string): ArmadaObject | undefined;
+    list(namespace?: string): ArmadaObject[];
+  };
+  /** Queues an object's key for reconciling. */
+  enqueue(key: string): void;
+  /** Queues `key` again when the run `workflowId` ends (once per run). */
+  afterRun(workflowId: string, key: string): void;
+  log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * Brings one object's workflow in line with the object: the level-triggered heart of the bridge.
+ * Safe to call any number of times for the same state (re-delivered events, resyncs, restarts):
+ * a run is started only when no run exists for the object's current generation.
+ */
+export async function reconcile(ctx: BridgeContext, key: string): Promise<void> {
+  const { kind, namespace, name } = parseKey(key);
+  const obj = ctx.objects(kind).get(namespace, name);
+  if (!obj) return;
+  if (obj.metadata.deletionTimestamp) return finalize(ctx, kind, obj);
+  const action = obj.metadata.annotations?.[ACTION_ANNOTATION];
+  if (action !== undefined) await takeAction(ctx, kind, obj, action);
+
+  const { problems } = validateObject(obj);
+  if (problems.length) {
+    return markInvalid(ctx, kind, obj, problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+  }
+  await clearInvalid(kind, obj);
+  await ensureFinalizer(kind, obj);
+  const owner = ownerOf(ctx, kind, obj);
+  if (owner) {
+    // Charts and groups a manifest lists are deployed by it: a change to them re-plans it.
+    ctx.enqueue(owner);
+    return;
+  }
+  const target = (obj.spec as { target_state?: string }).target_state;
+  if (target === 'uninitialized') return;
+  await ensureRun(ctx, kind, obj, target === 'uninstalled' ? 'uninstall' : 'deploy');
+}
+
+/** Whether an object is on its way out and done with (its finalizer removed). */
+const gone = (obj: ArmadaObject) =>
+  obj.metadata.deletionTimestamp !== undefined && !obj.metadata.finalizers?.includes(FINALIZER);
+
+/** The key of the group or manifest that lists this chart or group (it drives it), if any. */
+function ownerOf(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): string | undefined {
+  const { namespace, name } = obj.metadata;
+  if (kind === 'ArmadaChart') {
+    const group = ctx
+      .objects('ArmadaChartGroup')
+      .list(namespace)
+      .find((g) => !gone(g) && (g.spec as ArmadaChartGroupSpec).chart_group.includes(name));
+    return group && objectKey('ArmadaChartGroup', namespace, group.metadata.name);
+  }
+  if (kind === 'ArmadaChartGroup') {
+    const manifest = ctx
+      .objects('ArmadaManifest')
+      .list(namespace)
+      .find((m) => !gone(m) && (m.spec as ArmadaManifestSpec).chart_groups.includes(name));
+    return manifest && objectKey('ArmadaManifest', namespace, manifest.metadata.name);
+  }
+  return undefined;
+}
+
+type Mode = RunMemo['mode'];
+
+/** The workflow ID that drives an object, the specs its run deploys, and how to start it. */
+function runOf(
+  ctx: BridgeContext,
+  kind: KindName,
+  obj: ArmadaObject,
+  mode: Mode,
+): { workflowId: string; specs: string; start: () => Promise<string> } | undefined {
+  const { namespace, name } = obj.metadata;
+  switch (kind) {
+    case 'ArmadaManifest': {
+      const { docs, objects } = manifestDocuments(ctx, obj);
+      const specs = specsOf(objects);
+      return {
+        workflowId: objectWorkflowId('ArmadaManifest', namespace, name),
+        specs,
+        start: () => startManifest(ctx.client, docs, ctx.taskQueue, mode, specs),
+      };
+    }
+    case 'ArmadaChart': {
+      const doc = { kind, name, namespace, spec: kinds.ArmadaChart.spec.parse(obj.spec) as ArmadaChartSpec };
+      const specs = specsOf([obj]);
+      return {
+        workflowId: releaseWorkflowId(doc.spec.namespace, doc.spec.release),
+        specs,
+        start: () => startChart(ctx.client, doc, ctx.taskQueue, mode, specs),
+      };
+    }
+    case 'Deployer': {
+      const doc = { kind, name, namespace, spec: kinds.Deployer.spec.parse(obj.spec) as DeployerSpec };
+      const specs = specsOf([obj]);
+      return {
+        workflowId: objectWorkflowId('Deployer', namespace, name),
+        specs,
+        start: () => startDeployer(ctx.client, doc, ctx.taskQueue, mode, specs),
+      };
+    }
+    case 'ArmadaChartGroup':
+      // A group no manifest lists is not run on its own yet: it waits for a manifest.
+      return undefined;
+  }
+}
+
+/**
+ * A manifest with the groups and charts it lists, from the cache, specs parsed; throws
+ * PlanError when a piece is missing or conflicts, before anything runs.
+ */
+function manifestDocuments(
+  ctx: BridgeContext,
+  obj: ArmadaObject,
+): { docs: ManifestDocuments; objects: ArmadaObject[] } {
+  const { namespace } = obj.metadata;
+  const manifestSpec = kinds.ArmadaManifest.spec.parse(obj.spec) as ArmadaManifestSpec;
+  const groups = ctx
+    .objects('ArmadaChartGroup')
+    .list(namespace)
+    .filter((g) => manifestSpec.chart_groups.includes(g.metadata.name));
+  const listed = new Set(groups.flatMap((g) => (g.spec as ArmadaChartGroupSpec).chart_group));
+  const charts = ctx
+    .objects('ArmadaChart')
+    .list(namespace)
+    .filter((c) => listed.has(c.metadata.name));
+  const specs = <T>(kind: 'ArmadaChartGroup' | 'ArmadaChart', objects: ArmadaObject[]) =>
+    Object.fromEntries(objects.map((o) => [o.metadata.name, kinds[kind].spec.parse(o.spec) as T]));
+  const docs: ManifestDocuments = {
+    namespace,
+    manifest: { name: obj.metadata.name, spec: manifestSpec },
+    groups: specs<ArmadaChartGroupSpec>('ArmadaChartGroup', groups),
+    charts: specs<ArmadaChartSpec>('ArmadaChart', charts),
+  };
+  planManifest(docs);
+  return { docs, objects: [obj, ...groups, ...charts] };
+}
+
+/** `ArmadaChart/web@2 ArmadaManifest/demo@1 ...`: which specs a run deploys, for its memo. */
+export function specsOf(objects: readonly ArmadaObject[]): string {
+  return objects
+    .map((o) => `${o.kind}/${o.metadata.name}@${o.metadata.generation ?? 0}`)
+    .sort()
+    .join(' ');
+}
+
+interface RunState {
+  running: boolean;
+  status: string;
+  memo: RunMemo;
+}
+
+/** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */
+async function latestRun(client: Client, workflowId: string): Promise<RunState | null> {
+  try {
+    const description = await client.workflow.getHandle(workflowId).describe();
+    return {
+      running: description.status.name === 'RUNNING',
+      status: description.status.name,
+      memo: (description.memo ?? {}) as unknown as RunMemo,
+    };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null;
+    throw err;
+  }
+}
+
+/**
+ * Starts the object's run unless one exists for its specs (their generations). A run still
+ * working on older specs finishes first (it is at a Helm step or a canary hold that must not be
+ * cut in half); the bridge starts the new specs' run when it ends.
+ */
+async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, mode: Mode): Promise<void> {
+  const key = objectKey(kind, obj.metadata.namespace, obj.metadata.name);
+  let run;
+  try {
+    run = runOf(ctx, kind, obj, mode);
+  } catch (err) {
+    if (err instanceof PlanError) return markInvalid(ctx, kind, obj, err.message);
+    throw err;
+  }
+  if (!run) return;
+  const latest = await latestRun(ctx.client, run.workflowId);
+  const same = latest?.memo.specs === run.specs && latest.memo.mode === mode;
+  if (latest?.running) {
+    if (!same) ctx.afterRun(run.workflowId, key);
+    return;
+  }
+  if (same) return; // these specs have had their run
+  try {
+    await run.start();
+  } catch (err) {
+    // Another start won the race (the workflow ID is the lock): follow that run instead.
+    if (!(err instanceof Error && err.message.includes('already has a run in progress'))) throw err;
+  }
+  ctx.log('info', 'started run', { key, workflowId: run.workflowId, specs: run.specs, mode });
+  ctx.afterRun(run.workflowId, key);
+}
+
+/**
+ * Deletion: run the uninstall path (a running deploy is cancelled first, which stops it
+ * cleanly), and remove the finalizer once it has finished. Charts and groups a manifest lists
+ * keep their finalizer until the manifest is gone, so its uninstall can still read them.
+ */
+async function finalize(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): Promise<void> {
+  const { namespace, name } = obj.metadata;
+  const key = objectKey(kind, namespace, name);
+  if (!obj.metadata.finalizers?.includes(FINALIZER)) return;
+  if (ownerOf(ctx, kind, obj)) return;
+  const target = (obj.spec as { target_state?: string } | undefined)?.target_state;
+  let run;
+  try {
+    run =
+      validateObject(obj).problems.length || target === 'uninitialized'
+        ? undefined
+        : runOf(ctx, kind, obj, 'uninstall');
+  } catch (err) {
+    if (!(err instanceof PlanError)) throw err;
+    ctx.log('warn', 'cannot plan the uninstall; removing the finalizer', { key, error: err.message });
+  }
+  if (run) {
+    const latest = await latestRun(ctx.client, run.workflowId);
+    if (latest?.running) {
+      if (latest.memo.mode !== 'uninstall') await ctx.client.workflow.getHandle(run.workflowId).cancel();
+      ctx.afterRun(run.workflowId, key);
+      return;
+    }
+    if (!(latest?.memo.mode === 'uninstall' && latest.status === 'COMPLETED')) {
+      if (latest?.memo.mode === 'uninstall') {
+        // Failed: say so, and try again on the next resync rather than in a tight loop.
+        await recordEvent({ kind, namespace, name }, obj.metadata.uid, {
+          type: 'Warning',
+          reason: 'UninstallFailed',
+          message: `the uninstall run ${run.workflowId} ended ${latest.status.toLowerCase()}; retrying on the next resync`,
+        });
+      }
+      await run.start();
+      ctx.afterRun(run.workflowId, key);
+      return;
+    }
+  }
+  await patchObject(kind, obj, {
+    metadata: {
+      finalizers: (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER),
+      resourceVersion: obj.metadata.resourceVersion,
+    },
+  });
+  ctx.log('info', 'finalizer removed', { key });
+  // What this object listed may now be free to go.
+  for (const owned of ownedKeys(kind, obj)) ctx.enqueue(owned);
+}
+
+function ownedKeys(kind: KindName, obj: ArmadaObject): string[] {
+  const { namespace } = obj.metadata;
+  if (kind === 'ArmadaManifest')
+    return (obj.spec as ArmadaManifestSpec).chart_groups.map((g) =>
+      objectKey('ArmadaChartGroup', namespace, g),
+    );
+  if (kind === 'ArmadaChartGroup')
+    return (obj.spec as ArmadaChartGroupSpec).chart_group.map((c) => objectKey('ArmadaChart', namespace, c));
+  return [];
+}
+
+async function ensureFinalizer(kind: KindName, obj: ArmadaObject): Promise<void> {
+  const finalizers = obj.metadata.finalizers ?? [];
+  if (finalizers.includes(FINALIZER)) return;
+  await patchObject(kind, obj, {
+    metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: obj.metadata.resourceVersion },
+  });
+}
+
+/**
+ * `armada.airshipit.org/action`: sends the signal to the object's run, removes the annotation,
+ * and records an Event with who asked (the field manager that wrote the annotation) and what
+ * happened.
+ */
+async function takeAction(
+  ctx: BridgeContext,
+  kind: KindName,
+  obj: ArmadaObject,
+  action: string,
+): Promise<void> {
+  const { namespace, name } = obj.metadata;
+  const reason = obj.metadata.annotations?.[REASON_ANNOTATION];
+  const by = annotationWriter(obj) ?? 'unknown';
+  let outcome: string;
+  let type: 'Normal' | 'Warning' = 'Normal';
+  if (!(ACTIONS as readonly string[]).includes(action)) {
+    outcome = `unknown action "${action}"; use one of ${ACTIONS.join(', ')}`;
+    type = 'Warning';
+  } else {
+    const workflowId = actionTarget(kind, obj);
+    try {
+      await control(ctx.client, workflowId, action as ControlCommand, { by, reason });
+      outcome = `${action} sent to ${workflowId}`;
+    } catch (err) {
+      outcome = `${action} not sent: ${(err as Error).message}`;
+      type = 'Warning';
+    }
+  }
+  await patchObject(kind, obj, {
+    metadata: { annotations: { [ACTION_ANNOTATION]: null, [REASON_ANNOTATION]: null } },
+  });
+  await recordEvent({ kind, namespace, name }, obj.metadata.uid, {
+    type,
+    reason: 'Action',
+    message: `${by} asked to ${action}${reason ? ` (${reason})` : ''}: ${outcome}`,
+  });
+  ctx.log(type === 'Normal' ? 'info' : 'warn', 'action', {
+    key: objectKey(kind, namespace, name),
+    action,
+    by,
+    outcome,
+  });
+}
+
+/** Which run an action steers: a chart's canary (when it has one) or the object's own run. */
+function actionTarget(kind: KindName, obj: ArmadaObject): string {
+  const { namespace, name } = obj.metadata;
+  if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
+  const spec = obj.spec as ArmadaChartSpec;
+  return spec.canary
+    ? targetWorkflowId(`act/${name}`, namespace)
+    : releaseWorkflowId(spec.namespace, spec.release);
+}
+
+/** The manager whose managedFields entry owns the action annotation: who asked. */
+function annotationWriter(obj: ArmadaObject): string | undefined {
+  const field = `f:${ACTION_ANNOTATION}`;
+  const entry = (obj.metadata.managedFields ?? []).find((m) =>
+    JSON.stringify(m.fieldsV1 ?? {}).includes(JSON.stringify(field)),
+  );
+  return entry?.manager;
+}
+
+async function markInvalid(
+  ctx: BridgeContext,
+  kind: KindName,
+  obj: ArmadaObject,
+  message: string,
+): Promise<void> {
+  const { namespace, name } = obj.metadata;
+  const invalid = (
+    obj.status as { conditions?: { type: string; status: string; message: string }[] } | undefined
+  )?.conditions?.find((c) => c.type === 'Invalid');
+  if (invalid?.status === 'True' && invalid.message === message) return; // said already
+  ctx.log('warn', 'invalid object', { key: objectKey(kind, namespace, name), message });
+  await reportStatus({
+    kind,
+    namespace,
+    name,
+    status: { conditions: [{ type: 'Invalid', status: 'True', reason: 'InvalidSpec', message }] },
+    event: { type: 'Warning', reason: 'InvalidSpec', message },
+  });
+}
+
+async function clearInvalid(kind: KindName, obj: ArmadaObject): Promise<void> {
+  const conditions = (obj.status as { conditions?: { type: string; status: string }[] } | undefined)
+    ?.conditions;
+  if (!conditions?.some((c) => c.type === 'Invalid' && c.status === 'True')) return;
+  const { namespace, name } = obj.metadata;
+  await reportStatus({
+    kind,
+    namespace,
+    name,
+    status: {
+      conditions: [{ type: 'Invalid', status: 'False', reason: 'Valid', message: 'the spec is valid' }],
+    },
+    event: { type: 'Normal', reason: 'Valid', message: 'the spec is valid again' },
+  });
+}
+
+/** A JSON merge patch of the object (metadata only: finalizers, annotations). */
+async function patchObject(kind: KindName, obj: ArmadaObject, body: object): Promise<void> {
+  await kubeApi(CustomObjectsApi).patchNamespacedCustomObject(
+    {
+      group: GROUP,
+      version: VERSION,
+      namespace: obj.metadata.namespace,
+      plural: kinds[kind].plural,
+      name: obj.metadata.name,
+      body,
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}

@@ -1,0 +1,245 @@
+import { CustomObjectsApi, Watch, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { abortWith, apiMessage } from '../activities/kube/client';
+import { GROUP, VERSION } from '../api/common';
+import { kinds, type KindName } from '../api/kinds';
+
+/** An armada custom resource as the API server returns it. */
+export interface ArmadaObject {
+  apiVersion: string;
+  kind: string;
+  metadata: V1ObjectMeta & { name: string; namespace: string };
+  spec?: unknown;
+  status?: unknown;
+}
+
+export type Change = 'add' | 'update' | 'delete' | 'resync';
+
+export interface WatchOptions {
+  kubeConfig: KubeConfig;
+  kind: KindName;
+  /** Namespaces to watch, one list+watch each; 'all' lists and watches cluster-wide. */
+  namespaces: string[] | 'all';
+  /** Called for every change to the cache, in the order the API server made them. */
+  onChange: (obj: ArmadaObject, change: Change) => void;
+  /** Every cached object is handed to onChange('resync') this often; default 300. */
+  resyncSeconds?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Delay before watching again after an error; default 1s, 2s, 4s ... at most 30s. */
+  backoffMs?: (attempt: number) => number;
+}
+
+/** One list+watch: a namespace, or the whole cluster. */
+interface Scope {
+  namespace?: string;
+  /** Where the next watch resumes; empty: list first. */
+  resourceVersion: string;
+  /** Errors in a row, for the backoff. */
+  failures: number;
+}
+
+/** A watch the API server ended without error is opened again from its resourceVersion at once. */
+const WATCH_SECONDS = 300;
+
+const defaultBackoff = (attempt: number): number => Math.min(30_000, 1000 * 2 ** (attempt - 1));
+
+const defaultLog: NonNullable<WatchOptions['log']> = (level, message, fields) =>
+  (level === 'info' ? console.log : console.error)(JSON.stringify({ level, message, ...fields }));
+
+/**
+ * A cache of one kind's objects, kept current by list+watch, that reports every change.
+ *
+ * Written on client-node's `Watch` rather than its `makeInformer`: that informer stops for good
+ * on an error, reports its own `stop()` as an error (an AbortError), and resolves `start()` even
+ * when the list failed. Here each scope loops: list (when it has no resourceVersion) → watch from
+ * the last resourceVersion → on 410 Gone list again, on any other error log and watch again after
+ * a backoff. A list replaces the scope's part of the cache and reports the difference, so objects
+ * deleted while no watch ran arrive as 'delete'.
+ */
+export class ObjectWatch {
+  private readonly objects = new Map<string, Map<string, ArmadaObject>>();
+  private readonly scopes: Scope[];
+  private readonly api: CustomObjectsApi;
+  private readonly watcher: Watch;
+  private readonly log: NonNullable<WatchOptions['log']>;
+  private running?: { abort: AbortController; started: Promise<void> };
+
+  constructor(private readonly opts: WatchOptions) {
+    const namespaces = opts.namespaces === 'all' ? [undefined] : [...new Set(opts.namespaces)];
+    this.scopes = namespaces.map((namespace) => ({ namespace, resourceVersion: '', failures: 0 }));
+    this.api = opts.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.watcher = new Watch(opts.kubeConfig);
+    this.log = opts.log ?? defaultLog;
+  }
+
+  /**
+   * Starts watching; resolves once every scope has been listed and each listed object delivered.
+   * A failed list is retried (with the backoff) until it succeeds; rejects if stopped before.
+   * After `stop()`, `start()` lists again and reports what changed meanwhile.
+   */
+  start(): Promise<void> {
+    if (this.running) return this.running.started;
+    const abort = new AbortController();
+    const { signal } = abort;
+    const listed = this.scopes.map((scope) => {
+      scope.resourceVersion = '';
+      return new Promise<void>((resolve, reject) => {
+        signal.addEventListener('abort', () => reject(new Error(`watch of ${this.opts.kind} stopped`)));
+        void this.loop(scope, signal, resolve);
+      });
+    });
+    const resync = setInterval(
+      () => this.list().forEach((obj) => this.deliver(obj, 'resync')),
+      (this.opts.resyncSeconds ?? 300) * 1000,
+    );
+    signal.addEventListener('abort', () => clearInterval(resync));
+    this.running = { abort, started: Promise.all(listed).then(() => undefined) };
+    return this.running.started;
+  }
+
+  /** Ends every watch, list, backoff and the resync timer; the cache stays as it was. */
+  stop(): void {
+    this.running?.abort.abort();
+    this.running = undefined;
+  }
+
+  get(namespace: string, name: string): ArmadaObject | undefined {
+    return this.objects.get(namespace)?.get(name);
+  }
+
+  /** Cached objects of one namespace, or of all. */
+  list(namespace?: string): ArmadaObject[] {
+    const maps = namespace === undefined ? [...this.objects.values()] : [this.objects.get(namespace)];
+    return maps.flatMap((byName) => [...(byName?.values() ?? [])]);
+  }
+
+  /** List+watch one scope until stopped; never rejects. */
+  private async loop(scope: Scope, signal: AbortSignal, listed: () => void): Promise<void> {
+    const fields = { kind: this.opts.kind, namespace: scope.namespace ?? 'all' };
+    while (!signal.aborted) {
+      try {
+        if (!scope.resourceVersion) {
+          await this.relist(scope, signal);
+          listed();
+        }
+        await this.watch(scope, signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        if ((err as { statusCode?: number }).statusCode === 410) {
+          this.log('info', 'watch expired (410 Gone): listing again', fields);
+          scope.resourceVersion = '';
+          continue;
+        }
+        const attempt = ++scope.failures;
+        const delay = (this.opts.backoffMs ?? defaultBackoff)(attempt);
+        this.log('error', `watch failed; retrying in ${delay} ms`, {
+          ...fields,
+          attempt,
+          error: apiMessage(err),
+        });
+        await sleep(delay, undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Lists the scope, reports the difference to the cache, and sets where the watch starts. */
+  private async relist(scope: Scope, signal: AbortSignal): Promise<void> {
+    const { plural } = kinds[this.opts.kind];
+    const options = abortWith(signal);
+    const list = (await (scope.namespace === undefined
+      ? this.api.listClusterCustomObject({ group: GROUP, version: VERSION, plural }, options)
+      : this.api.listNamespacedCustomObject(
+          { group: GROUP, version: VERSION, namespace: scope.namespace, plural },
+          options,
+        ))) as { metadata?: { resourceVersion?: string }; items: ArmadaObject[] };
+    signal.throwIfAborted();
+    const resourceVersion = list.metadata?.resourceVersion;
+    if (!resourceVersion) throw new Error(`the list of ${plural} has no resourceVersion`);
+    const listedKeys = new Set(list.items.map((obj) => `${obj.metadata.namespace}/${obj.metadata.name}`));
+    for (const obj of this.list(scope.namespace)) {
+      if (!listedKeys.has(`${obj.metadata.namespace}/${obj.metadata.name}`)) this.remove(obj);
+    }
+    for (const obj of list.items) this.upsert(obj);
+    scope.resourceVersion = resourceVersion;
+    scope.failures = 0;
+  }
+
+  /**
+   * Watches the scope from its resourceVersion, applying each event to the cache. Resolves when
+   * the API server ends the watch (after WATCH_SECONDS); rejects on a failed request, an ERROR
+   * event (410 Gone among them) or a broken connection, with the HTTP status as `statusCode`.
+   */
+  private watch(scope: Scope, signal: AbortSignal): Promise<void> {
+    const { plural } = kinds[this.opts.kind];
+    const path =
+      scope.namespace === undefined
+        ? `/apis/${GROUP}/${VERSION}/${plural}`
+        : `/apis/${GROUP}/${VERSION}/namespaces/${scope.namespace}/${plural}`;
+    const query = {
+      resourceVersion: scope.resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: WATCH_SECONDS,
+    };
+    return new Promise((resolve, reject) => {
+      let failure: Error | undefined;
+      const onEvent = (type: string, obj: ArmadaObject & { code?: number; message?: string }) => {
+        if (signal.aborted) return;
+        if (type === 'ERROR') {
+          // A Status; the API server ends the watch after it.
+          failure = Object.assign(new Error(obj.message ?? 'watch error'), { statusCode: obj.code });
+          return;
+        }
+        if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj);
+        else if (type === 'DELETED') this.remove(obj);
+        scope.resourceVersion = obj.metadata.resourceVersion ?? scope.resourceVersion;
+        scope.failures = 0;
+      };
+      let request: AbortController | undefined;
+      const cancel = () => request?.abort();
+      const done = (err: unknown) => {
+        signal.removeEventListener('abort', cancel);
+        if (err || failure) reject(err ?? failure);
+        else resolve();
+      };
+      signal.addEventListener('abort', cancel);
+      // client-node hands the request's AbortController back only once the response has begun.
+      this.watcher.watch(path, query, onEvent, done).then((controller) => {
+        request = controller;
+        if (signal.aborted) controller.abort();
+      }, done);
+    });
+  }
+
+  private upsert(obj: ArmadaObject): void {
+    const { namespace, name, resourceVersion } = obj.metadata;
+    let byName = this.objects.get(namespace);
+    if (!byName) this.objects.set(namespace, (byName = new Map()));
+    const cached = byName.get(name);
+    if (cached && cached.metadata.resourceVersion === resourceVersion) return;
+    byName.set(name, obj);
+    this.deliver(obj, cached ? 'update' : 'add');
+  }
+
+  private remove(obj: ArmadaObject): void {
+    const { namespace, name } = obj.metadata;
+    const byName = this.objects.get(namespace);
+    if (!byName?.delete(name)) return;
+    if (byName.size === 0) this.objects.delete(namespace);
+    this.deliver(obj, 'delete');
+  }
+
+  /** onChange must not break the cache: client-node would swallow its error and drop the event. */
+  private deliver(obj: ArmadaObject, change: Change): void {
+    try {
+      this.opts.onChange(obj, change);
+    } catch (err) {
+      this.log('error', 'onChange failed', {
+        kind: this.opts.kind,
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+        change,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+}

@@ -1,0 +1,274 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { canaryProgressQuery } from '../../workflows/messages';
+import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { installCrds, kubectl } from '../helpers/kube';
+
+const repo = path.resolve(__dirname, '../..');
+
+/** The example manifest with its releases moved to `releases` and prefixed by `prefix`. */
+async function manifestFile(
+  releases: string,
+  prefix: string,
+  extra: [string, string][] = [],
+): Promise<string> {
+  let text = (await readFile(path.join(repo, 'examples/sequenced-manifest.yaml'), 'utf8'))
+    .replaceAll('namespace: demo', `namespace: ${releases}`)
+    .replace('release_prefix: demo', `release_prefix: ${prefix}`);
+  for (const [from, to] of extra) text = text.replace(from, to);
+  return tempFile('manifest.yaml', text);
+}
+
+async function tempFile(name: string, text: string): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-bridge-')), name);
+  await writeFile(file, text);
+  return file;
+}
+
+/** Everything the bridge process printed, shown when a wait times out. */
+let bridgeLog = '';
+
+/** Polls until `check` returns a value (the cluster's or Temporal's own state, not a sleep). */
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      const tail = bridgeLog.split('\n').slice(-30).join('\n');
+      throw new Error(`timed out waiting for ${what}; the bridge's last lines:\n${tail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
+/** The Events of one object with one reason, as `kubectl get events` prints them. */
+const eventsOf = (namespace: string, name: string, reason: string) =>
+  kubectl(
+    'get',
+    'events',
+    '-n',
+    namespace,
+    '--field-selector',
+    `involvedObject.name=${name},reason=${reason}`,
+  );
+
+describe('bridge: kubectl apply drives the workflows (bridge process, real worker, sandbox)', () => {
+  const crs = uniqueName('bridge');
+  const releases = uniqueName('bridge-rel');
+  const harness = sharedWorker();
+  let bridge: ChildProcess;
+  beforeAll(async () => {
+    await installCrds();
+    await kubectl('create', 'namespace', crs);
+    await promisify(execFile)(
+      process.execPath,
+      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
+      {
+        cwd: repo,
+      },
+    );
+    bridge = spawn(process.execPath, ['dist/bridge/main.js'], {
+      cwd: repo,
+      env: {
+        ...process.env,
+        ARMADA_TASK_QUEUE: harness().taskQueue,
+        ARMADA_NAMESPACES: crs,
+        ARMADA_LEASE_NAMESPACE: crs,
+        ARMADA_RESYNC_SECONDS: '2',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    bridge.stdout!.on('data', (chunk: Buffer) => (bridgeLog += chunk.toString()));
+    bridge.stderr!.on('data', (chunk: Buffer) => (bridgeLog += chunk.toString()));
+  });
+  afterAll(async () => {
+    const exited = once(bridge, 'exit');
+    bridge.kill('SIGTERM');
+    await exited;
+    await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
+    await kubectl('delete', 'namespace', crs, '--wait=false');
+  });
+
+  const runsOf = async (workflowId: string) => {
+    const runs = [];
+    for await (const run of harness().client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+      runs.push(run);
+    return runs;
+  };
+
+  it('kubectl apply of a manifest deploys every release and every CR becomes satisfied', async () => {
+    const file = await manifestFile(releases, 'b');
+    await kubectl('apply', '-n', crs, '-f', file);
+    const charts = await eventually('every ArmadaChart satisfied', async () => {
+      const list = await json('get', 'act', '-n', crs);
+      const items = list.items as {
+        metadata: { name: string; finalizers?: string[] };
+        status?: { satisfied?: boolean };
+      }[];
+      return items.length === 4 && items.every((c) => c.status?.satisfied) ? items : undefined;
+    });
+    expect(charts.every((c) => c.metadata.finalizers?.includes('armada.airshipit.org/finalizer'))).toBe(true);
+    const manifest = await eventually('the manifest satisfied', async () => {
+      const m = await json('get', 'amf', 'demo', '-n', crs);
+      return m.status?.satisfied ? m : undefined;
+    });
+    expect(manifest.status.observedGeneration).toBe(manifest.metadata.generation);
+    const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {
+      name: string;
+      status: string;
+    }[];
+    expect(list.map((r) => `${r.name} ${r.status}`).sort()).toEqual([
+      'b-admin deployed',
+      'b-backend deployed',
+      'b-settings deployed',
+      'b-web deployed',
+    ]);
+    expect(await runsOf(objectWorkflowId('ArmadaManifest', crs, 'demo'))).toHaveLength(1);
+  });
+
+  it('re-applying the same file starts nothing; changing a chart value runs the manifest again', async () => {
+    const file = await manifestFile(releases, 'b');
+    await kubectl('apply', '-n', crs, '-f', file);
+    const manifestId = objectWorkflowId('ArmadaManifest', crs, 'demo');
+    // A check that nothing happens: let two resync periods (2 s each) pass over every object.
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    expect(await runsOf(manifestId)).toHaveLength(1);
+
+    await kubectl(
+      'patch',
+      'act',
+      'web',
+      '-n',
+      crs,
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"values":{"replicaCount":5}}}',
+    );
+    await eventually('a second manifest run', async () =>
+      (await runsOf(manifestId)).length === 2 ? true : undefined,
+    );
+    await eventually('b-web at revision 2', async () => {
+      const status = JSON.parse(await helm('status', 'b-web', '-n', releases, '-o', 'json'));
+      return status.version === 2 && status.info.status === 'deployed' ? true : undefined;
+    });
+    const settings = JSON.parse(await helm('status', 'b-settings', '-n', releases, '-o', 'json'));
+    expect(settings.version).toBe(1); // unchanged charts get no new revision
+  });
+
+  it('an object the validator refuses gets condition Invalid naming the field, and no workflow', async () => {
+    const file = await tempFile(
+      'bad.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: bad}
+spec:
+  release: bad
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/hello}
+  canary:
+    steps: [{percent: 50, sleep: 1}]
+    on_timeout: promote
+`,
+    );
+    await kubectl('apply', '-n', crs, '-f', file);
+    const invalid = await eventually('condition Invalid', async () => {
+      const chart = await json('get', 'act', 'bad', '-n', crs);
+      return chart.status?.conditions?.find(
+        (c: { type: string; status: string }) => c.type === 'Invalid' && c.status === 'True',
+      );
+    });
+    expect(invalid.message).toMatch(
+      /^spec\.canary\.on_timeout: on_timeout needs at least one step with approval/,
+    );
+    expect(await runsOf(releaseWorkflowId(releases, 'bad'))).toHaveLength(0);
+    const events = await eventsOf(crs, 'bad', 'InvalidSpec');
+    expect(events).toContain('on_timeout needs at least one step with approval');
+  });
+
+  it('annotations pause and resume a running Deployer canary, then are removed', async () => {
+    const deployer = await tempFile(
+      'deployer.yaml',
+      (await readFile(path.join(repo, 'examples/deployer.yaml'), 'utf8'))
+        .replace('namespace: web', `namespace: ${releases}`)
+        .replace(/sleep: \d+/g, 'sleep: 30'),
+    );
+    await kubectl('apply', '-n', crs, '-f', deployer);
+    await eventually('nginx-1.25.3 deployed', async () => {
+      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      return d.status?.phase === 'Completed' ? true : undefined;
+    });
+    await kubectl(
+      'patch',
+      'dpl',
+      'nginx',
+      '-n',
+      crs,
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"deployment":{"version":"1.26.0"}}}',
+    );
+    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'nginx'));
+    await eventually('the canary holding', async () => {
+      const p = await handle.query(canaryProgressQuery);
+      return p.waitingOn === 'hold' && p.history[0]?.startedAt ? true : undefined;
+    });
+    await kubectl(
+      'annotate',
+      'dpl',
+      'nginx',
+      '-n',
+      crs,
+      'armada.airshipit.org/action=pause',
+      'armada.airshipit.org/reason=look',
+    );
+    const paused = await eventually('paused', async () => {
+      const p = await handle.query(canaryProgressQuery);
+      return p.paused ? p : undefined;
+    });
+    expect(paused.paused).toMatchObject({ reason: 'look', by: 'kubectl-annotate' });
+    await eventually('the annotation removed', async () => {
+      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      return d.metadata.annotations?.['armada.airshipit.org/action'] === undefined ? true : undefined;
+    });
+    const events = await eventsOf(crs, 'nginx', 'Action');
+    expect(events).toContain('kubectl-annotate asked to pause (look): pause sent to Deployer:');
+    await kubectl('annotate', 'dpl', 'nginx', '-n', crs, 'armada.airshipit.org/action=resume');
+    await eventually('resumed', async () =>
+      (await handle.query(canaryProgressQuery)).paused ? undefined : true,
+    );
+    await kubectl('annotate', 'dpl', 'nginx', '-n', crs, 'armada.airshipit.org/action=promote');
+    await eventually('promoted', async () => {
+      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      return d.status?.phase === 'Completed' && d.status?.current_version === '1.26.0' ? true : undefined;
+    });
+  });
+
+  it('kubectl delete of the manifest file uninstalls its releases, then the objects go', async () => {
+    await kubectl('delete', '-n', crs, '--wait=false', '-f', await manifestFile(releases, 'b'));
+    await eventually(
+      'every release uninstalled and every manifest object gone',
+      async () => {
+        const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
+        const left = (await json('get', 'amf,acg,act', '-n', crs)).items as { metadata: { name: string } }[];
+        const ours = left.filter((o) => o.metadata.name !== 'bad');
+        return list.filter((r) => r.name.startsWith('b-')).length === 0 && ours.length === 0
+          ? true
+          : undefined;
+      },
+      180_000,
+    );
+  });
+});
