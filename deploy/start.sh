@@ -3,7 +3,7 @@
 #   - Temporal: a dev server with its UI (:8233), its SQLite file under .data/ so runs survive a
 #     restart, unless TEMPORAL_ADDRESS names a server to use instead;
 #   - Kubernetes: the current kubeconfig context when it answers, else the sandbox cluster;
-#   - the armada worker.
+#   - the armada worker and the bridge (kubectl-applied custom resources become runs).
 # Ctrl-C stops everything it started; the sandbox keeps its data for the next start.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -59,6 +59,8 @@ kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/nul
 
 node dist/worker/main.js &
 started+=($!)
+node dist/bridge/main.js &
+started+=($!)
 
 cat <<MSG
 
@@ -66,13 +68,13 @@ armada-temporal is running.
   Temporal UI:  $ui
   Kubernetes:   $(kubectl config current-context) (KUBECONFIG=${KUBECONFIG:-~/.kube/config})
   Worker:       task queue ${ARMADA_TASK_QUEUE:-armada}
+  Bridge:       watching ${ARMADA_NAMESPACES:-every namespace}
 
-Deploy the example manifest (in another terminal):
+Try the examples (in another terminal):
   export KUBECONFIG=${KUBECONFIG:-~/.kube/config}
-  npx armadactl apply -f examples/sequenced-manifest.yaml --wait
-  npx armadactl status demo
-The bridge that turns kubectl-applied custom resources into runs comes in a later release;
-the CRDs are installed already (kubectl get crd | grep armada).
+  kubectl apply -f examples/
+  kubectl get amf,acg,act,dpl
+  npx armadactl status demo          # or: npx armadactl status dpl/nginx
 Ctrl-C stops everything.
 MSG
 wait -n "${started[@]}"
