@@ -5,6 +5,7 @@ import {
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   setHandler,
   WorkflowIdReusePolicy,
   workflowInfo,
@@ -53,6 +54,13 @@ export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
 }
 
 async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcome> {
+  // Groups of runs recorded before the group wrote its own status replay without it.
+  const reportGroup = patched('group-status')
+    ? (phase: string, message: string) =>
+        report('ArmadaChartGroup', run.namespace, run.group.name, phase, message)
+    : async () => {};
+  const uninstall = run.mode === 'uninstall';
+  await reportGroup(uninstall ? 'Uninstalling' : 'Deploying', `${run.group.charts.length} charts`);
   const progress: GroupProgress = {
     name: run.group.name,
     sequenced: run.group.sequenced,
@@ -117,6 +125,11 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
   result.stopped =
     control.stopping && result.outcomes.length + result.failed.length < run.group.charts.length;
   progress.state = result.failed.length ? 'failed' : result.stopped ? 'stopped' : 'done';
+  const summary = `${result.outcomes.length}/${run.group.charts.length} charts ${uninstall ? 'uninstalled' : 'deployed'}`;
+  if (result.failed.length)
+    await reportGroup('Failed', `${summary}; failed: ${result.failed.map((f) => f.chart).join(', ')}`);
+  else if (result.stopped) await reportGroup('Stopped', `${summary}; stopped by a rollback or cancellation`);
+  else await reportGroup(uninstall ? 'Uninstalled' : 'Deployed', summary);
   return result;
 }
 

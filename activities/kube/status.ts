@@ -8,6 +8,7 @@ import {
 import { GROUP, VERSION } from '../../api/common';
 import { kinds, type KindName } from '../../api/kinds';
 import { Context } from '@temporalio/activity';
+import { currentActivity } from '../process';
 import { kubeApi } from './client';
 
 /** Base URL of the Temporal UI for the links written into status. */
@@ -90,7 +91,16 @@ export async function reportStatus(report: StatusReport): Promise<boolean> {
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
-  if (report.event) await recordEvent(report, current.metadata.uid, report.event);
+  if (report.event) {
+    // Events are a courtesy: one refused (e.g. in a namespace being deleted) must not fail the
+    // status write, nor the run that reports it.
+    await recordEvent(report, current.metadata.uid, report.event).catch((err: unknown) => {
+      const warning = { object: `${report.kind} ${report.namespace}/${report.name}`, error: String(err) };
+      const activity = currentActivity();
+      if (activity) activity.log.warn('event not recorded', warning);
+      else console.warn(JSON.stringify({ level: 'warn', message: 'event not recorded', ...warning }));
+    });
+  }
   return true;
 }
 

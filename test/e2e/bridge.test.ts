@@ -67,7 +67,7 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
   const crs = uniqueName('bridge');
   const releases = uniqueName('bridge-rel');
   const harness = sharedWorker();
-  let bridge: ChildProcess;
+  let bridge: ChildProcess | undefined;
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
@@ -93,9 +93,11 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
     bridge.stderr!.on('data', (chunk: Buffer) => (bridgeLog += chunk.toString()));
   });
   afterAll(async () => {
-    const exited = once(bridge, 'exit');
-    bridge.kill('SIGTERM');
-    await exited;
+    if (bridge) {
+      const exited = once(bridge, 'exit');
+      bridge.kill('SIGTERM');
+      await exited;
+    }
     await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
     await kubectl('delete', 'namespace', crs, '--wait=false');
   });
@@ -124,6 +126,13 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
       return m.status?.satisfied ? m : undefined;
     });
     expect(manifest.status.observedGeneration).toBe(manifest.metadata.generation);
+    const groups = (await json('get', 'acg', '-n', crs)).items as {
+      status?: { satisfied?: boolean; reason?: string };
+    }[];
+    expect(groups.map((g) => [g.status?.satisfied, g.status?.reason])).toEqual([
+      [true, '2/2 charts deployed'],
+      [true, '2/2 charts deployed'],
+    ]);
     const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {
       name: string;
       status: string;
