@@ -72,7 +72,11 @@ async function main(): Promise<void> {
 
   const lead = async () => {
     log('info', 'leading: watching', { namespaces: config.ARMADA_NAMESPACES });
-    for (const kind of Object.keys(kinds) as KindName[]) {
+    // Nothing is reconciled until every cache is filled: whether a chart runs on its own or
+    // as part of a manifest depends on the groups and manifests listed so far.
+    let listed = false;
+    const kindNames = Object.keys(kinds) as KindName[];
+    for (const kind of kindNames) {
       watches.set(
         kind,
         new ObjectWatch({
@@ -80,13 +84,18 @@ async function main(): Promise<void> {
           kind,
           namespaces: config.ARMADA_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
-          onChange: (obj) => queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name)),
+          onChange: (obj) => {
+            if (listed) queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
+          },
           log,
         }),
       );
     }
-    // Every cache is filled before the first reconcile: ownership needs all four kinds.
     await Promise.all([...watches.values()].map((w) => w.start()));
+    listed = true;
+    for (const kind of kindNames)
+      for (const obj of watches.get(kind)!.list())
+        queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
   };
 
   let stopping = false;
