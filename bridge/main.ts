@@ -5,7 +5,7 @@ import { kubeConfig } from '../activities/kube/client';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { KeyedQueue } from './queue';
-import { objectKey, reconcile, type BridgeContext } from './reconcile';
+import { objectKey, ownedKeys, reconcile, type BridgeContext } from './reconcile';
 import { ObjectWatch } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -84,8 +84,11 @@ async function main(): Promise<void> {
           kind,
           namespaces: config.ARMADA_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
-          onChange: (obj) => {
-            if (listed) queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
+          onChange: (obj, change) => {
+            if (!listed) return;
+            queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
+            // What a deleted manifest or group listed may now be free to go (or run on its own).
+            if (change === 'delete') for (const key of ownedKeys(kind, obj)) queue.add(key);
           },
           log,
         }),

@@ -274,11 +274,11 @@ async function finalize(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): 
     }
     if (!(latest?.memo.mode === 'uninstall' && latest.status === 'COMPLETED')) {
       if (latest?.memo.mode === 'uninstall') {
-        // Failed: say so, and try again on the next resync rather than in a tight loop.
+        // Failed after its activities' own retries (minutes): say so, and run it again.
         await recordEvent({ kind, namespace, name }, obj.metadata.uid, {
           type: 'Warning',
           reason: 'UninstallFailed',
-          message: `the uninstall run ${run.workflowId} ended ${latest.status.toLowerCase()}; retrying on the next resync`,
+          message: `the uninstall run ${run.workflowId} ended ${latest.status.toLowerCase()}; running it again`,
         });
       }
       await run.start();
@@ -297,7 +297,8 @@ async function finalize(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): 
   for (const owned of ownedKeys(kind, obj)) ctx.enqueue(owned);
 }
 
-function ownedKeys(kind: KindName, obj: ArmadaObject): string[] {
+/** The keys of what a manifest or group lists: reconciled again when it goes. */
+export function ownedKeys(kind: KindName, obj: ArmadaObject): string[] {
   const { namespace } = obj.metadata;
   if (kind === 'ArmadaManifest')
     return (obj.spec as ArmadaManifestSpec).chart_groups.map((g) =>
