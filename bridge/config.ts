@@ -22,6 +22,9 @@ const configSchema = z.object({
     .describe('comma-separated namespaces to watch; empty: every namespace'),
   ARMADA_LEASE_NAMESPACE: z.string().min(1).default('default').describe('namespace of the leader Lease'),
   ARMADA_LEASE_NAME: z.string().min(1).default('armada-bridge').describe('name of the leader Lease'),
+  ARMADA_LEASE_SECONDS: seconds('ARMADA_LEASE_SECONDS', 15).describe(
+    'how long a leader that stopped renewing keeps the Lease; it renews every third of it',
+  ),
   ARMADA_RESYNC_SECONDS: seconds('ARMADA_RESYNC_SECONDS', 300).describe(
     'every object is reconciled this often',
   ),

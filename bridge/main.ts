@@ -107,6 +107,9 @@ async function main(): Promise<void> {
     namespace: config.ARMADA_LEASE_NAMESPACE,
     name: config.ARMADA_LEASE_NAME,
     identity: `${hostname()}-${process.pid}`,
+    leaseDurationSeconds: config.ARMADA_LEASE_SECONDS,
+    renewIntervalSeconds: config.ARMADA_LEASE_SECONDS / 3,
+    retryIntervalSeconds: Math.min(2, config.ARMADA_LEASE_SECONDS / 3),
     onStartedLeading: () => {
       lead().catch((err: unknown) => {
         log('error', 'cannot start watching', { error: (err as Error).message });

@@ -1,40 +1,21 @@
 import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { deployerSpec } from '../../api/deployer';
 import { startDeployer } from '../../cli/runs';
 import type { DeployerOutcome } from '../../workflows/deployer';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
+import { startProcess, type ProductProcess } from '../helpers/processes';
 
-const repo = path.resolve(__dirname, '../..');
 const HOLD_SECONDS = 10;
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
-/**
- * The worker as production runs it: a separate `node dist/worker/main.js` process, so the drill
- * can SIGKILL it. Resolves once it says it is polling.
- */
-async function startWorker(taskQueue: string): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, ['dist/worker/main.js'], {
-    cwd: repo,
-    env: { ...process.env, ARMADA_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker: polling')) resolve();
-    });
-    worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    worker.once('exit', (code) => reject(new Error(`worker exited with ${code} before polling:\n${output}`)));
-  });
+/** The worker as production runs it, a process of its own so the drill can SIGKILL it. */
+async function startWorker(taskQueue: string): Promise<ProductProcess> {
+  const worker = startProcess('dist/worker/main.js', { ARMADA_TASK_QUEUE: taskQueue });
+  await worker.printed('worker: polling');
   return worker;
 }
 
@@ -52,22 +33,14 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
   const taskQueue = uniqueName('crash-queue');
   let connection: Connection;
   let client: Client;
-  let worker: ChildProcess | undefined;
+  let worker: ProductProcess | undefined;
 
   beforeAll(async () => {
-    // The drill runs the compiled worker, as `npm run worker` does.
-    await promisify(execFile)(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
-      {
-        cwd: repo,
-      },
-    );
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
     client = new Client({ connection });
   });
   afterAll(async () => {
-    worker?.kill('SIGKILL');
+    await worker?.stop('SIGKILL');
     await connection.close();
     await kubectl('delete', 'namespace', namespace, '--wait=false');
   });
@@ -97,9 +70,7 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
 
     // Mid-hold: kill -9, then a fresh worker process.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const killed = once(worker, 'exit');
-    worker.kill('SIGKILL');
-    await killed;
+    await worker.stop('SIGKILL');
     worker = await startWorker(taskQueue);
 
     const outcome = (await handle.result()) as DeployerOutcome;

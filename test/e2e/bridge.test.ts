@@ -1,13 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
+import { startProcess, type ProductProcess } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -30,8 +28,8 @@ async function tempFile(name: string, text: string): Promise<string> {
   return file;
 }
 
-/** Everything the bridge process printed, shown when a wait times out. */
-let bridgeLog = '';
+/** The bridge process; what it printed is shown when a wait times out. */
+let bridge: ProductProcess | undefined;
 
 /** Polls until `check` returns a value (the cluster's or Temporal's own state, not a sleep). */
 async function eventually<T>(
@@ -44,7 +42,7 @@ async function eventually<T>(
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > deadline) {
-      const tail = bridgeLog.split('\n').slice(-30).join('\n');
+      const tail = (bridge?.output() ?? '').split('\n').slice(-30).join('\n');
       throw new Error(`timed out waiting for ${what}; the bridge's last lines:\n${tail}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -67,37 +65,18 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
   const crs = uniqueName('bridge');
   const releases = uniqueName('bridge-rel');
   const harness = sharedWorker();
-  let bridge: ChildProcess | undefined;
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
-    await promisify(execFile)(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
-      {
-        cwd: repo,
-      },
-    );
-    bridge = spawn(process.execPath, ['dist/bridge/main.js'], {
-      cwd: repo,
-      env: {
-        ...process.env,
-        ARMADA_TASK_QUEUE: harness().taskQueue,
-        ARMADA_NAMESPACES: crs,
-        ARMADA_LEASE_NAMESPACE: crs,
-        ARMADA_RESYNC_SECONDS: '2',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    bridge = startProcess('dist/bridge/main.js', {
+      ARMADA_TASK_QUEUE: harness().taskQueue,
+      ARMADA_NAMESPACES: crs,
+      ARMADA_LEASE_NAMESPACE: crs,
+      ARMADA_RESYNC_SECONDS: '2',
     });
-    bridge.stdout!.on('data', (chunk: Buffer) => (bridgeLog += chunk.toString()));
-    bridge.stderr!.on('data', (chunk: Buffer) => (bridgeLog += chunk.toString()));
   });
   afterAll(async () => {
-    if (bridge) {
-      const exited = once(bridge, 'exit');
-      bridge.kill('SIGTERM');
-      await exited;
-    }
+    await bridge?.stop();
     await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
     await kubectl('delete', 'namespace', crs, '--wait=false');
   });
