@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { hostname } from 'node:os';
 import { kinds, type KindName } from '../api/kinds';
-import { kubeConfig } from '../activities/kube/client';
+import { apiMessage, kubeConfig } from '../activities/kube/client';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { KeyedQueue } from './queue';
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       log('error', 'reconcile failed; retrying', {
         key,
         attempt,
-        error: (err as Error).message ?? String(err),
+        error: apiMessage(err),
       }),
   });
   const context: BridgeContext = {
