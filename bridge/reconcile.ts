@@ -1,5 +1,5 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
 import type { ArmadaChartSpec } from '../api/chart';
@@ -238,7 +238,7 @@ async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, 
     await run.start();
   } catch (err) {
     // Another start won the race (the workflow ID is the lock): follow that run instead.
-    if (!(err instanceof Error && err.message.includes('already has a run in progress'))) throw err;
+    if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
   ctx.log('info', 'started run', { key, workflowId: run.workflowId, specs: run.specs, mode });
   ctx.afterRun(run.workflowId, key);
