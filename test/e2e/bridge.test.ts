@@ -259,4 +259,27 @@ spec:
       180_000,
     );
   });
+
+  it('an annotation rolls back a running manifest (waiting at its approval gate)', async () => {
+    const gated = await manifestFile(releases, 'g', [
+      ['  on_failure: rollback', '  on_failure: rollback\n  approval:\n    before: [apps]'],
+    ]);
+    await kubectl('apply', '-n', crs, '-f', gated);
+    await eventually('the run waiting at the gate', async () => {
+      const m = await json('get', 'amf', 'demo', '-n', crs);
+      return m.status?.actual_state === 'waitingapproval' ? true : undefined;
+    });
+    const deployedFirst = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
+    expect(deployedFirst.map((r) => r.name).sort()).toEqual(['g-backend', 'g-settings']);
+    await kubectl('annotate', 'amf', 'demo', '-n', crs, 'armada.airshipit.org/action=rollback');
+    await eventually('the manifest rolled back, its releases gone', async () => {
+      const m = await json('get', 'amf', 'demo', '-n', crs);
+      const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
+      return m.status?.actual_state === 'rolledback' && !list.some((r) => r.name.startsWith('g-'))
+        ? true
+        : undefined;
+    });
+    const events = await eventsOf(crs, 'demo', 'Action');
+    expect(events).toContain('kubectl-annotate asked to rollback: rollback sent to ArmadaManifest:');
+  });
 });
