@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseEnv } from '../worker/config';
+import { metricsPort, parseEnv } from '../worker/config';
 import { DEFAULT_TASK_QUEUE } from '../worker/worker';
 
 const seconds = (name: string, fallback: number) =>
@@ -29,6 +29,7 @@ const configSchema = z.object({
     'every object is reconciled this often',
   ),
   ARMADA_WORKERS: z.coerce.number().int().min(1).default(8).describe('objects reconciled at once'),
+  ARMADA_METRICS_PORT: metricsPort(9464),
 });
 
 export type BridgeConfig = z.infer<typeof configSchema>;

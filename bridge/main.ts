@@ -4,6 +4,7 @@ import { kinds, type KindName } from '../api/kinds';
 import { apiMessage, kubeConfig } from '../activities/kube/client';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
+import { BridgeMetrics, serveMetrics } from './metrics';
 import { KeyedQueue } from './queue';
 import { objectKey, ownedKeys, reconcile, type BridgeContext } from './reconcile';
 import { ObjectWatch } from './watch';
@@ -41,7 +42,10 @@ async function main(): Promise<void> {
   const following = new Set<string>();
 
   const watches = new Map<KindName, ObjectWatch>();
-  const queue: KeyedQueue = new KeyedQueue((key) => reconcile(context, key), {
+  const metrics = new BridgeMetrics(() => queue);
+  const reconcileTimed = (key: string, queuedAt: number) =>
+    metrics.reconcile(key, queuedAt, () => reconcile(context, key));
+  const queue: KeyedQueue = new KeyedQueue(reconcileTimed, {
     concurrency: config.ARMADA_WORKERS,
     onError: (key, err, attempt) =>
       log('error', 'reconcile failed; retrying', {
@@ -68,6 +72,7 @@ async function main(): Promise<void> {
         });
     },
     log,
+    metrics,
   };
 
   const lead = async () => {
@@ -85,6 +90,7 @@ async function main(): Promise<void> {
           namespaces: config.ARMADA_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
           onChange: (obj, change) => {
+            metrics.watchEvent(kind, change);
             if (!listed) return;
             queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
             // What a deleted manifest or group listed may now be free to go (or run on its own).
@@ -101,6 +107,8 @@ async function main(): Promise<void> {
         queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
   };
 
+  const served = await serveMetrics(metrics.registry, config.ARMADA_METRICS_PORT);
+  log('info', 'metrics listening', { port: served.port });
   let stopping = false;
   const elector = new LeaderElector({
     kubeConfig: kc,
@@ -111,12 +119,14 @@ async function main(): Promise<void> {
     renewIntervalSeconds: config.ARMADA_LEASE_SECONDS / 3,
     retryIntervalSeconds: Math.min(2, config.ARMADA_LEASE_SECONDS / 3),
     onStartedLeading: () => {
+      metrics.setLeader(true);
       lead().catch((err: unknown) => {
         log('error', 'cannot start watching', { error: (err as Error).message });
         process.exit(1);
       });
     },
     onStoppedLeading: () => {
+      metrics.setLeader(false);
       if (stopping) return;
       log('error', 'lost the leader Lease; exiting so a fresh replica takes over');
       process.exit(1);
@@ -127,6 +137,7 @@ async function main(): Promise<void> {
     stopping = true;
     log('info', 'shutting down');
     for (const watch of watches.values()) watch.stop();
+    served.server.close();
     await queue.stop();
     await elector.stop();
     await connection.close();

@@ -17,6 +17,8 @@ const defaultRetryDelay = (attempt: number): number => Math.min(60_000, 1000 * 2
  *   the change that caused the `add` is always seen.
  * - Keys start in the order they were first added (FIFO), at most `concurrency` at a time.
  * - A failed key runs again after `retryDelayMs(attempt)`, or sooner when it is added again.
+ * - The handler is told when its key was first added since it last ran (a failed run does not
+ *   count: its retry keeps the original time), so the caller can measure add-to-effect latency.
  */
 export class KeyedQueue {
   /** Keys waiting to run; a Set keeps first-insertion order and drops duplicates. */
@@ -26,13 +28,16 @@ export class KeyedQueue {
   private readonly again = new Set<string>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
   private readonly attempts = new Map<string, number>();
+  /** When each key waiting (or running and added again) was first added since it last ran. */
+  private readonly addedAt = new Map<string, number>();
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
   private pumpQueued = false;
   private readonly retryDelayMs: (attempt: number) => number;
 
   constructor(
-    private readonly handler: (key: string) => Promise<void>,
+    /** `queuedAt`: when (Date.now()) `key` was first added since its last successful run. */
+    private readonly handler: (key: string, queuedAt: number) => Promise<void>,
     private readonly opts: KeyedQueueOptions,
   ) {
     if (!(opts.concurrency >= 1)) throw new Error(`concurrency must be at least 1, not ${opts.concurrency}`);
@@ -43,6 +48,7 @@ export class KeyedQueue {
   add(key: string): void {
     if (this.stopped) return;
     this.cancelRetry(key);
+    if (!this.addedAt.has(key)) this.addedAt.set(key, Date.now());
     if (this.running.has(key)) this.again.add(key);
     else this.waiting.add(key);
     // Started a microtask later, so a burst of adds in one tick (a relist, a resync) coalesces.
@@ -60,6 +66,11 @@ export class KeyedQueue {
     return this.waiting.size;
   }
 
+  /** Keys whose handler is running now. */
+  get active(): number {
+    return this.running.size;
+  }
+
   /** Resolves once nothing waits, runs, or waits for a retry. */
   idle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
@@ -71,6 +82,7 @@ export class KeyedQueue {
     this.stopped = true;
     this.waiting.clear();
     this.again.clear();
+    this.addedAt.clear();
     for (const key of [...this.retries.keys()]) this.cancelRetry(key);
     await Promise.all(this.running.values());
     this.notifyIdle();
@@ -89,10 +101,14 @@ export class KeyedQueue {
   }
 
   private async run(key: string): Promise<void> {
+    const queuedAt = this.addedAt.get(key) ?? Date.now();
+    this.addedAt.delete(key);
     try {
-      await this.handler(key);
+      await this.handler(key, queuedAt);
       this.attempts.delete(key);
     } catch (err) {
+      // Its retry (or the run an add meanwhile asked for) is still answering the first add.
+      if (!this.stopped) this.addedAt.set(key, queuedAt);
       const attempt = (this.attempts.get(key) ?? 0) + 1;
       this.attempts.set(key, attempt);
       // Added again while failing: it runs soon anyway, no need to wait for the delay.

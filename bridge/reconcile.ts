@@ -20,6 +20,7 @@ import {
 } from '../cli/runs';
 import { PlanError, planManifest, type ManifestDocuments } from '../workflows/plan/manifest';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import type { ReconcileMetrics } from './metrics';
 import type { ArmadaObject } from './watch';
 
 /** Added before a run starts, removed once the uninstall path has finished. */
@@ -27,7 +28,7 @@ export const FINALIZER = 'armada.airshipit.org/finalizer';
 /** `kubectl annotate act/shop armada.airshipit.org/action=pause` becomes the pause signal. */
 export const ACTION_ANNOTATION = 'armada.airshipit.org/action';
 export const REASON_ANNOTATION = 'armada.airshipit.org/reason';
-const ACTIONS: readonly ControlCommand[] = ['pause', 'resume', 'approve', 'promote', 'rollback'];
+export const ACTIONS: readonly ControlCommand[] = ['pause', 'resume', 'approve', 'promote', 'rollback'];
 
 /** The queue's key of an object: `ArmadaChart/default/shop`. */
 export function objectKey(kind: KindName, namespace: string, name: string): string {
@@ -52,6 +53,8 @@ export interface BridgeContext {
   /** Queues `key` again when the run `workflowId` ends (once per run). */
   afterRun(workflowId: string, key: string): void;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
+  /** Told of each run started and each action signal handled (bridge/metrics.ts). */
+  metrics: ReconcileMetrics;
 }
 
 /**
@@ -241,6 +244,7 @@ async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, 
     if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
   ctx.log('info', 'started run', { key, workflowId: run.workflowId, specs: run.specs, mode });
+  ctx.metrics.runStarted(key, mode);
   ctx.afterRun(run.workflowId, key);
 }
 
@@ -354,6 +358,7 @@ async function takeAction(
     reason: 'Action',
     message: `${by} asked to ${action}${reason ? ` (${reason})` : ''}: ${outcome}`,
   });
+  ctx.metrics.actionTaken(action, type === 'Normal');
   ctx.log(type === 'Normal' ? 'info' : 'warn', 'action', {
     key: objectKey(kind, namespace, name),
     action,

@@ -68,7 +68,7 @@ armada-temporal is running.
   Temporal UI:  $ui
   Kubernetes:   $(kubectl config current-context) (KUBECONFIG=${KUBECONFIG:-~/.kube/config})
   Worker:       task queue ${ARMADA_TASK_QUEUE:-armada}
-  Bridge:       watching ${ARMADA_NAMESPACES:-every namespace}
+  Bridge:       watching ${ARMADA_NAMESPACES:-every namespace}, metrics on port ${ARMADA_METRICS_PORT:-9464}
 
 Try the examples (in another terminal):
   export KUBECONFIG=${KUBECONFIG:-~/.kube/config}

@@ -9,6 +9,18 @@ const configSchema = z.object({
 
 export type WorkerConfig = z.infer<typeof configSchema>;
 
+const NOT_A_PORT = 'ARMADA_METRICS_PORT must be a port number (0: any free port)';
+
+/** `ARMADA_METRICS_PORT`: where a process serves /metrics and /healthz; 0 picks a free port. */
+export const metricsPort = (fallback: number) =>
+  z.coerce
+    .number({ error: NOT_A_PORT })
+    .int(NOT_A_PORT)
+    .min(0, NOT_A_PORT)
+    .max(65535, NOT_A_PORT)
+    .default(fallback)
+    .describe('port of the Prometheus /metrics endpoint; 0: any free port');
+
 /** A process's configuration from the environment; throws one line per bad variable. */
 export function parseEnv<Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv): z.infer<Schema> {
   const parsed = schema.safeParse(env);

@@ -16,12 +16,14 @@ export interface ProductProcess {
 
 /**
  * Runs one of the product's processes (`dist/worker/main.js`, `dist/bridge/main.js`, compiled by
- * the global setup) with extra environment, as production runs it, so a test can kill it.
+ * the global setup) with extra environment, as production runs it, so a test can kill it. Its
+ * metrics are served on a free port (ARMADA_METRICS_PORT=0, unless `env` says otherwise), so
+ * processes of parallel test files never contend for one; it logs the port (`metrics listening`).
  */
 export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductProcess {
   const child = spawn(process.execPath, [script], {
     cwd: repo,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ARMADA_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -53,4 +55,35 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductPro
       await exited;
     },
   };
+}
+
+/** The bridge process, watching `namespace` alone and holding its leader Lease there. */
+export function startBridge(namespace: string, env: NodeJS.ProcessEnv): ProductProcess {
+  return startProcess('dist/bridge/main.js', {
+    ARMADA_NAMESPACES: namespace,
+    ARMADA_LEASE_NAMESPACE: namespace,
+    ...env,
+  });
+}
+
+/**
+ * Polls `check` every 250 ms until it returns a value (what the cluster, Temporal or a process
+ * says, never a sleep standing in for it); a check that throws counts as not yet. On timeout the
+ * error shows the last lines `process` printed.
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  opts: { process?: ProductProcess; timeoutMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      const tail = (opts.process?.output() ?? '').split('\n').slice(-30).join('\n');
+      throw new Error(`timed out waiting for ${what}; the process's last lines:\n${tail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

@@ -222,6 +222,58 @@ describe('KeyedQueue', () => {
     expect(calls).toBe(2);
   });
 
+  it('tells the handler when its key was first added since it last ran, and keeps that time through a retry', async () => {
+    const h = manualHandler();
+    const queuedAt = new Map<number, number>();
+    const q = queue(
+      (key, at) => {
+        queuedAt.set(h.runs.length, at);
+        return h.handler(key);
+      },
+      { concurrency: 1, retryDelayMs: () => 1 },
+    );
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    q.add('x'); // holds the only slot, so 'a' waits
+    const before = Date.now();
+    q.add('a');
+    const after = Date.now();
+    await pause();
+    q.add('a'); // still waiting: the first add's time stands
+    await h.started(1);
+    h.runs[0].succeed();
+    await h.started(2);
+    expect(h.keys()).toEqual(['x', 'a']);
+    expect(queuedAt.get(1)).toBeGreaterThanOrEqual(before);
+    expect(queuedAt.get(1)).toBeLessThanOrEqual(after);
+
+    h.runs[1].fail(); // its retry still answers the first add
+    await h.started(3);
+    expect(queuedAt.get(2)).toBe(queuedAt.get(1));
+
+    await pause();
+    const readded = Date.now();
+    q.add('a'); // added while it runs: the next run counts from now
+    h.runs[2].succeed();
+    await h.started(4);
+    expect(queuedAt.get(3)).toBeGreaterThanOrEqual(readded);
+    h.runs[3].succeed();
+    await q.idle();
+  });
+
+  it('counts running keys apart from waiting ones', async () => {
+    const h = manualHandler();
+    const q = queue(h.handler, { concurrency: 1 });
+    q.add('a');
+    q.add('b');
+    await h.started(1);
+    expect([q.active, q.depth]).toEqual([1, 1]);
+    h.runs[0].succeed();
+    await h.started(2);
+    h.runs[1].succeed();
+    await q.idle();
+    expect([q.active, q.depth]).toEqual([0, 0]);
+  });
+
   it('refuses a concurrency below one', () => {
     expect(() => new KeyedQueue(async () => {}, { concurrency: 0 })).toThrow(
       /concurrency must be at least 1/,
