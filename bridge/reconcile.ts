@@ -10,15 +10,20 @@ import { validateObject } from '../api/validate';
 import { recordEvent, reportStatus } from '../activities/kube/status';
 import { kubeApi } from '../activities/kube/client';
 import {
+  chartRun,
   control,
-  startChart,
-  startDeployer,
-  startManifest,
+  deployerRun,
+  groupRun,
+  manifestRun,
+  startRun,
   targetWorkflowId,
   type ControlCommand,
   type RunMemo,
+  type RunRequest,
 } from '../cli/runs';
-import { PlanError, planManifest, type ManifestDocuments } from '../workflows/plan/manifest';
+import { replanSignal } from '../workflows/messages';
+import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
+import { formatSpecs } from '../workflows/plan/specs';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import type { ReconcileMetrics } from './metrics';
 import type { ArmadaObject } from './watch';
@@ -113,52 +118,52 @@ function ownerOf(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): string 
 
 type Mode = RunMemo['mode'];
 
-/** The workflow ID that drives an object, the specs its run deploys, and how to start it. */
-function runOf(
-  ctx: BridgeContext,
-  kind: KindName,
-  obj: ArmadaObject,
-  mode: Mode,
-): { workflowId: string; specs: string; start: () => Promise<string> } | undefined {
+/** The run that drives an object (its request carries the specs it deploys in its memo). */
+function runOf(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, mode: Mode): RunRequest {
   const { namespace, name } = obj.metadata;
   switch (kind) {
     case 'ArmadaManifest': {
       const { docs, objects } = manifestDocuments(ctx, obj);
-      const specs = specsOf(objects);
-      return {
-        workflowId: objectWorkflowId('ArmadaManifest', namespace, name),
-        specs,
-        start: () => startManifest(ctx.client, docs, ctx.taskQueue, mode, specs),
-      };
+      return manifestRun(docs, mode, specsOf(objects));
+    }
+    case 'ArmadaChartGroup': {
+      const spec = kinds.ArmadaChartGroup.spec.parse(obj.spec) as ArmadaChartGroupSpec;
+      const charts = listedCharts(ctx, namespace, spec.chart_group);
+      return groupRun(
+        { namespace, name, spec, charts: specsByName<ArmadaChartSpec>('ArmadaChart', charts) },
+        mode,
+        specsOf([obj, ...charts]),
+      );
     }
     case 'ArmadaChart': {
-      const doc = { kind, name, namespace, spec: kinds.ArmadaChart.spec.parse(obj.spec) as ArmadaChartSpec };
-      const specs = specsOf([obj]);
-      return {
-        workflowId: releaseWorkflowId(doc.spec.namespace, doc.spec.release),
-        specs,
-        start: () => startChart(ctx.client, doc, ctx.taskQueue, mode, specs),
-      };
+      const spec = kinds.ArmadaChart.spec.parse(obj.spec) as ArmadaChartSpec;
+      return chartRun({ kind, name, namespace, spec }, mode, specsOf([obj]));
     }
     case 'Deployer': {
-      const doc = { kind, name, namespace, spec: kinds.Deployer.spec.parse(obj.spec) as DeployerSpec };
-      const specs = specsOf([obj]);
-      return {
-        workflowId: objectWorkflowId('Deployer', namespace, name),
-        specs,
-        start: () => startDeployer(ctx.client, doc, ctx.taskQueue, mode, specs),
-      };
+      const spec = kinds.Deployer.spec.parse(obj.spec) as DeployerSpec;
+      return deployerRun({ kind, name, namespace, spec }, mode, specsOf([obj]));
     }
-    case 'ArmadaChartGroup':
-      // A group no manifest lists is not run on its own yet: it waits for a manifest.
-      return undefined;
   }
 }
 
-/**
- * A manifest with the groups and charts it lists, from the cache, specs parsed; throws
- * PlanError when a piece is missing or conflicts, before anything runs.
- */
+/** The cached ArmadaCharts of a namespace that `names` lists. */
+function listedCharts(ctx: BridgeContext, namespace: string, names: readonly string[]): ArmadaObject[] {
+  const listed = new Set(names);
+  return ctx
+    .objects('ArmadaChart')
+    .list(namespace)
+    .filter((c) => listed.has(c.metadata.name));
+}
+
+/** Parsed specs by object name, as the planners take them. */
+function specsByName<T>(
+  kind: 'ArmadaChartGroup' | 'ArmadaChart',
+  objects: ArmadaObject[],
+): Record<string, T> {
+  return Object.fromEntries(objects.map((o) => [o.metadata.name, kinds[kind].spec.parse(o.spec) as T]));
+}
+
+/** A manifest with the groups and charts it lists, from the cache, specs parsed. */
 function manifestDocuments(
   ctx: BridgeContext,
   obj: ArmadaObject,
@@ -169,29 +174,25 @@ function manifestDocuments(
     .objects('ArmadaChartGroup')
     .list(namespace)
     .filter((g) => manifestSpec.chart_groups.includes(g.metadata.name));
-  const listed = new Set(groups.flatMap((g) => (g.spec as ArmadaChartGroupSpec).chart_group));
-  const charts = ctx
-    .objects('ArmadaChart')
-    .list(namespace)
-    .filter((c) => listed.has(c.metadata.name));
-  const specs = <T>(kind: 'ArmadaChartGroup' | 'ArmadaChart', objects: ArmadaObject[]) =>
-    Object.fromEntries(objects.map((o) => [o.metadata.name, kinds[kind].spec.parse(o.spec) as T]));
+  const charts = listedCharts(
+    ctx,
+    namespace,
+    groups.flatMap((g) => (g.spec as ArmadaChartGroupSpec).chart_group),
+  );
   const docs: ManifestDocuments = {
     namespace,
     manifest: { name: obj.metadata.name, spec: manifestSpec },
-    groups: specs<ArmadaChartGroupSpec>('ArmadaChartGroup', groups),
-    charts: specs<ArmadaChartSpec>('ArmadaChart', charts),
+    groups: specsByName<ArmadaChartGroupSpec>('ArmadaChartGroup', groups),
+    charts: specsByName<ArmadaChartSpec>('ArmadaChart', charts),
   };
-  planManifest(docs);
   return { docs, objects: [obj, ...groups, ...charts] };
 }
 
 /** `ArmadaChart/web@2 ArmadaManifest/demo@1 ...`: which specs a run deploys, for its memo. */
 export function specsOf(objects: readonly ArmadaObject[]): string {
-  return objects
-    .map((o) => `${o.kind}/${o.metadata.name}@${o.metadata.generation ?? 0}`)
-    .sort()
-    .join(' ');
+  return formatSpecs(
+    objects.map((o) => ({ kind: o.kind, name: o.metadata.name, generation: o.metadata.generation })),
+  );
 }
 
 interface RunState {
@@ -217,8 +218,9 @@ async function latestRun(client: Client, workflowId: string): Promise<RunState |
 
 /**
  * Starts the object's run unless one exists for its specs (their generations). A run still
- * working on older specs finishes first (it is at a Helm step or a canary hold that must not be
- * cut in half); the bridge starts the new specs' run when it ends.
+ * working on older specs of the same mode gets the new ones as a re-plan signal and starts over
+ * with them at its next safe point (see README, "Changing a spec while it deploys"); a run of
+ * the other mode finishes first, and the bridge starts the new run when it ends.
  */
 async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, mode: Mode): Promise<void> {
   const key = objectKey(kind, obj.metadata.namespace, obj.metadata.name);
@@ -229,21 +231,34 @@ async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, 
     if (err instanceof PlanError) return markInvalid(ctx, kind, obj, err.message);
     throw err;
   }
-  if (!run) return;
+  const specs = run.memo.specs;
   const latest = await latestRun(ctx.client, run.workflowId);
-  const same = latest?.memo.specs === run.specs && latest.memo.mode === mode;
+  const same = latest !== null && latest.memo.specs === specs && latest.memo.mode === mode;
   if (latest?.running) {
-    if (!same) ctx.afterRun(run.workflowId, key);
+    if (same) return;
+    if (latest.memo.mode === mode && latest.memo.next !== specs) {
+      await ctx.client.workflow
+        .getHandle(run.workflowId)
+        .signal(replanSignal, { input: run.input, memo: run.memo });
+      ctx.log('info', 're-plan sent', { key, workflowId: run.workflowId, specs, from: latest.memo.specs });
+    }
+    ctx.afterRun(run.workflowId, key);
     return;
   }
   if (same) return; // these specs have had their run
+  await startObjectRun(ctx, key, run);
+}
+
+/** Starts a run and follows it; a start that lost the race to another follows the winner. */
+async function startObjectRun(ctx: BridgeContext, key: string, run: RunRequest): Promise<void> {
   try {
-    await run.start();
+    await startRun(ctx.client, ctx.taskQueue, run);
   } catch (err) {
     // Another start won the race (the workflow ID is the lock): follow that run instead.
     if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
-  ctx.log('info', 'started run', { key, workflowId: run.workflowId, specs: run.specs, mode });
+  const { specs, mode } = run.memo;
+  ctx.log('info', 'started run', { key, workflowId: run.workflowId, specs, mode });
   ctx.metrics.runStarted(key, mode);
   ctx.afterRun(run.workflowId, key);
 }
@@ -285,8 +300,7 @@ async function finalize(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): 
           message: `the uninstall run ${run.workflowId} ended ${latest.status.toLowerCase()}; running it again`,
         });
       }
-      await run.start();
-      ctx.afterRun(run.workflowId, key);
+      await startObjectRun(ctx, key, run);
       return;
     }
   }

@@ -12,9 +12,10 @@ import {
   follow,
   formatProgress,
   progressOf,
-  startChart,
-  startDeployer,
-  startManifest,
+  chartRun,
+  deployerRun,
+  manifestRun,
+  startRun,
   targetWorkflowId,
   type ControlCommand,
 } from './runs';
@@ -97,8 +98,8 @@ deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
             }
             const workflowId =
               doc.kind === 'Deployer'
-                ? await startDeployer(client, doc, taskQueue)
-                : await startChart(client, doc, taskQueue);
+                ? await startRun(client, taskQueue, deployerRun(doc))
+                : await startRun(client, taskQueue, chartRun(doc));
             out(`started ${workflowId}`);
             if (!values.wait) continue;
             const ended = await outcomeOf(() =>
@@ -123,7 +124,7 @@ deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
           return 0;
         }
         const mode = target === 'uninstalled' ? 'uninstall' : 'deploy';
-        const workflowId = await startManifest(client, docs, taskQueue, mode);
+        const workflowId = await startRun(client, taskQueue, manifestRun(docs, mode));
         out(`started ${workflowId}`);
         if (!values.wait) return 0;
         const ended = await outcomeOf(() => follow<ManifestOutcome>(client, workflowId, out));
@@ -141,8 +142,9 @@ deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
   status: {
     usage: `armadactl status TARGET [-n NAMESPACE] [--output json]
 
-Shows a run's progress. TARGET is an ArmadaManifest NAME (or amf/NAME): its phase and, per group
-and chart, state and revision; dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's canary):
+Shows a run's progress. TARGET is an ArmadaManifest NAME (or amf/NAME) or acg/NAME (a group no
+manifest lists): its phase and, per group and chart, state and revision; dpl/NAME (a Deployer)
+or act/NAME (an ArmadaChart's canary):
 the step it is at, what it waits for, and each step's replica split and times.`,
     options: { output: { type: 'string', short: 'o' }, ...namespaceOption },
     async run({ values, positionals }, out) {
@@ -171,7 +173,7 @@ const controlUsage: Record<ControlCommand, string> = {
 };
 for (const command of Object.keys(controlUsage) as ControlCommand[]) {
   commands[command] = {
-    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]\n\n${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.\nTARGET: an ArmadaManifest NAME (or amf/NAME), dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's canary).`,
+    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]\n\n${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.\nTARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME (a group no manifest lists), dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's canary).`,
     options: { reason: { type: 'string' }, ...namespaceOption },
     async run({ values, positionals }, out) {
       const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
@@ -202,7 +204,7 @@ Run 'armadactl COMMAND --help' for a command's details.`;
 
 function onlyTarget(positionals: string[]): string {
   if (positionals.length !== 1)
-    throw new UsageError('name one run: an ArmadaManifest NAME, dpl/NAME or act/NAME');
+    throw new UsageError('name one run: an ArmadaManifest NAME, acg/NAME, dpl/NAME or act/NAME');
   return positionals[0];
 }
 

@@ -8,6 +8,9 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChartRun } from '../workflows/chart';
 import type { DeployerRun } from '../workflows/deployer';
+import type { GroupRun } from '../workflows/group';
+import type { ManifestRun } from '../workflows/manifest';
+import type { RunMemo } from '../workflows/plan/specs';
 import {
   approveSignal,
   pauseSignal,
@@ -20,7 +23,12 @@ import {
   type Request,
 } from '../workflows/messages';
 import { formatSeconds } from '../workflows/plan/canary';
-import { planManifest, type ManifestDocuments } from '../workflows/plan/manifest';
+import {
+  planGroup,
+  planManifest,
+  type GroupDocuments,
+  type ManifestDocuments,
+} from '../workflows/plan/manifest';
 import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { kinds, type KindName } from '../api/kinds';
 import type { ChartDocument, DeployerDocument } from './documents';
@@ -33,8 +41,9 @@ export function manifestWorkflowId(namespace: string, name: string): string {
 
 /**
  * The run a command line names: `NAME` or `amf/NAME` (an ArmadaManifest), `dpl/NAME` (a
- * Deployer), `act/NAME` (an ArmadaChart's canary). Kinds go by name, plural, singular or short
- * name, as kubectl takes them.
+ * Deployer), `act/NAME` (an ArmadaChart's canary), `acg/NAME` (a group no manifest lists; a
+ * manifest's groups are steered through the manifest). Kinds go by name, plural, singular or
+ * short name, as kubectl takes them.
  */
 export function targetWorkflowId(target: string, namespace: string): string {
   const slash = target.indexOf('/');
@@ -46,50 +55,56 @@ export function targetWorkflowId(target: string, namespace: string): string {
   });
   switch (kind) {
     case 'ArmadaManifest':
+    case 'ArmadaChartGroup':
     case 'Deployer':
       return objectWorkflowId(kind, namespace, name);
     case 'ArmadaChart':
       return canaryWorkflowId(namespace, name);
-    case 'ArmadaChartGroup':
-      throw new Error(`a group runs inside its manifest: name the ArmadaManifest instead of ${target}`);
     default:
       throw new Error(
-        `unknown kind "${target.slice(0, slash)}" in ${target}; use amf/NAME, act/NAME or dpl/NAME`,
+        `unknown kind "${target.slice(0, slash)}" in ${target}; use amf/NAME, acg/NAME, act/NAME or dpl/NAME`,
       );
   }
 }
 
-/** Starts a workflow under its ID; refuses, naming the run and what to do, when one is running. */
-async function startRun(
-  client: Client,
-  workflowType: string,
-  options: Omit<WorkflowStartOptions, 'workflowId'> & { workflowId: string },
-  what: string,
-  target: string,
-): Promise<string> {
+/**
+ * Everything needed to start one object's run: the bridge starts it, or sends its input to the
+ * running workflow as a re-plan; armadactl starts it.
+ */
+export type { RunMemo };
+
+export interface RunRequest<Input = unknown> {
+  workflowType: string;
+  workflowId: string;
+  input: Input;
+  memo: RunMemo;
+  options: Omit<WorkflowStartOptions, 'workflowId' | 'args' | 'memo' | 'taskQueue'>;
+  /** What it deploys and how a person names it, for the refusal when a run is in progress. */
+  what: string;
+  target: string;
+}
+
+/** Starts a run under its ID; refuses, naming the run and what to do, when one is running. */
+export async function startRun(client: Client, taskQueue: string, req: RunRequest): Promise<string> {
   try {
-    await client.workflow.start(workflowType, options);
+    await client.workflow.start(req.workflowType, {
+      ...req.options,
+      taskQueue,
+      workflowId: req.workflowId,
+      args: [req.input],
+      memo: { ...req.memo },
+    });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       throw new Error(
-        `${what} already has a run in progress (workflow ${options.workflowId}); ` +
-          `follow it with \`armadactl status ${target}\` or stop it with \`armadactl rollback ${target}\``,
+        `${req.what} already has a run in progress (workflow ${req.workflowId}); ` +
+          `follow it with \`armadactl status ${req.target}\` or stop it with \`armadactl rollback ${req.target}\``,
         { cause: err },
       );
     }
     throw err;
   }
-  return options.workflowId;
-}
-
-/**
- * What a run was started for, kept in its memo: the specs it deploys, as the bridge names them
- * (`ArmadaChart/web@2 ...`, each object with its metadata.generation; the bridge starts a new
- * run only when they differ), and the mode.
- */
-export interface RunMemo {
-  specs?: string;
-  mode: 'deploy' | 'uninstall';
+  return req.workflowId;
 }
 
 function searchAttributes(kind: KindName, namespace: string, name: string): TypedSearchAttributes {
@@ -101,92 +116,98 @@ function searchAttributes(kind: KindName, namespace: string, name: string): Type
   ]);
 }
 
-/** Starts a manifest run. Refuses, naming the run, when one is already in progress. */
-export async function startManifest(
-  client: Client,
+type Mode = RunMemo['mode'];
+
+/** A manifest's run. Throws PlanError when the documents do not resolve. */
+export function manifestRun(
   docs: ManifestDocuments,
-  taskQueue: string,
-  mode: 'deploy' | 'uninstall' = 'deploy',
+  mode: Mode = 'deploy',
   specs?: string,
-): Promise<string> {
+): RunRequest<ManifestRun> {
   const plan = planManifest(docs);
   const charts = plan.groups.reduce((n, g) => n + g.charts.length, 0);
-  return startRun(
-    client,
-    'manifestWorkflow',
-    {
-      taskQueue,
-      workflowId: manifestWorkflowId(plan.namespace, plan.manifest),
-      args: [{ plan, mode }],
+  return {
+    workflowType: 'manifestWorkflow',
+    workflowId: manifestWorkflowId(plan.namespace, plan.manifest),
+    input: { plan, mode },
+    memo: { specs, mode },
+    options: {
       staticSummary: `ArmadaManifest ${plan.namespace}/${plan.manifest}: ${plan.groups.length} groups × ${charts} charts`,
       typedSearchAttributes: searchAttributes('ArmadaManifest', plan.namespace, plan.manifest),
-      memo: { specs, mode } satisfies RunMemo,
     },
-    `manifest ${plan.namespace}/${plan.manifest}`,
-    plan.manifest,
-  );
+    what: `manifest ${plan.namespace}/${plan.manifest}`,
+    target: plan.manifest,
+  };
+}
+
+/** The run of a group no manifest lists. Throws PlanError when a chart it lists is missing. */
+export function groupRun(docs: GroupDocuments, mode: Mode = 'deploy', specs?: string): RunRequest<GroupRun> {
+  const group = planGroup(docs);
+  const { namespace, name } = docs;
+  return {
+    workflowType: 'groupWorkflow',
+    workflowId: objectWorkflowId('ArmadaChartGroup', namespace, name),
+    input: { group, namespace, mode },
+    memo: { specs, mode },
+    options: {
+      staticSummary: `ArmadaChartGroup ${namespace}/${name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
+      typedSearchAttributes: searchAttributes('ArmadaChartGroup', namespace, name),
+    },
+    what: `group ${namespace}/${name}`,
+    target: `acg/${name}`,
+  };
 }
 
 /**
- * Starts a standalone ArmadaChart's run (a chart no manifest lists) under its release lock;
+ * A standalone ArmadaChart's run (a chart no group lists) under its release lock;
  * `target_state: uninstalled` uninstalls the release.
  */
-export async function startChart(
-  client: Client,
+export function chartRun(
   doc: ChartDocument,
-  taskQueue: string,
-  mode: 'deploy' | 'uninstall' = doc.spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
+  mode: Mode = doc.spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
   specs?: string,
-): Promise<string> {
+): RunRequest<ChartRun> {
   const { spec } = doc;
-  const run: ChartRun = {
-    chart: doc.name,
-    release: spec.release,
-    namespace: spec.namespace,
-    spec,
-    mode,
-    resourceNamespace: doc.namespace,
-  };
-  return startRun(
-    client,
-    'chartWorkflow',
-    {
-      taskQueue,
-      workflowId: releaseWorkflowId(spec.namespace, spec.release),
-      args: [run],
-      staticSummary: `ArmadaChart ${doc.namespace}/${doc.name}: ${run.mode} ${spec.namespace}/${spec.release}`,
-      typedSearchAttributes: searchAttributes('ArmadaChart', doc.namespace, doc.name),
-      memo: { specs, mode } satisfies RunMemo,
+  return {
+    workflowType: 'chartWorkflow',
+    workflowId: releaseWorkflowId(spec.namespace, spec.release),
+    input: {
+      chart: doc.name,
+      release: spec.release,
+      namespace: spec.namespace,
+      spec,
+      mode,
+      resourceNamespace: doc.namespace,
     },
-    `release ${spec.namespace}/${spec.release}`,
-    `act/${doc.name}`,
-  );
+    memo: { specs, mode },
+    options: {
+      staticSummary: `ArmadaChart ${doc.namespace}/${doc.name}: ${mode} ${spec.namespace}/${spec.release}`,
+      typedSearchAttributes: searchAttributes('ArmadaChart', doc.namespace, doc.name),
+    },
+    what: `release ${spec.namespace}/${spec.release}`,
+    target: `act/${doc.name}`,
+  };
 }
 
-/** Starts a Deployer's rollout. Refuses, naming the run, when one is already in progress. */
-export async function startDeployer(
-  client: Client,
+/** A Deployer's rollout. */
+export function deployerRun(
   doc: DeployerDocument,
-  taskQueue: string,
-  mode: 'deploy' | 'uninstall' = 'deploy',
+  mode: Mode = 'deploy',
   specs?: string,
-): Promise<string> {
+): RunRequest<DeployerRun> {
   const { deployment } = doc.spec;
-  const run: DeployerRun = { name: doc.name, namespace: doc.namespace, spec: doc.spec, mode };
-  return startRun(
-    client,
-    'deployerWorkflow',
-    {
-      taskQueue,
-      workflowId: objectWorkflowId('Deployer', doc.namespace, doc.name),
-      args: [run],
+  return {
+    workflowType: 'deployerWorkflow',
+    workflowId: objectWorkflowId('Deployer', doc.namespace, doc.name),
+    input: { name: doc.name, namespace: doc.namespace, spec: doc.spec, mode },
+    memo: { specs, mode },
+    options: {
       staticSummary: `Deployer ${doc.namespace}/${doc.name}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,
       typedSearchAttributes: searchAttributes('Deployer', doc.namespace, doc.name),
-      memo: { specs, mode } satisfies RunMemo,
     },
-    `Deployer ${doc.namespace}/${doc.name}`,
-    `dpl/${doc.name}`,
-  );
+    what: `Deployer ${doc.namespace}/${doc.name}`,
+    target: `dpl/${doc.name}`,
+  };
 }
 
 /** The progress of a run (a manifest's or a canary's), read by the query; a clear error when there is no such run. */

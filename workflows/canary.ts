@@ -346,6 +346,8 @@ export class Canary {
   private stopReason(): string {
     const stop = this.control.stopRequested;
     if (stop) return `rollback requested by ${who(stop)}${stop.reason ? `: ${stop.reason}` : ''}`;
+    if (this.control.replan)
+      return `the spec changed (${this.control.replan.memo.specs}); starting over with it`;
     return 'the run was cancelled';
   }
 

@@ -1,11 +1,14 @@
 import {
   ApplicationFailure,
-  executeChild,
   log,
   ParentClosePolicy,
   patched,
+  setHandler,
+  startChild,
   workflowInfo,
+  type ChildWorkflowHandle,
 } from '@temporalio/workflow';
+import { announceReplan, startOver } from './control';
 import { chartOutcomeStatus, report } from './status';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
@@ -15,7 +18,7 @@ import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, withSummary as summaryOf } from './activity-proxies';
 import { NonRetryable } from './failures';
-import { rootMessage } from './messages';
+import { replanSignal, rootMessage, type Replan } from './messages';
 import {
   classifyRelease,
   nextAction,
@@ -71,21 +74,58 @@ function waitTimeoutSeconds(spec: ArmadaChartSpec): number {
 export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   // A chart of a group has its status written by the group; a standalone chart writes its own.
   if (workflowInfo().parent || !patched('standalone-chart-status')) return driveRelease(run);
+  const replan = new ChartReplan().listen();
   const where = `${run.namespace}/${run.release}`;
   const resource = ['ArmadaChart', run.resourceNamespace ?? 'default', run.chart] as const;
   await report(...resource, 'Deploying', where);
+  let outcome: ChartOutcome | undefined;
   try {
-    const outcome = await driveRelease(run);
-    const done = chartOutcomeStatus(outcome);
-    await report(...resource, done.phase, done.message, { helm: done.helm });
-    return outcome;
+    outcome = await driveRelease(run, replan);
   } catch (err) {
-    await report(...resource, 'Failed', rootMessage(err));
-    throw err;
+    // A failure under a re-plan (its canary rolled back for it) is not the end: the new specs run.
+    if (!replan.pending) {
+      await report(...resource, 'Failed', rootMessage(err));
+      throw err;
+    }
+  }
+  if (replan.pending) return startOver(replan.pending);
+  const done = chartOutcomeStatus(outcome!);
+  await report(...resource, done.phase, done.message, { helm: done.helm });
+  return outcome!;
+}
+
+/**
+ * A standalone chart run's re-plan: the newest specs the bridge sent, passed on to the canary
+ * child while one runs (it rolls back at once; a Helm call in flight finishes instead).
+ */
+class ChartReplan {
+  pending: Replan | null = null;
+  private canary?: ChildWorkflowHandle<typeof canaryWorkflow>;
+  private told = false;
+
+  listen(): this {
+    setHandler(replanSignal, (replan) => {
+      this.pending = replan;
+      announceReplan(replan);
+      this.tellCanary();
+    });
+    return this;
+  }
+
+  /** The canary child that now runs. */
+  follow(canary: ChildWorkflowHandle<typeof canaryWorkflow>): void {
+    this.canary = canary;
+    this.tellCanary();
+  }
+
+  private tellCanary(): void {
+    if (!this.pending || !this.canary || this.told) return;
+    this.told = true;
+    this.canary.signal(replanSignal, this.pending).catch(() => undefined);
   }
 }
 
-async function driveRelease(run: ChartRun): Promise<ChartOutcome> {
+async function driveRelease(run: ChartRun, replan?: ChartReplan): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
   const ref = { release, namespace };
   const observed = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [
@@ -161,7 +201,7 @@ async function driveRelease(run: ChartRun): Promise<ChartOutcome> {
         // A canary steps copies of the new revision's Deployments first; the release itself
         // is upgraded only once they reach 100 %. A first install has no stable side to step from.
         const canaryCopies =
-          action.action === 'upgrade' && spec.canary ? await runCanary(run, prepared.ref) : [];
+          action.action === 'upgrade' && spec.canary ? await runCanary(run, prepared.ref, replan) : [];
         // From here on the release has been written (even a failed upgrade records a revision):
         // a failure carries `before`, so a manifest rollback still puts the release back.
         let result;
@@ -218,7 +258,7 @@ async function driveRelease(run: ChartRun): Promise<ChartOutcome> {
  * release is upgraded; throws CanaryRolledBack when the canary rolled back (the copies are gone,
  * the stables restored, the release never touched).
  */
-async function runCanary(run: ChartRun, chart: string): Promise<string[]> {
+async function runCanary(run: ChartRun, chart: string, replan?: ChartReplan): Promise<string[]> {
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
   const pairs = await io.createCanaryCopies.executeWithOptions(summaryOf(`canary copies of ${release}`), [
@@ -231,7 +271,7 @@ async function runCanary(run: ChartRun, chart: string): Promise<string[]> {
   const resourceNamespace = run.resourceNamespace ?? 'default';
   const seconds = (value: number | string | undefined) =>
     value === undefined ? undefined : (durationSeconds(value) ?? undefined);
-  const outcome = await executeChild(canaryWorkflow, {
+  const child = await startChild(canaryWorkflow, {
     workflowId: canaryWorkflowId(resourceNamespace, run.chart),
     args: [
       {
@@ -253,7 +293,10 @@ async function runCanary(run: ChartRun, chart: string): Promise<string[]> {
       { key: ArmadaNamespace, value: resourceNamespace },
     ],
     parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    memo: workflowInfo().memo,
   });
+  replan?.follow(child);
+  const outcome = await child.result();
   if (outcome.result === 'rolled-back') throw canaryRolledBack(outcome, `${namespace}/${release}`);
   return pairs.map((p) => p.canary);
 }

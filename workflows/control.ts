@@ -1,11 +1,19 @@
-import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
-import type { SignalDefinition } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  makeContinueAsNewFunc,
+  setHandler,
+  upsertMemo,
+  type SignalDefinition,
+} from '@temporalio/workflow';
 import {
   approveSignal,
   pauseSignal,
   promoteSignal,
+  replanSignal,
   resumeSignal,
   rollbackSignal,
+  type Replan,
   type Request,
 } from './messages';
 
@@ -21,6 +29,10 @@ export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Reques
  * Cancelling a run (Temporal's cancel) is taken as a stop, not as an abort: the workflow body
  * runs in a non-cancellable scope, so Helm calls in flight finish and nothing is left pending;
  * no new chart or group starts; then the workflow decides what to undo and ends cancelled.
+ *
+ * A re-plan (newer specs from the bridge) also starts nothing more, but undoes nothing: the
+ * workflow starts over with the new specs (`startOver`) once what runs has finished. A canary
+ * takes it as a rollback of the version in flight, then steps the new one from the first step.
  */
 export class RunControl {
   paused: { by?: string; reason?: string; since: string } | null = null;
@@ -28,6 +40,8 @@ export class RunControl {
   /** A canary's promote: skip the remaining steps. */
   promoteRequested: Request | null = null;
   cancelled = false;
+  /** The newest specs the bridge sent, if any: the run starts over with them. */
+  replan: Replan | null = null;
   private approvals = 0;
 
   /** Registers the signal handlers and the cancellation listener; call at the top of the workflow. */
@@ -54,12 +68,16 @@ export class RunControl {
     setHandler(promoteSignal, (req) => {
       this.promoteRequested ??= req ?? {};
     });
+    setHandler(replanSignal, (replan) => {
+      this.replan = replan;
+      announceReplan(replan);
+    });
     return this;
   }
 
-  /** Whether the run must start nothing more: a rollback signal or a cancellation. */
+  /** Whether the run must start nothing more: a rollback signal, a cancellation or a re-plan. */
   get stopping(): boolean {
-    return this.stopRequested !== null || this.cancelled;
+    return this.stopRequested !== null || this.cancelled || this.replan !== null;
   }
 
   /** Waits while paused; returns false when the run is stopping. */
@@ -93,4 +111,14 @@ export class RunControl {
     this.takeApproval();
     return 'approved';
   }
+}
+
+/** Shows in the run's memo (`next`) which specs it will start over with; the bridge reads it. */
+export function announceReplan(replan: Replan): void {
+  upsertMemo({ next: replan.memo.specs });
+}
+
+/** Ends this run and continues as a new one with the re-plan's input and memo. */
+export function startOver(replan: Replan): Promise<never> {
+  return makeContinueAsNewFunc({ memo: { ...replan.memo } })(replan.input);
 }

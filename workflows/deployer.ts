@@ -2,7 +2,7 @@ import { CancellationScope, setHandler } from '@temporalio/workflow';
 import type { DeployerSpec } from '../api/deployer';
 import { io, withSummary } from './activity-proxies';
 import { Canary } from './canary';
-import { RunControl } from './control';
+import { RunControl, startOver } from './control';
 import { canaryProgressQuery, type CanaryStepRecord } from './messages';
 import { canarySteps, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName } from './plan/names';
@@ -97,6 +97,12 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     control,
   );
   const outcome = await canary.run();
+  if (control.replan) {
+    // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
+    // old versions go); the run starts over from what now serves.
+    if (outcome.result !== 'rolled-back') await deleteVersions(deployment.namespace, old);
+    return startOver(control.replan);
+  }
   if (outcome.result === 'rolled-back') {
     return {
       result: 'rolled-back',
@@ -106,12 +112,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       steps: outcome.steps,
     };
   }
-  if (old.length) {
-    await io.deleteDeployments.executeWithOptions(
-      withSummary(`delete ${old.map((v) => v.deployment).join(', ')}`),
-      [{ namespace: deployment.namespace, names: old.map((v) => v.deployment) }],
-    );
-  }
+  await deleteVersions(deployment.namespace, old);
   await report('Deployer', run.namespace, run.name, 'Deployed', `${target} serves 100 %`, {
     phase: 'Completed',
     current_version: deployment.version,
@@ -122,4 +123,13 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     previous: stable?.version,
     steps: outcome.steps,
   };
+}
+
+/** Deletes the Deployments of versions no longer served. */
+async function deleteVersions(namespace: string, versions: { deployment: string }[]): Promise<void> {
+  if (!versions.length) return;
+  const names = versions.map((v) => v.deployment);
+  await io.deleteDeployments.executeWithOptions(withSummary(`delete ${names.join(', ')}`), [
+    { namespace, names },
+  ]);
 }

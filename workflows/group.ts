@@ -12,7 +12,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
-import { RunControl } from './control';
+import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
 import { chartOutcomeStatus, report } from './status';
 import {
@@ -122,6 +122,8 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
   } else if (await control.mayContinue()) {
     await Promise.all(run.group.charts.map((plan, i) => deploy(plan, progress.charts[i])));
   }
+  // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
+  if (control.replan && !result.failed.length) return startOver(control.replan);
   result.stopped =
     control.stopping && result.outcomes.length + result.failed.length < run.group.charts.length;
   progress.state = result.failed.length ? 'failed' : result.stopped ? 'stopped' : 'done';
@@ -181,6 +183,7 @@ async function startChart(
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,
       // A finished run leaves the ID free; a running one makes this start fail (the lock).
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      memo: workflowInfo().memo,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     });
   } catch (err) {

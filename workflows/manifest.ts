@@ -10,7 +10,7 @@ import {
   workflowInfo,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import { RunControl } from './control';
+import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
 import { renderDetails } from './details';
 import { groupWorkflow, type GroupOutcome } from './group';
@@ -136,6 +136,7 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
     currentGroup = await startChild(groupWorkflow, {
       workflowId: `${workflowInfo().workflowId}/group/${group.name}`,
       args: [{ group, namespace: plan.namespace, mode: run.mode }],
+      memo: workflowInfo().memo,
       staticSummary: `group ${group.name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
     });
     if (control.paused) await currentGroup.signal(pauseSignal, control.paused);
@@ -159,6 +160,10 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
     }
     if (outcome.stopped) break;
   }
+  // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
+  // charts still at their spec come out unchanged.
+  if (control.replan && failure === undefined && !control.stopRequested && !control.cancelled)
+    return startOver(control.replan);
   setCurrentDetails(renderDetails(progress));
 
   const rollBack =

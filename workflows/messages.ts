@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { RunMemo } from './plan/specs';
 
 /** Who asked for something and why; shown by the progress query (and, later, in CR status). */
 export interface Request {
@@ -15,6 +16,17 @@ export const rollbackSignal = defineSignal<[Request?]>('rollback');
 export const approveSignal = defineSignal<[Request?]>('approve');
 /** A canary skips its remaining steps and goes to 100 %. */
 export const promoteSignal = defineSignal<[Request?]>('promote');
+
+/**
+ * Newer specs for a running run (the bridge saw a new generation): the run's input and memo as
+ * a fresh start would have them. The run starts over with them at its next safe point; a later
+ * re-plan replaces an earlier one.
+ */
+export interface Replan {
+  input: unknown;
+  memo: RunMemo;
+}
+export const replanSignal = defineSignal<[Replan]>('replan');
 
 export type ChartState =
   'pending' | 'deploying' | 'deployed' | 'unchanged' | 'skipped' | 'failed' | 'rolled-back' | 'uninstalled';

@@ -3,10 +3,13 @@ import type { KindName } from '../api/kinds';
 import type { ChartOutcome } from './chart';
 import { io, withSummary } from './activity-proxies';
 import { statusFor } from './plan/status';
+import { generationIn, type RunMemo } from './plan/specs';
 
 /**
  * Writes a CR's status and an Event through the status activity (a no-op when the CR is not on
- * the cluster). Adds the workflow's ID and run ID so `kubectl get -o yaml` leads to the run.
+ * the cluster). Adds the workflow's ID and run ID so `kubectl get -o yaml` leads to the run, and
+ * as observedGeneration the generation this run deploys (from its memo's specs), not whatever
+ * generation the object has reached meanwhile.
  */
 export async function report(
   kind: KindName,
@@ -16,12 +19,13 @@ export async function report(
   message: string,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const { workflowId, runId } = workflowInfo();
+  const { workflowId, runId, memo } = workflowInfo();
   await io.reportStatus.executeWithOptions(withSummary(`status of ${kind} ${namespace}/${name}: ${phase}`), [
     {
       kind,
       namespace,
       name,
+      observedGeneration: generationIn((memo as RunMemo | undefined)?.specs, kind, name),
       status: {
         ...statusFor(phase, message),
         reason: message,

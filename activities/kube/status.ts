@@ -31,6 +31,8 @@ export interface StatusReport {
   /** Namespace and name of the custom resource (not of the release it drives). */
   namespace: string;
   name: string;
+  /** The generation the writer acts on; the object's current generation when not given. */
+  observedGeneration?: number;
   /** Fields of `.status` to set; `conditions` are merged by type. */
   status: Record<string, unknown> & { conditions?: Condition[] };
   /** A Kubernetes Event on the object for this transition. */
@@ -39,7 +41,7 @@ export interface StatusReport {
 
 /**
  * Activity: writes status into a custom resource (merge patch of the status subresource, with
- * observedGeneration and conditions keyed by type, keeping lastTransitionTime when a condition
+ * observedGeneration — the writer's, else the object's generation — and conditions keyed by type, keeping lastTransitionTime when a condition
  * did not change) and records an Event. Returns false, writing nothing, when the object is not
  * on the cluster (a run applied from a file alone).
  */
@@ -70,7 +72,7 @@ export async function reportStatus(report: StatusReport): Promise<boolean> {
       workflow.id,
       workflow.run_id,
     );
-  const generation = current.metadata.generation;
+  const generation = report.observedGeneration ?? current.metadata.generation;
   const previous = current.status?.conditions ?? [];
   const conditions = report.status.conditions
     ? [

@@ -1,7 +1,7 @@
 import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { deployerSpec } from '../../api/deployer';
-import { startDeployer } from '../../cli/runs';
+import { deployerRun, startRun } from '../../cli/runs';
 import type { DeployerOutcome } from '../../workflows/deployer';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
@@ -59,10 +59,10 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
     worker = await startWorker(taskQueue);
     // First deploy: web-1 at full size.
     const first = doc('1');
-    await client.workflow.getHandle(await startDeployer(client, first, taskQueue)).result();
+    await client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(first))).result();
 
     const change = { ...doc('2'), name: first.name };
-    const handle = client.workflow.getHandle(await startDeployer(client, change, taskQueue));
+    const handle = client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(change)));
     let holding;
     while ((holding = await handle.query(canaryProgressQuery)).waitingOn !== 'hold')
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -244,6 +244,82 @@ spec:
     });
   });
 
+  it('a spec change while a Deployer canary holds rolls it back and rolls out the newest version', async () => {
+    const patch = (spec: object) =>
+      kubectl('patch', 'dpl', 'nginx', '-n', crs, '--type', 'merge', '-p', JSON.stringify({ spec }));
+    await patch({ deployment: { version: '1.27.0' } });
+    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'nginx'));
+    await eventually('the 1.27.0 canary holding', async () => {
+      const p = await handle.query(canaryProgressQuery);
+      return p.target.endsWith('nginx-1.27.0') && p.waitingOn === 'hold' ? true : undefined;
+    });
+    // The status speaks for the generation the run deploys, not for a newer one it has not seen.
+    const holding = await json('get', 'dpl', 'nginx', '-n', crs);
+    expect(holding.status.observedGeneration).toBe(holding.metadata.generation);
+    await patch({ deployment: { version: '1.28.0' }, steps: [{ percent: 50, sleep: 1 }, { percent: 100 }] });
+    const done = await eventually('1.28.0 serving, the older versions gone', async () => {
+      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      const names = ((await json('get', 'deploy', '-n', releases)).items as { metadata: { name: string } }[])
+        .map((i) => i.metadata.name)
+        .filter((n) => n.startsWith('nginx-'));
+      return d.status?.current_version === '1.28.0' && names.join() === 'nginx-1.28.0' ? d : undefined;
+    });
+    expect(done.status.observedGeneration).toBe(done.metadata.generation);
+    const chain = (await runsOf(handle.workflowId)).map((r) => r.status.name);
+    expect(chain.filter((s) => s === 'CONTINUED_AS_NEW')).toHaveLength(1);
+    expect(bridge!.output()).toContain('"message":"re-plan sent"');
+  });
+
+  it('a group no manifest lists runs on its own; deleting it uninstalls its charts', async () => {
+    const charts = ['one', 'two']
+      .map(
+        (name) => `---
+apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: solo-${name}}
+spec:
+  release: solo-${name}
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/settings}
+  values: {settings: {logLevel: ${name}}}
+`,
+      )
+      .join('');
+    const file = await tempFile(
+      'group.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChartGroup
+metadata: {name: solo}
+spec:
+  sequenced: true
+  chart_group: [solo-one, solo-two]
+${charts}`,
+    );
+    await kubectl('apply', '-n', crs, '-f', file);
+    const group = await eventually('the group satisfied', async () => {
+      const g = await json('get', 'acg', 'solo', '-n', crs);
+      return g.status?.satisfied ? g : undefined;
+    });
+    expect(group.status.reason).toBe('2/2 charts deployed');
+    expect(await runsOf(objectWorkflowId('ArmadaChartGroup', crs, 'solo'))).toHaveLength(1);
+    const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
+    expect(
+      list
+        .map((r) => r.name)
+        .filter((n) => n.startsWith('solo-'))
+        .sort(),
+    ).toEqual(['solo-one', 'solo-two']);
+    await kubectl('delete', '-n', crs, '--wait=false', '-f', file);
+    await eventually('the releases uninstalled and the objects gone', async () => {
+      const left = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
+      const objects = (await json('get', 'acg,act', '-n', crs)).items as { metadata: { name: string } }[];
+      return !left.some((r) => r.name.startsWith('solo-')) &&
+        !objects.some((o) => o.metadata.name.startsWith('solo'))
+        ? true
+        : undefined;
+    });
+  });
+
   it('kubectl delete of the manifest file uninstalls its releases, then the objects go', async () => {
     await kubectl('delete', '-n', crs, '--wait=false', '-f', await manifestFile(releases, 'b'));
     await eventually(
@@ -258,6 +334,22 @@ spec:
       },
       180_000,
     );
+    // The uninstall ran the groups in reverse (apps, then platform) and the sequenced platform
+    // group last chart first: each chart's uninstall run started after the one before it closed.
+    const uninstalls = new Map<string, { start: number; close: number }>();
+    for await (const run of harness().client.workflow.list({
+      query: `WorkflowId STARTS_WITH 'helm:${releases}/b-'`,
+    })) {
+      if ((run.memo as { mode?: string } | undefined)?.mode !== 'uninstall') continue;
+      uninstalls.set(run.workflowId.slice(`helm:${releases}/b-`.length), {
+        start: run.startTime.getTime(),
+        close: run.closeTime!.getTime(),
+      });
+    }
+    expect([...uninstalls.keys()].sort()).toEqual(['admin', 'backend', 'settings', 'web']);
+    const at = (chart: string) => uninstalls.get(chart)!;
+    expect(at('backend').start).toBeGreaterThanOrEqual(Math.max(at('web').close, at('admin').close));
+    expect(at('settings').start).toBeGreaterThanOrEqual(at('backend').close);
   });
 
   it('an annotation rolls back a running manifest (waiting at its approval gate)', async () => {

@@ -86,14 +86,14 @@ describe('armadactl targets and canary status', () => {
     ['deployers/nginx', 'Deployer:ops/nginx'],
     ['act/shop', 'ArmadaChart:ops/shop/canary'],
     ['armadachart/shop', 'ArmadaChart:ops/shop/canary'],
+    ['acg/platform', 'ArmadaChartGroup:ops/platform'],
   ])('%s → workflow %s', (target, workflowId) => {
     expect(targetWorkflowId(target, 'ops')).toBe(workflowId);
   });
 
-  it('refuses a group and an unknown kind with what to name instead', () => {
-    expect(() => targetWorkflowId('acg/platform', 'ops')).toThrow(/name the ArmadaManifest instead/);
+  it('refuses an unknown kind with what to name instead', () => {
     expect(() => targetWorkflowId('pod/x', 'ops')).toThrow(
-      /unknown kind "pod" in pod\/x; use amf\/NAME, act\/NAME or dpl\/NAME/,
+      /unknown kind "pod" in pod\/x; use amf\/NAME, acg\/NAME, act\/NAME or dpl\/NAME/,
     );
   });
 
@@ -111,9 +111,11 @@ describe('armadactl targets and canary status', () => {
     ]);
   });
 
-  it('status of a target names the problem when the kind cannot run on its own', async () => {
+  it('status of a target without a run says so and how to start one', async () => {
     const { code, err } = await run('status', 'acg/platform');
     expect(code).toBe(1);
-    expect(err.join('\n')).toMatch(/a group runs inside its manifest/);
+    expect(err.join('\n')).toMatch(
+      /no run of ArmadaChartGroup:default\/platform; start one with `armadactl apply`/,
+    );
   });
 });

@@ -2,7 +2,7 @@ import type { ArmadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaManifestSpec } from '../../api/manifest';
-import { planManifest, PlanError, type ManifestDocuments } from '../../workflows/plan/manifest';
+import { planGroup, planManifest, PlanError, type ManifestDocuments } from '../../workflows/plan/manifest';
 import { prefixedRelease, releaseWorkflowId } from '../../workflows/plan/names';
 import {
   classifyRelease,
@@ -11,6 +11,7 @@ import {
   type ObservedRelease,
 } from '../../workflows/plan/release';
 import { compensations } from '../../workflows/plan/rollback';
+import { formatSpecs, generationIn } from '../../workflows/plan/specs';
 
 const chart = (release: string, namespace = 'apps'): ArmadaChartSpec =>
   armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: `charts/${release}` } });
@@ -94,6 +95,55 @@ describe('planManifest', () => {
     } catch (err) {
       expect((err as PlanError).problems).toContain(problem);
     }
+  });
+});
+
+describe('planGroup (a group no manifest lists)', () => {
+  const group = armadaChartGroupSpec.parse({ chart_group: ['settings', 'backend'], sequenced: true });
+  it('plans its charts in order, releases unprefixed', () => {
+    const plan = planGroup({
+      namespace: 'ops',
+      name: 'platform',
+      spec: group,
+      charts: { settings: chart('settings'), backend: chart('backend') },
+    });
+    expect(plan).toMatchObject({ name: 'platform', sequenced: true });
+    expect(plan.charts.map((c) => [c.chart, c.release, c.workflowId])).toEqual([
+      ['settings', 'settings', 'helm:apps/settings'],
+      ['backend', 'backend', 'helm:apps/backend'],
+    ]);
+  });
+  it('names a missing chart and a release claimed twice', () => {
+    const plan = () =>
+      planGroup({ namespace: 'ops', name: 'platform', spec: group, charts: { settings: chart('backend') } });
+    expect(plan).toThrow(PlanError);
+    expect(plan).toThrow('ArmadaChartGroup platform lists chart "backend", which does not exist');
+    const twice = () =>
+      planGroup({
+        namespace: 'ops',
+        name: 'platform',
+        spec: group,
+        charts: { settings: chart('web'), backend: chart('web') },
+      });
+    expect(twice).toThrow('charts "settings" and "backend" both deploy release apps/web');
+  });
+});
+
+describe('run specs (the memo the bridge compares and status reports read)', () => {
+  const specs = formatSpecs([
+    { kind: 'ArmadaManifest', name: 'demo', generation: 3 },
+    { kind: 'ArmadaChart', name: 'web', generation: 12 },
+    { kind: 'ArmadaChart', name: 'web-admin' },
+  ]);
+  it('is sorted, so the same objects always read the same', () => {
+    expect(specs).toBe('ArmadaChart/web-admin@0 ArmadaChart/web@12 ArmadaManifest/demo@3');
+  });
+  it("gives one object's generation, never a prefix's", () => {
+    expect(generationIn(specs, 'ArmadaChart', 'web')).toBe(12);
+    expect(generationIn(specs, 'ArmadaManifest', 'demo')).toBe(3);
+    expect(generationIn(specs, 'ArmadaChart', 'we')).toBeUndefined();
+    expect(generationIn(specs, 'ArmadaChartGroup', 'web')).toBeUndefined();
+    expect(generationIn(undefined, 'ArmadaChart', 'web')).toBeUndefined();
   });
 });
 

@@ -8,6 +8,7 @@ import {
   canaryProgressQuery,
   pauseSignal,
   promoteSignal,
+  replanSignal,
   resumeSignal,
   rollbackSignal,
   type CanaryProgress,
@@ -93,7 +94,7 @@ async function start(run: CanaryRun): Promise<WorkflowHandle<typeof canaryWorkfl
 
 /** Polls the progress query until `ready` holds (the workflow's own readiness, not a sleep). */
 async function until(
-  handle: WorkflowHandle<typeof canaryWorkflow>,
+  handle: Pick<WorkflowHandle, 'query'>,
   ready: (p: CanaryProgress) => boolean,
 ): Promise<CanaryProgress> {
   for (;;) {
@@ -327,6 +328,42 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0', previous: '1.25.3' });
     expect(outcome.steps.map((s) => `${s.canary}/${s.stable}`)).toEqual(['1/9', '3/7', '6/4', '10/0']);
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.25.3'] },
+    ]);
+  });
+
+  it('a re-plan mid-canary rolls the version in flight back, then steps the newest from the first step', async () => {
+    const ns = uniqueName('dpl-replan');
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+    const workflowId = uniqueName('dpl');
+    const long = { ...spec(ns, '1.26.0'), steps: [{ percent: 50, sleep: 3600 }] };
+    const first = await harness().client.workflow.start(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [{ name: 'nginx', namespace: 'default', spec: long }],
+      memo: { specs: 'Deployer/nginx@1', mode: 'deploy' },
+    });
+    await until(first, (p) => p.step === 1 && p.nextStepAt !== undefined);
+    await first.signal(replanSignal, {
+      input: { name: 'nginx', namespace: 'default', spec: spec(ns, '1.27.0') },
+      memo: { specs: 'Deployer/nginx@2', mode: 'deploy' },
+    });
+    const latest = harness().client.workflow.getHandle<typeof deployerWorkflow>(workflowId);
+    const outcome = await latest.result();
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.27.0', previous: '1.25.3' });
+    expect(outcome.steps.map((s) => `${s.canary}/${s.stable}`)).toEqual(['1/9', '3/7', '6/4', '10/0']);
+    expect((await latest.describe()).memo).toEqual({ specs: 'Deployer/nginx@2', mode: 'deploy' });
+    // 1.26.0 went up to 5/5, then back: the old side restored to 10 (and 1.26.0 deleted); then
+    // 1.27.0 from its first step.
+    expect(splits(ns).slice(0, 5)).toEqual([
+      'nginx-1.26.0=5',
+      'nginx-1.25.3=5',
+      'nginx-1.25.3=10',
+      'nginx-1.27.0=1',
+      'nginx-1.25.3=9',
+    ]);
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.26.0'] },
       { namespace: ns, names: ['nginx-1.25.3'] },
     ]);
   });

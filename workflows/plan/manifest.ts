@@ -46,51 +46,49 @@ export class PlanError extends Error {
   }
 }
 
-/**
- * Resolves a manifest into its ordered groups and charts, with Armada release names
- * (`<release_prefix>-<release>`). Throws PlanError listing every reference that does not resolve,
- * every chart listed in two groups and every release claimed twice.
- */
-export function planManifest(docs: ManifestDocuments): ManifestPlan {
-  const { manifest } = docs;
-  const problems: string[] = [];
-  const chartOwner = new Map<string, string>();
-  const releaseOwner = new Map<string, string>();
-  const gate = manifest.spec.approval;
-  const approvals = new Set(gate?.before ?? []);
-  const approval = gate && {
-    timeoutSeconds: gate.timeout === undefined ? undefined : (durationSeconds(gate.timeout) ?? undefined),
-    onTimeout: gate.on_timeout,
-  };
+/** The documents a standalone group's run is planned from: the group and the charts it may name. */
+export interface GroupDocuments {
+  namespace: string;
+  name: string;
+  spec: ArmadaChartGroupSpec;
+  charts: Record<string, ArmadaChartSpec>;
+}
 
-  const groups = manifest.spec.chart_groups.flatMap((groupName): GroupPlan[] => {
-    const group = docs.groups[groupName];
-    if (!group) {
-      problems.push(`ArmadaManifest ${manifest.name} lists chart group "${groupName}", which does not exist`);
-      return [];
-    }
-    const charts = group.chart_group.flatMap((chartName): ChartPlan[] => {
-      const spec = docs.charts[chartName];
+/** What one plan has handed out so far: each chart to one group, each release to one chart. */
+class Claims {
+  readonly problems: string[] = [];
+  private readonly chartOwner = new Map<string, string>();
+  private readonly releaseOwner = new Map<string, string>();
+
+  /** The group's charts, with Armada release names; a chart that does not resolve is a problem. */
+  charts(
+    groupName: string,
+    group: ArmadaChartGroupSpec,
+    charts: Record<string, ArmadaChartSpec>,
+    releasePrefix?: string,
+  ): ChartPlan[] {
+    return group.chart_group.flatMap((chartName): ChartPlan[] => {
+      const spec = charts[chartName];
       if (!spec) {
-        problems.push(`ArmadaChartGroup ${groupName} lists chart "${chartName}", which does not exist`);
+        this.problems.push(`ArmadaChartGroup ${groupName} lists chart "${chartName}", which does not exist`);
         return [];
       }
-      const owner = chartOwner.get(chartName);
+      const owner = this.chartOwner.get(chartName);
       if (owner) {
-        problems.push(`chart "${chartName}" is listed by both group ${owner} and group ${groupName}`);
+        this.problems.push(`chart "${chartName}" is listed by both group ${owner} and group ${groupName}`);
         return [];
       }
-      chartOwner.set(chartName, groupName);
-      const release = prefixedRelease(manifest.spec.release_prefix, spec.release);
+      this.chartOwner.set(chartName, groupName);
+      const release = prefixedRelease(releasePrefix, spec.release);
       const key = `${spec.namespace}/${release}`;
-      const claimedBy = releaseOwner.get(key);
+      const claimedBy = this.releaseOwner.get(key);
       if (claimedBy) {
-        problems.push(`charts "${claimedBy}" and "${chartName}" both deploy release ${key}`);
+        this.problems.push(`charts "${claimedBy}" and "${chartName}" both deploy release ${key}`);
         return [];
       }
-      releaseOwner.set(key, chartName);
+      this.releaseOwner.set(key, chartName);
       if (release.length > 53) {
-        problems.push(
+        this.problems.push(
           `release name "${release}" of chart "${chartName}" is longer than Helm's 53 characters`,
         );
       }
@@ -104,17 +102,48 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
         },
       ];
     });
+  }
+
+  /** Throws PlanError listing every problem found, if any. */
+  check(): void {
+    if (this.problems.length) throw new PlanError(this.problems);
+  }
+}
+
+/**
+ * Resolves a manifest into its ordered groups and charts, with Armada release names
+ * (`<release_prefix>-<release>`). Throws PlanError listing every reference that does not resolve,
+ * every chart listed in two groups and every release claimed twice.
+ */
+export function planManifest(docs: ManifestDocuments): ManifestPlan {
+  const { manifest } = docs;
+  const claims = new Claims();
+  const gate = manifest.spec.approval;
+  const approvals = new Set(gate?.before ?? []);
+  const approval = gate && {
+    timeoutSeconds: gate.timeout === undefined ? undefined : (durationSeconds(gate.timeout) ?? undefined),
+    onTimeout: gate.on_timeout,
+  };
+
+  const groups = manifest.spec.chart_groups.flatMap((groupName): GroupPlan[] => {
+    const group = docs.groups[groupName];
+    if (!group) {
+      claims.problems.push(
+        `ArmadaManifest ${manifest.name} lists chart group "${groupName}", which does not exist`,
+      );
+      return [];
+    }
     return [
       {
         name: groupName,
         sequenced: group.sequenced,
         approval: approvals.has(groupName) ? approval : undefined,
-        charts,
+        charts: claims.charts(groupName, group, docs.charts, manifest.spec.release_prefix),
       },
     ];
   });
 
-  if (problems.length) throw new PlanError(problems);
+  claims.check();
   return {
     manifest: manifest.name,
     namespace: docs.namespace,
@@ -122,4 +151,15 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
     targetState: manifest.spec.target_state,
     groups,
   };
+}
+
+/**
+ * Resolves a group no manifest lists (its releases are not prefixed). Throws PlanError when a
+ * chart it lists does not resolve or two charts claim one release.
+ */
+export function planGroup(docs: GroupDocuments): GroupPlan {
+  const claims = new Claims();
+  const charts = claims.charts(docs.name, docs.spec, docs.charts);
+  claims.check();
+  return { name: docs.name, sequenced: docs.spec.sequenced, charts };
 }
