@@ -350,6 +350,8 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     });
     const latest = harness().client.workflow.getHandle<typeof deployerWorkflow>(workflowId);
     const outcome = await latest.result();
+    if (savingHistories)
+      await saveHistory(workflowId, first.firstExecutionRunId, 'deployer-replan--deployer');
     expect(outcome).toMatchObject({ result: 'promoted', version: '1.27.0', previous: '1.25.3' });
     expect(outcome.steps.map((s) => `${s.canary}/${s.stable}`)).toEqual(['1/9', '3/7', '6/4', '10/0']);
     expect((await latest.describe()).memo).toEqual({ specs: 'Deployer/nginx@2', mode: 'deploy' });

@@ -259,33 +259,37 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     const changed = plan(gate, ns);
     changed.groups[0].charts[1].spec.values = { v: 2 }; // chart b changes; a, c and d do not
     const workflowId = uniqueName('m');
-    const runs = await withRun(fake, async (h) => {
-      await h.client.workflow.start(manifestWorkflow, {
-        taskQueue: h.taskQueue,
-        workflowId,
-        args: [{ plan: plan(gate, ns) }],
-        memo: { specs: 'ArmadaManifest/demo@1', mode: 'deploy' },
-      });
-      const latest = h.client.workflow.getHandle(workflowId);
-      await waitFor(async () => (await latest.query(progressQuery)).phase === 'WaitingApproval');
-      await latest.signal(replanSignal, {
-        input: { plan: changed },
-        memo: { specs: 'ArmadaManifest/demo@2', mode: 'deploy' },
-      });
-      await waitFor(async () => {
-        const { memo } = await latest.describe();
-        return (
-          memo?.specs === 'ArmadaManifest/demo@2' &&
-          (await latest.query(progressQuery)).phase === 'WaitingApproval'
-        );
-      });
-      await latest.signal(approveSignal, { by: 'bob' });
-      expect((await latest.result()).state).toBe('deployed');
-      const runs = [];
-      for await (const run of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
-        runs.push(run);
-      return runs;
-    });
+    const runs = await withRun(
+      fake,
+      async (h) => {
+        await h.client.workflow.start(manifestWorkflow, {
+          taskQueue: h.taskQueue,
+          workflowId,
+          args: [{ plan: plan(gate, ns) }],
+          memo: { specs: 'ArmadaManifest/demo@1', mode: 'deploy' },
+        });
+        const latest = h.client.workflow.getHandle(workflowId);
+        await waitFor(async () => (await latest.query(progressQuery)).phase === 'WaitingApproval');
+        await latest.signal(replanSignal, {
+          input: { plan: changed },
+          memo: { specs: 'ArmadaManifest/demo@2', mode: 'deploy' },
+        });
+        await waitFor(async () => {
+          const { memo } = await latest.describe();
+          return (
+            memo?.specs === 'ArmadaManifest/demo@2' &&
+            (await latest.query(progressQuery)).phase === 'WaitingApproval'
+          );
+        });
+        await latest.signal(approveSignal, { by: 'bob' });
+        expect((await latest.result()).state).toBe('deployed');
+        const runs = [];
+        for await (const run of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+          runs.push(run);
+        return runs;
+      },
+      'replan',
+    );
     expect(runs.map((r) => r.status.name).sort()).toEqual(['COMPLETED', 'CONTINUED_AS_NEW']);
     // The first run deployed a and b; the second upgraded only b (a is unchanged), then c and d.
     const order = upgrades(fake.calls).map((c) => c.release);
