@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { allCrds } from './crd';
+import { withSpecReference } from './reference';
 
 /** Relative to the project root, where `npm run crds` runs. */
 export const CRD_DIR = path.join('deploy', 'crds');
@@ -12,13 +13,15 @@ export function renderCrd(crd: object): string {
   return HEADER + stringify(crd, { lineWidth: 0 });
 }
 
-/** `npm run crds`: writes deploy/crds/*.yaml. */
+/** `npm run crds`: writes deploy/crds/*.yaml and the field reference in README.md. */
 async function main(): Promise<void> {
   await mkdir(CRD_DIR, { recursive: true });
   for (const [file, crd] of Object.entries(allCrds())) {
     await writeFile(path.join(CRD_DIR, file), renderCrd(crd));
     console.log(`wrote deploy/crds/${file}`);
   }
+  await writeFile('README.md', withSpecReference(await readFile('README.md', 'utf8')));
+  console.log('wrote the field reference in README.md');
 }
 
 if (require.main === module) {

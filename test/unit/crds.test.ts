@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { allCrds } from '../../api/crd';
 import { renderCrd } from '../../api/generate-crds';
+import { withSpecReference } from '../../api/reference';
 import { structuralViolations } from '../../api/structural';
 
 const crdDir = path.resolve(__dirname, '../../deploy/crds');
@@ -22,6 +23,12 @@ describe('generated CRDs', () => {
 
   it.each(crds)('deploy/crds/%s equals what `npm run crds` generates now', (file, crd) => {
     expect(readFileSync(path.join(crdDir, file), 'utf8')).toBe(renderCrd(crd));
+  });
+
+  it("README.md's field reference equals what `npm run crds` generates now", () => {
+    const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+    expect(readme).toBe(withSpecReference(readme));
+    expect(readme).toContain('| `canary.steps[].percent` (required) | integer |');
   });
 
   it.each(crds)('%s has a structural schema', (_file, crd) => {
