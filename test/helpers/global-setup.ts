@@ -8,12 +8,14 @@ import { startTemporal } from './temporal';
 
 /**
  * Once per test run: one Temporal dev server and one workflow bundle, shared by every test file
- * through the environment (TEMPORAL_ADDRESS, ARMADA_TEST_WORKFLOW_BUNDLE), and dist/ compiled.
+ * through the environment (TEMPORAL_ADDRESS, ARMADA_TEST_TEMPORAL_UI, ARMADA_TEST_WORKFLOW_BUNDLE),
+ * and dist/ compiled.
  */
 export default async function globalSetup(): Promise<void> {
-  const env = await startTemporal();
+  const { env, uiUrl } = await startTemporal();
   (globalThis as { __temporal__?: unknown }).__temporal__ = env;
   process.env.TEMPORAL_ADDRESS = env.address;
+  process.env.ARMADA_TEST_TEMPORAL_UI = uiUrl;
 
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),

@@ -1,17 +1,41 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createServer } from 'node:net';
 import { toolPath } from '../../activities/tools';
 import { searchAttributes } from '../../workflows/search-attributes';
 
+/** A running dev server and the address of its web UI. */
+export interface TestTemporal {
+  env: TestWorkflowEnvironment;
+  uiUrl: string;
+}
+
 /**
  * Starts a real `temporal server start-dev` from the locally built CLI (never a download), with
- * the project's search attributes registered. The caller tears it down.
+ * the project's search attributes registered and its web UI on a free port (the UI test opens
+ * it in a browser). The caller tears it down.
  */
-export function startTemporal(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({
+export async function startTemporal(): Promise<TestTemporal> {
+  const ip = '127.0.0.1';
+  const uiPort = await freePort(ip);
+  const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: toolPath('temporal') },
-      ip: '127.0.0.1',
+      ip,
+      uiPort,
       searchAttributes,
     },
+  });
+  return { env, uiUrl: `http://${ip}:${uiPort}` };
+}
+
+/** A port nothing listens on right now, as the OS hands it out. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
   });
 }

@@ -1,0 +1,140 @@
+import { access, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type * as activities from '../../activities';
+import { armadaChartSpec } from '../../api/chart';
+import { armadaChartGroupSpec } from '../../api/chart-group';
+import { armadaManifestSpec } from '../../api/manifest';
+import { manifestRun, startRun } from '../../cli/runs';
+import type { manifestWorkflow } from '../../workflows/manifest';
+import { approveSignal } from '../../workflows/messages';
+import type { ManifestDocuments } from '../../workflows/plan/manifest';
+import { sharedWorker, uniqueName } from '../helpers/env';
+import { fakeHelm } from '../workflows/fake-helm';
+
+/**
+ * The Temporal UI of the test run's dev server, in Debian's Chromium (headless, driven by
+ * playwright-core; test/run.sh installs the `chromium` package when it is missing), shows a
+ * manifest run held at an approval gate: found through its ArmadaName search attribute, with
+ * its static summary and the current-details table of group and chart states.
+ */
+
+/** Debian's Chromium, unless ARMADA_CHROMIUM names another build. */
+const CHROMIUM = process.env.ARMADA_CHROMIUM || '/usr/bin/chromium';
+/** Git-ignored; the screenshot is saved whether the checks pass or not. */
+const SCREENSHOTS = path.resolve(__dirname, '../../.test-artifacts/ui');
+/** Generous: the UI is a single-page app served by the dev server on a busy 2-core machine. */
+const UI_TIMEOUT_MS = 60_000;
+
+const name = uniqueName('ui');
+const releaseNamespace = uniqueName('ns');
+
+/** "platform" (sequenced: a, b), then "apps" (parallel: c, d) behind an approval gate. */
+function documents(): ManifestDocuments {
+  const chart = (release: string) =>
+    armadaChartSpec.parse({ release, namespace: releaseNamespace, source: { type: 'local', location: 'x' } });
+  return {
+    namespace: 'default',
+    manifest: {
+      name,
+      spec: armadaManifestSpec.parse({
+        release_prefix: 'ui',
+        chart_groups: ['platform', 'apps'],
+        approval: { before: ['apps'] },
+      }),
+    },
+    groups: {
+      platform: armadaChartGroupSpec.parse({ chart_group: ['a', 'b'], sequenced: true }),
+      apps: armadaChartGroupSpec.parse({ chart_group: ['c', 'd'] }),
+    },
+    charts: { a: chart('a'), b: chart('b'), c: chart('c'), d: chart('d') },
+  };
+}
+
+/** The current-details table at the gate: platform deployed, apps waiting for approval. */
+const atTheGate = [
+  ['platform (sequenced, done)', 'a', `${releaseNamespace}/ui-a`, 'deployed', '1'],
+  ['', 'b', `${releaseNamespace}/ui-b`, 'deployed', '1'],
+  ['apps (parallel, waiting-approval)', 'c', `${releaseNamespace}/ui-c`, 'pending', ''],
+  ['', 'd', `${releaseNamespace}/ui-d`, 'pending', ''],
+];
+
+// The run reports its phase through the status activity right after it set the current details,
+// so the activity seeing WaitingApproval means the UI has the table of the gate to show.
+let reachedGate: () => void = () => {};
+const atGate = new Promise<void>((resolve) => (reachedGate = resolve));
+const reportStatus: typeof activities.reportStatus = async (report) => {
+  if (report.kind === 'ArmadaManifest' && report.event?.reason === 'WaitingApproval') reachedGate();
+  return false; // no custom resources on a cluster in this test
+};
+const harness = sharedWorker({ activities: { ...fakeHelm().activities, reportStatus } });
+
+/** The innermost block holding both a heading of the page and a rendered-markdown frame. */
+function markdownUnder(page: Page, heading: string) {
+  return page
+    .locator('div')
+    .filter({ has: page.getByRole('heading', { name: heading, exact: true }) })
+    .filter({ has: page.locator('iframe') })
+    .last()
+    .locator('iframe')
+    .contentFrame();
+}
+
+describe('the Temporal UI during a manifest run (headless Chromium, real dev server)', () => {
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    await access(CHROMIUM).catch(() => {
+      throw new Error(
+        `no Chromium at ${CHROMIUM}: \`npm test\` installs Debian's chromium package; or set ARMADA_CHROMIUM`,
+      );
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('finds the run by its ArmadaName and shows its summary and the groups and charts in the current details', async () => {
+    const { client, taskQueue } = harness();
+    const workflowId = await startRun(client, taskQueue, manifestRun(documents()));
+    try {
+      await atGate;
+      const page = await browser!.newPage({ viewport: { width: 1440, height: 1000 } });
+      page.setDefaultTimeout(UI_TIMEOUT_MS);
+      try {
+        const query = encodeURIComponent(`ArmadaName = "${name}"`);
+        await page.goto(`${process.env.ARMADA_TEST_TEMPORAL_UI}/namespaces/default/workflows?query=${query}`);
+        await page.getByRole('link', { name: workflowId, exact: true }).click();
+        await page.getByTestId('workflow-id-heading').getByText(workflowId).waitFor();
+        await page.getByRole('tab', { name: 'User Metadata' }).click();
+
+        const summary = markdownUnder(page, 'Summary').locator('main');
+        await summary.getByText(`ArmadaManifest default/${name}: 2 groups × 4 charts`).waitFor();
+
+        const details = markdownUnder(page, 'Current Details');
+        await details.getByText('WaitingApproval').waitFor();
+        expect(await details.locator('main p').first().textContent()).toBe(
+          'WaitingApproval — waiting on approve before group apps',
+        );
+        const rows = details.locator('tbody tr');
+        await rows.nth(atTheGate.length - 1).waitFor();
+        const cells = await Promise.all((await rows.all()).map((row) => row.locator('td').allTextContents()));
+        expect(cells.map((row) => row.map((cell) => cell.trim()))).toEqual(atTheGate);
+      } finally {
+        await mkdir(SCREENSHOTS, { recursive: true });
+        await page.screenshot({
+          path: path.join(SCREENSHOTS, 'manifest-current-details.png'),
+          fullPage: true,
+        });
+        await page.close();
+      }
+    } finally {
+      // Pass the gate, also after a failed check, so the run ends before the worker stops.
+      const handle = client.workflow.getHandle<typeof manifestWorkflow>(workflowId);
+      await handle.signal(approveSignal, { by: 'temporal-ui test' });
+      expect((await handle.result()).state).toBe('deployed');
+    }
+  });
+});
