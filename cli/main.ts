@@ -3,6 +3,7 @@ import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from './connect';
 import { applicableDocuments } from './documents';
+import { formatHistory, historyOf } from './history';
 import type { ChartOutcome } from '../workflows/chart';
 import type { DeployerOutcome } from '../workflows/deployer';
 import type { ManifestOutcome } from '../workflows/manifest';
@@ -11,15 +12,18 @@ import {
   control,
   follow,
   formatProgress,
-  progressOf,
+  statusOf,
   chartRun,
   deployerRun,
   manifestRun,
   startRun,
+  noRun,
+  resolveTarget,
   targetWorkflowId,
   type ControlCommand,
 } from './runs';
 import { formatProblem, validateFiles } from './validate';
+import { watch, type Terminal } from './watch';
 
 type Print = (line: string) => void;
 
@@ -29,26 +33,48 @@ class UsageError extends Error {}
 interface Command {
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
-  run(args: { values: Record<string, unknown>; positionals: string[] }, out: Print): Promise<number>;
+  run(
+    args: { values: Record<string, unknown>; positionals: string[]; terminal?: Terminal },
+    out: Print,
+  ): Promise<number>;
 }
 
 const namespaceOption = { namespace: { type: 'string', short: 'n', default: 'default' } } as const;
+const outputOption = { output: { type: 'string', short: 'o' } } as const;
+
+/** Whether `--output` asks for JSON (`json`) or the text for people (`text`, the default). */
+function asJson(values: Record<string, unknown>): boolean {
+  const output = values.output as string | undefined;
+  if (output === undefined || output === 'text') return false;
+  if (output === 'json') return true;
+  throw new UsageError(`--output must be json or text, not "${output}"`);
+}
+
+/** The text of a value printed by `--output json`: indented, keys in a fixed order. */
+const json = (value: unknown) => JSON.stringify(value, null, 2);
 
 const commands: Record<string, Command> = {
   validate: {
-    usage: `armadactl validate -f FILE|DIR [-f FILE|DIR ...]
+    usage: `armadactl validate -f FILE|DIR [-f FILE|DIR ...] [--output json]
 
 Checks every ArmadaManifest, ArmadaChartGroup, ArmadaChart and Deployer document (multi-document
 YAML files too; directories are searched recursively) against the same schemas and rules the
-cluster and the bridge apply. Prints each problem as 'file:doc kind/name: path: reason'.
-Exit code 0 only when every document is valid.`,
-    options: { filename: { type: 'string', short: 'f', multiple: true } },
+cluster and the bridge apply. Prints each problem as 'file:doc kind/name: path: reason'; with
+--output json (-o json) one object {valid, invalid, skipped, problems: [{file, doc, object,
+path, message}]}. Exit code 0 only when every document is valid.`,
+    options: { filename: { type: 'string', short: 'f', multiple: true }, ...outputOption },
     async run({ values }, out) {
       const files = values.filename as string[] | undefined;
       if (!files?.length) throw new UsageError('name at least one file or directory with -f');
+      const asked = asJson(values);
       const report = await validateFiles(files);
-      for (const problem of report.problems) out(formatProblem(problem));
       const invalid = new Set(report.problems.map((p) => `${p.file}:${p.doc}`)).size;
+      if (asked) {
+        const { valid, skipped, problems } = report;
+        out(json({ valid, invalid, skipped, problems }));
+        return invalid ? 1 : 0;
+      }
+      for (const problem of report.problems) out(formatProblem(problem));
       const skipped = report.skipped ? `, ${report.skipped} skipped (not ${GROUP})` : '';
       out(`${report.valid} valid, ${invalid} invalid${skipped}`);
       return invalid ? 1 : 0;
@@ -142,18 +168,69 @@ deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
   status: {
     usage: `armadactl status TARGET [-n NAMESPACE] [--output json]
 
-Shows a run's progress. TARGET is an ArmadaManifest NAME (or amf/NAME) or acg/NAME (a group no
-manifest lists): its phase and, per group and chart, state and revision; dpl/NAME (a Deployer)
-or act/NAME (an ArmadaChart's canary):
-the step it is at, what it waits for, and each step's replica split and times.`,
-    options: { output: { type: 'string', short: 'o' }, ...namespaceOption },
+Shows the progress of the latest run. TARGET is an ArmadaManifest NAME (or amf/NAME) or acg/NAME
+(a group no manifest lists): its phase and, per group and chart, state and revision; dpl/NAME
+(a Deployer) or act/NAME (an ArmadaChart's canary): the step it is at, what it waits for, and
+each step's replica split and times. --output json (-o json) prints one object {workflowId,
+runId, status, specs, progress}, progress as the workflow's progress query answers.`,
+    options: { ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
+      const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
+      const asked = asJson(values);
+      const { client, close } = await connect();
+      try {
+        const status = await statusOf(client, workflowId);
+        if (asked) out(json(status));
+        else formatProgress(status.progress).forEach((line) => out(line));
+        return 0;
+      } finally {
+        await close();
+      }
+    },
+  },
+  watch: {
+    usage: `armadactl watch TARGET [-n NAMESPACE]
+
+Shows a run live until it ends (TARGET as for status), then its outcome: exit 0 when it
+succeeded, 1 when it failed, was cancelled or rolled back. On a terminal the status is redrawn
+in place every second; otherwise (a pipe, a file, CI) a line is printed, with its time (UTC),
+for each thing that changed, e.g. '12:01:03 group apps: running — web deploying'. A re-plan
+(a spec changed while the run went on) continues the run as a new one: watch follows it and
+prints its new run line.`,
+    options: { ...namespaceOption },
+    async run({ values, positionals, terminal }, out) {
       const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
       const { client, close } = await connect();
       try {
-        const progress = await progressOf(client, workflowId);
-        if (values.output === 'json') out(JSON.stringify(progress, null, 2));
-        else formatProgress(progress).forEach((line) => out(line));
+        return await watch(client, workflowId, out, terminal);
+      } finally {
+        await close();
+      }
+    },
+  },
+  history: {
+    usage: `armadactl history TARGET [-n NAMESPACE] [--limit N] [--output json]
+
+Lists the runs of an object, newest first (at most N, default 20): when each started (UTC), its
+outcome (deployed, rolled-back, failed, re-planned, running, ...), how long it took, its run ID
+and the specs it deployed (the bridge names them with their generation: ArmadaManifest/demo@3).
+TARGET as for status; for act/NAME, the runs of the ArmadaChart's release (when it is applied
+on its own) and of its canary. --output json (-o json) prints an array of {workflowId, runId,
+type, status, phase, outcome, startTime, closeTime, durationSeconds, specs, mode} ([] when there
+is none).`,
+    options: { limit: { type: 'string', default: '20' }, ...outputOption, ...namespaceOption },
+    async run({ values, positionals }, out) {
+      const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
+      const limit = Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new UsageError(`--limit must be a whole number from 1, not "${String(values.limit)}"`);
+      const asked = asJson(values);
+      const { client, close } = await connect();
+      try {
+        const runs = await historyOf(client, target, limit);
+        if (asked) out(json(runs));
+        else if (!runs.length) throw noRun(`${target.kind}:${target.namespace}/${target.name}`);
+        else formatHistory(runs).forEach((line) => out(line));
         return 0;
       } finally {
         await close();
@@ -222,6 +299,8 @@ export async function main(
   argv: string[],
   out: Print = console.log,
   err: Print = console.error,
+  /** The terminal `out` writes to, if it is one (then `watch` redraws in place). */
+  terminal?: Terminal,
 ): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -243,7 +322,7 @@ export async function main(
       out(command.usage);
       return 0;
     }
-    return await command.run({ values, positionals }, out);
+    return await command.run({ values, positionals, terminal }, out);
   } catch (e) {
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       err(`armadactl ${name}: ${(e as Error).message}\n\nUsage: ${command.usage}`);
@@ -259,5 +338,6 @@ export async function main(
 }
 
 if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => process.exit(code));
+  const terminal = process.stdout.isTTY ? process.stdout : undefined;
+  void main(process.argv.slice(2), console.log, console.error, terminal).then((code) => process.exit(code));
 }

@@ -39,32 +39,52 @@ export function manifestWorkflowId(namespace: string, name: string): string {
   return objectWorkflowId('ArmadaManifest', namespace, name);
 }
 
+/** An object a command line names, and the workflow that runs it. */
+export interface Target {
+  kind: KindName;
+  namespace: string;
+  name: string;
+  /** The workflow steered by status, watch and the control commands (an ArmadaChart's canary). */
+  workflowId: string;
+}
+
 /**
- * The run a command line names: `NAME` or `amf/NAME` (an ArmadaManifest), `dpl/NAME` (a
- * Deployer), `act/NAME` (an ArmadaChart's canary), `acg/NAME` (a group no manifest lists; a
- * manifest's groups are steered through the manifest). Kinds go by name, plural, singular or
- * short name, as kubectl takes them.
+ * The object a command line names: `NAME` or `amf/NAME` (an ArmadaManifest), `dpl/NAME` (a
+ * Deployer), `act/NAME` (an ArmadaChart, steered through its canary), `acg/NAME` (a group no
+ * manifest lists; a manifest's groups are steered through the manifest). Kinds go by name,
+ * plural, singular or short name, as kubectl takes them.
  */
-export function targetWorkflowId(target: string, namespace: string): string {
+export function resolveTarget(target: string, namespace: string): Target {
   const slash = target.indexOf('/');
-  if (slash < 0) return manifestWorkflowId(namespace, target);
+  if (slash < 0)
+    return {
+      kind: 'ArmadaManifest',
+      namespace,
+      name: target,
+      workflowId: manifestWorkflowId(namespace, target),
+    };
   const [kindName, name] = [target.slice(0, slash).toLowerCase(), target.slice(slash + 1)];
   const kind = (Object.keys(kinds) as KindName[]).find((k) => {
     const names = kinds[k];
     return [k.toLowerCase(), names.plural, names.singular, ...names.shortNames].includes(kindName);
   });
-  switch (kind) {
-    case 'ArmadaManifest':
-    case 'ArmadaChartGroup':
-    case 'Deployer':
-      return objectWorkflowId(kind, namespace, name);
-    case 'ArmadaChart':
-      return canaryWorkflowId(namespace, name);
-    default:
-      throw new Error(
-        `unknown kind "${target.slice(0, slash)}" in ${target}; use amf/NAME, acg/NAME, act/NAME or dpl/NAME`,
-      );
-  }
+  if (kind === undefined)
+    throw new Error(
+      `unknown kind "${target.slice(0, slash)}" in ${target}; use amf/NAME, acg/NAME, act/NAME or dpl/NAME`,
+    );
+  const workflowId =
+    kind === 'ArmadaChart' ? canaryWorkflowId(namespace, name) : objectWorkflowId(kind, namespace, name);
+  return { kind, namespace, name, workflowId };
+}
+
+/** The workflow ID of the run a command line names (see resolveTarget). */
+export function targetWorkflowId(target: string, namespace: string): string {
+  return resolveTarget(target, namespace).workflowId;
+}
+
+/** The error for a target that has never run, saying how to start it. */
+export function noRun(what: string, cause?: unknown): Error {
+  return new Error(`no run of ${what}; start one with \`armadactl apply\``, { cause });
 }
 
 /**
@@ -215,10 +235,39 @@ export async function progressOf(client: Client, workflowId: string): Promise<An
   try {
     return await client.workflow.getHandle(workflowId).query(progressQuery);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new Error(`no run of ${workflowId}; start one with \`armadactl apply\``, { cause: err });
+    if (err instanceof WorkflowNotFoundError) throw noRun(workflowId, err);
     throw err;
   }
+}
+
+/** The latest run of a workflow ID and its progress, as `status --output json` prints it. */
+export interface RunStatus {
+  workflowId: string;
+  runId: string;
+  /** Temporal's status of the run: RUNNING, COMPLETED, FAILED, CONTINUED_AS_NEW, ... */
+  status: string;
+  specs: string | null;
+  progress: AnyProgress;
+}
+
+/** The latest run of a workflow ID (describe) with its progress (query). */
+export async function statusOf(client: Client, workflowId: string): Promise<RunStatus> {
+  let description;
+  try {
+    description = await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw noRun(workflowId, err);
+    throw err;
+  }
+  const { runId, status, memo } = description;
+  const progress = await progressOf(client, workflowId);
+  return {
+    workflowId,
+    runId,
+    status: status.name,
+    specs: (memo as RunMemo | undefined)?.specs ?? null,
+    progress,
+  };
 }
 
 const signals = {

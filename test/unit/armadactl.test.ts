@@ -1,8 +1,12 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { hostPort } from '../../cli/connect';
+import { formatHistory, historyQuery, outcomeOf, type RunRecord } from '../../cli/history';
 import { main } from '../../cli/main';
-import { formatProgress, targetWorkflowId } from '../../cli/runs';
+import { formatProgress, resolveTarget, targetWorkflowId } from '../../cli/runs';
+import { changedLines, describeOutcome, frame, watchLines } from '../../cli/watch';
+import type { ChartState, Progress } from '../../workflows/messages';
 import { canaryAtStep2 } from '../helpers/canary-progress';
 
 async function run(...argv: string[]) {
@@ -117,5 +121,274 @@ describe('armadactl targets and canary status', () => {
     expect(err.join('\n')).toMatch(
       /no run of ArmadaChartGroup:default\/platform; start one with `armadactl apply`/,
     );
+  });
+});
+
+describe('armadactl help and options', () => {
+  it.each([
+    'validate',
+    'apply',
+    'status',
+    'watch',
+    'history',
+    'pause',
+    'resume',
+    'approve',
+    'promote',
+    'rollback',
+  ])('%s --help prints its usage and exits 0', async (command) => {
+    const { code, out } = await run(command, '--help');
+    expect(out[0]).toMatch(new RegExp(`^armadactl ${command} `));
+    expect(code).toBe(0);
+  });
+
+  it('lists every command in the overall usage', async () => {
+    const { code, out } = await run('--help');
+    for (const command of ['watch TARGET', 'history TARGET', 'status TARGET'])
+      expect(out[0]).toContain(`armadactl ${command}`);
+    expect(code).toBe(0);
+  });
+
+  it.each([
+    [['status', 'demo', '-o', 'yaml'], '--output must be json or text, not "yaml"'],
+    [['history', 'demo', '--limit', '0'], '--limit must be a whole number from 1, not "0"'],
+    [['watch'], 'name one run'],
+  ])('%j is a usage error: %s', async (argv, message) => {
+    const { code, err } = await run(...argv);
+    expect(err[0]).toContain(message);
+    expect(code).toBe(2);
+  });
+
+  it('validate --output json prints counts and located problems', async () => {
+    const bad = validChart.replace('release: web', 'release: Web');
+    const f = await file('one.yaml', `${validChart}---\n${bad}`);
+    const { code, out } = await run('validate', '-f', f, '-o', 'json');
+    expect(JSON.parse(out.join('\n'))).toEqual({
+      valid: 1,
+      invalid: 1,
+      skipped: 0,
+      problems: [
+        { file: f, doc: 2, object: 'ArmadaChart/web', path: 'spec.release', message: expect.any(String) },
+      ],
+    });
+    expect(code).toBe(1);
+  });
+});
+
+describe('hostPort', () => {
+  it.each([
+    ['localhost:7233', 'localhost', 7233],
+    ['temporal.example.com', 'temporal.example.com', 7233],
+    ['[::1]:7244', '::1', 7244],
+  ])('%s → host %s, port %d', (address, host, port) => {
+    expect(hostPort(address)).toEqual({ host, port });
+  });
+});
+
+/** A manifest's progress: group platform done, apps running with web deploying. */
+const manifestProgress = (web: ChartState, api: ChartState = 'pending'): Progress => ({
+  phase: 'Running',
+  group: 'apps',
+  groups: [
+    {
+      name: 'platform',
+      sequenced: true,
+      state: 'done',
+      charts: [{ chart: 'db', release: 'demo-db', namespace: 'demo', state: 'deployed', revision: 3 }],
+    },
+    {
+      name: 'apps',
+      sequenced: false,
+      state: 'running',
+      charts: [
+        { chart: 'web', release: 'demo-web', namespace: 'demo', state: web },
+        { chart: 'api', release: 'demo-api', namespace: 'demo', state: api },
+      ],
+    },
+  ],
+});
+
+describe('watch lines', () => {
+  it('a manifest: the run, the phase, one line per group naming each chart past pending', () => {
+    expect(
+      watchLines({
+        runId: '01a202f3-f33e-7201-a373-e361ae6e99a7',
+        specs: 'ArmadaManifest/demo@3',
+        progress: manifestProgress('deploying'),
+      }),
+    ).toEqual([
+      'run 01a202f3-f33e-7201-a373-e361ae6e99a7: ArmadaManifest/demo@3',
+      'phase: Running',
+      'group platform: done — db deployed rev 3',
+      'group apps: running — web deploying',
+    ]);
+  });
+
+  it('a paused run waiting on an approval says so on its phase line', () => {
+    const p = {
+      ...manifestProgress('pending'),
+      phase: 'WaitingApproval',
+      waitingOn: 'approve before group apps',
+      paused: { by: 'alice', reason: 'lunch', since: '2026-11-22T07:40:00.000Z' },
+    };
+    expect(watchLines({ runId: 'r', progress: p })[1]).toBe(
+      'phase: WaitingApproval (waiting on approve before group apps) — paused since 2026-11-22T07:40:00.000Z by alice (lunch)',
+    );
+  });
+
+  it('a canary: its state, then one line per step that started', () => {
+    expect(watchLines({ runId: 'r', progress: canaryAtStep2 })).toEqual([
+      'run r',
+      'blog-2: Progressing, step 2/3 at 30 % (waiting on approval)',
+      'step 1 (10 %, 1/9): started 07:38:41, ready 07:38:42, held 07:39:42',
+      'step 2 (30 %, 3/7): started 07:39:42',
+    ]);
+  });
+
+  it('before the first answer of the progress query, only the run', () => {
+    expect(watchLines({ runId: 'r' })).toEqual(['run r']);
+  });
+
+  it.each([
+    ['the first look prints everything', [], ['run r', 'phase: Running'], ['run r', 'phase: Running']],
+    ['an unchanged look prints nothing', ['run r', 'phase: Running'], ['run r', 'phase: Running'], []],
+    [
+      'a chart that moves on prints its group line only',
+      watchLines({ runId: 'r', progress: manifestProgress('deploying') }),
+      watchLines({ runId: 'r', progress: manifestProgress('deployed', 'deploying') }),
+      ['group apps: running — web deployed, api deploying'],
+    ],
+    [
+      'a continue-as-new prints the new run line',
+      ['run aaaaaaaa: ArmadaManifest/demo@1', 'phase: WaitingApproval'],
+      ['run bbbbbbbb: ArmadaManifest/demo@2', 'phase: WaitingApproval'],
+      ['run bbbbbbbb: ArmadaManifest/demo@2'],
+    ],
+    [
+      'a line that comes back after a change prints again',
+      ['phase: Paused'],
+      ['phase: Running'],
+      ['phase: Running'],
+    ],
+  ])('%s', (_name, previous, next, printed) => {
+    expect(changedLines(previous, next)).toEqual(printed);
+  });
+
+  it('a terminal redraw moves up over the last frame, clears it, and cuts lines to the width', () => {
+    expect(frame(['phase: Running', 'group apps: running — web deploying'], 0, 80)).toBe(
+      'phase: Running\ngroup apps: running — web deploying',
+    );
+    expect(frame(['phase: Deployed', 'group apps: done — web deployed rev 1'], 2, 20)).toBe(
+      '\x1b[2A\x1b[Jphase: Deployed\ngroup apps: done — ',
+    );
+  });
+
+  it.each([
+    ['a deployed manifest', { value: { manifest: 'demo', state: 'deployed' } }, 'deployed', true],
+    ['a rolled-back manifest', { value: { manifest: 'demo', state: 'rolled-back' } }, 'rolled-back', false],
+    ['a stopped manifest', { value: { manifest: 'demo', state: 'stopped' } }, 'stopped', false],
+    ['a promoted canary', { value: { result: 'promoted', steps: [] } }, 'promoted', true],
+    [
+      'a rolled-back canary',
+      { value: { result: 'rolled-back', reason: 'analysis failed', steps: [] } },
+      'rolled-back (analysis failed)',
+      false,
+    ],
+    [
+      'an upgraded chart',
+      { value: { chart: 'web', action: 'upgraded', revision: 4 } },
+      'upgraded, revision 4',
+      true,
+    ],
+    [
+      'a group with a failed chart',
+      { value: { group: 'apps', outcomes: [], failed: [{ chart: 'web', error: 'x' }], stopped: false } },
+      'failed: web',
+      false,
+    ],
+    [
+      'a failed run',
+      { error: new Error('group apps failed', { cause: new Error('helm: boom') }) },
+      'failed: helm: boom',
+      false,
+    ],
+  ])('the outcome of %s is its text and whether it succeeded', (_name, ended, text, ok) => {
+    expect(describeOutcome(ended)).toEqual({ text, ok });
+  });
+});
+
+const record = (r: Partial<RunRecord>): RunRecord => ({
+  workflowId: 'ArmadaManifest:default/demo',
+  runId: '0a1b2c3d-4e5f',
+  type: 'manifestWorkflow',
+  status: 'COMPLETED',
+  phase: 'Deployed',
+  outcome: 'deployed',
+  startTime: '2026-11-22T07:38:41.000Z',
+  closeTime: '2026-11-22T07:38:44.200Z',
+  durationSeconds: 3.2,
+  specs: 'ArmadaManifest/demo@2',
+  mode: 'deploy',
+  ...r,
+});
+
+describe('history', () => {
+  it.each([
+    ['COMPLETED', 'Deployed', 'deployed'],
+    ['COMPLETED', 'RolledBack', 'rolled-back'],
+    ['COMPLETED', null, 'completed'],
+    ['COMPLETED', 'Pending', 'completed'],
+    ['CONTINUED_AS_NEW', 'WaitingApproval', 're-planned'],
+    ['RUNNING', 'Running', 'running'],
+    ['FAILED', 'Failed', 'failed'],
+    ['TIMED_OUT', null, 'timed-out'],
+    ['CANCELLED', 'RollingBack', 'cancelled'],
+  ])('a run %s in phase %s is %s', (status, phase, outcome) => {
+    expect(outcomeOf(status, phase)).toBe(outcome);
+  });
+
+  it('a table, newest first as given: start, outcome, duration, run, specs', () => {
+    const lines = formatHistory([
+      record({
+        runId: 'ffff0000-1',
+        startTime: '2026-11-22T08:00:00.000Z',
+        closeTime: null,
+        durationSeconds: 75,
+        outcome: 'running',
+        specs: 'ArmadaManifest/demo@3',
+      }),
+      record({}),
+      record({ runId: '99990000-1', specs: null, outcome: 'failed', durationSeconds: 42.4 }),
+    ]);
+    expect(lines).toEqual([
+      'started (UTC)        outcome   duration      run            specs',
+      '2026-11-22 08:00:00  running   1m15s so far  ffff0000-1     ArmadaManifest/demo@3',
+      '2026-11-22 07:38:41  deployed  3.2s          0a1b2c3d-4e5f  ArmadaManifest/demo@2',
+      '2026-11-22 07:38:41  failed    42s           99990000-1     -',
+    ]);
+  });
+
+  it('names the workflow of each run when they come from more than one (an ArmadaChart)', () => {
+    const lines = formatHistory([
+      record({ workflowId: 'ArmadaChart:default/shop/canary', outcome: 'promoted' }),
+      record({ workflowId: 'helm:apps/shop', outcome: 'failed' }),
+    ]);
+    expect(lines[0]).toBe(
+      'started (UTC)        outcome   duration  run            workflow                         specs',
+    );
+    expect(lines[2]).toBe(
+      '2026-11-22 07:38:41  failed    3.2s      0a1b2c3d-4e5f  helm:apps/shop                   ArmadaManifest/demo@2',
+    );
+  });
+
+  it.each([
+    ['demo', `WorkflowId = 'ArmadaManifest:ops/demo'`],
+    ['dpl/nginx', `WorkflowId = 'Deployer:ops/nginx'`],
+    [
+      'act/shop',
+      `WorkflowId = 'ArmadaChart:ops/shop/canary' OR (ArmadaKind = 'ArmadaChart' AND ArmadaName = 'shop' AND ArmadaNamespace = 'ops')`,
+    ],
+  ])('the runs of %s are found by %s', (target, query) => {
+    expect(historyQuery(resolveTarget(target, 'ops'))).toBe(query);
   });
 });
