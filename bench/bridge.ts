@@ -1,0 +1,281 @@
+import { CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { kubeConfig } from '../activities/kube/client';
+import { toolPath } from '../activities/tools';
+import { GROUP, VERSION } from '../api/common';
+import { kinds } from '../api/kinds';
+import { releaseWorkflowId } from '../workflows/plan/names';
+import type { Sizes } from './config';
+import { startStubWorker, type BenchContext } from './context';
+import { mapLimit } from './history';
+import { mib } from './overhead';
+import { repo, startNode, tail, until, type BenchProcess } from './processes';
+import { histogramFigures, metricValue, scrape } from './prometheus';
+import { median, round, summarize } from './stats';
+
+const plural = kinds.ArmadaChart.plural;
+
+/** The real kubectl against the benchmark's sandbox. */
+export async function kubectl(...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(toolPath('kubectl'), args, {
+    cwd: repo,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/** Applies the CRDs as the README says and waits until they serve. */
+export async function installCrds(): Promise<void> {
+  await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
+  await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
+}
+
+/**
+ * The cheapest chart (examples/charts/settings: one ConfigMap) with no Armada wait: with the
+ * stub worker nothing is installed; with BENCH_BRIDGE_HELM=real it installs in seconds.
+ */
+function chart(name: string, namespace: string) {
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'ArmadaChart',
+    metadata: { name },
+    spec: {
+      release: name,
+      namespace,
+      source: { type: 'local', location: 'examples/charts/settings' },
+      values: { settings: { name } },
+      wait: { timeout: 60, resources: [] },
+    },
+  };
+}
+
+interface Seen {
+  firstStatus?: number;
+  deployed?: number;
+}
+
+/**
+ * Watches the ArmadaCharts of a namespace and notes, per object, when a status first showed
+ * (the driver's clock, as the watch delivers it) and when it first read `deployed`.
+ */
+async function watchStatuses(namespace: string, seen: Map<string, Seen>): Promise<() => void> {
+  const watch = new Watch(kubeConfig());
+  let stopped = false;
+  let resourceVersion: string | undefined;
+  let abort: AbortController | undefined;
+  const open = async (): Promise<void> => {
+    abort = await watch.watch(
+      `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}`,
+      { allowWatchBookmarks: true, ...(resourceVersion && { resourceVersion }) },
+      (
+        _phase,
+        obj: { metadata?: { name?: string; resourceVersion?: string }; status?: { actual_state?: string } },
+      ) => {
+        const now = Date.now();
+        resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
+        const name = obj.metadata?.name;
+        const state = obj.status?.actual_state;
+        if (!name || !state) return;
+        const entry = seen.get(name) ?? {};
+        entry.firstStatus ??= now;
+        if (state === 'deployed') entry.deployed ??= now;
+        seen.set(name, entry);
+      },
+      () => {
+        // The API server ends watches now and then: open it again from where it was.
+        if (!stopped) void open().catch(() => undefined);
+      },
+    );
+  };
+  await open();
+  return () => {
+    stopped = true;
+    abort?.abort();
+  };
+}
+
+interface RoundFigures {
+  createPhaseMs: number;
+  /** How long each create call took to answer: the uncertainty of "created". */
+  createRequests: number[];
+  createdToStarted: number[];
+  createdToFirstStatus: number[];
+  createdToDeployed: number[];
+  bridgePeakRssBytes?: number;
+  bridgeEventToStartMs?: ReturnType<typeof histogramFigures>;
+  bridgeReconcileMs?: ReturnType<typeof histogramFigures>;
+  watchEvents?: number;
+}
+
+/** A bridge process watching `namespace` (its leader Lease there too); resolves once it leads and serves metrics. */
+async function startBridge(ctx: BenchContext, namespace: string, taskQueue: string) {
+  const bridge = startNode('bridge/main.js', {
+    TEMPORAL_ADDRESS: ctx.temporalAddress,
+    ARMADA_TASK_QUEUE: taskQueue,
+    ARMADA_NAMESPACES: namespace,
+    ARMADA_LEASE_NAMESPACE: namespace,
+    ARMADA_METRICS_PORT: '0',
+    KUBECONFIG: ctx.kubeconfig,
+  });
+  await bridge.printed('"message":"leading: watching"');
+  const port = /"message":"metrics listening","port":(\d+)/.exec(bridge.output())?.[1];
+  if (!port) throw new Error(`the bridge did not say its metrics port:\n${tail(bridge.output())}`);
+  return { bridge, metricsUrl: `http://127.0.0.1:${port}/metrics` };
+}
+
+async function runRound(
+  ctx: BenchContext,
+  sizes: Sizes['bridge'],
+  taskQueue: string,
+  n: number,
+): Promise<RoundFigures> {
+  const namespace = `bridge-${randomUUID().slice(0, 6)}-${n}`;
+  const kc = kubeConfig();
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const seen = new Map<string, Seen>();
+  const stopWatch = await watchStatuses(namespace, seen);
+  let bridge: BenchProcess | undefined;
+  try {
+    const started = await startBridge(ctx, namespace, taskQueue);
+    bridge = started.bridge;
+    const create = (name: string) =>
+      api.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural,
+        body: chart(name, namespace),
+      });
+    const workflowStart = async (name: string) =>
+      (
+        await ctx.client.workflow.getHandle(releaseWorkflowId(namespace, name)).describe()
+      ).startTime.getTime();
+    // A probe first: once its run starts, the bridge has listed and watches.
+    await create('probe');
+    await until('the bridge to start the probe chart’s run', () => workflowStart('probe'), {
+      timeoutMs: 120_000,
+    });
+
+    const names = Array.from({ length: sizes.objects }, (_, i) => `c-${String(i).padStart(4, '0')}`);
+    // "Created" is when the create call answered: the object was stored between the request
+    // and the answer, so latencies from here are at most understated by the request's time.
+    const createdAt = new Map<string, number>();
+    const createRequests: number[] = [];
+    const t0 = Date.now();
+    await mapLimit(names, sizes.createConcurrency, async (name) => {
+      const sent = Date.now();
+      await create(name);
+      createdAt.set(name, Date.now());
+      createRequests.push(Date.now() - sent);
+    });
+    const createPhaseMs = Date.now() - t0;
+    ctx.log(`  round ${n}: ${sizes.objects} ArmadaCharts created in ${createPhaseMs} ms`);
+    await until(
+      `every ArmadaChart of ${namespace} to read deployed`,
+      async () => (names.every((name) => seen.get(name)?.deployed !== undefined) ? true : undefined),
+      { timeoutMs: 30 * 60_000, intervalMs: 500 },
+    ).catch((err: Error) => {
+      const done = names.filter((name) => seen.get(name)?.deployed !== undefined).length;
+      throw new Error(
+        `${err.message} (${done}/${names.length} did); the bridge's last lines:\n${tail(bridge!.output())}`,
+      );
+    });
+    ctx.log(`  round ${n}: all deployed ${Date.now() - t0} ms after the first create; reading start times`);
+    const startedAt = await mapLimit(names, 20, workflowStart);
+    const metrics = await scrape(started.metricsUrl);
+    const toMs = (h: ReturnType<typeof histogramFigures>) =>
+      h && {
+        count: h.count,
+        mean: h.mean && round(h.mean * 1000),
+        p50: h.p50 && round(h.p50 * 1000),
+        p95: h.p95 && round(h.p95 * 1000),
+        p99: h.p99 && round(h.p99 * 1000),
+      };
+    return {
+      createPhaseMs,
+      createRequests,
+      createdToStarted: names.map((name, i) => startedAt[i] - createdAt.get(name)!),
+      createdToFirstStatus: names.map((name) => seen.get(name)!.firstStatus! - createdAt.get(name)!),
+      createdToDeployed: names.map((name) => seen.get(name)!.deployed! - createdAt.get(name)!),
+      bridgePeakRssBytes: metricValue(metrics, 'process_max_resident_memory_bytes') ?? bridge.peakRssBytes(),
+      bridgeEventToStartMs: toMs(histogramFigures(metrics, 'armada_bridge_event_to_start_seconds')),
+      bridgeReconcileMs: toMs(histogramFigures(metrics, 'armada_bridge_reconcile_duration_seconds')),
+      watchEvents: metricValue(metrics, 'armada_bridge_watch_events_total'),
+    };
+  } finally {
+    stopWatch();
+    await bridge?.stop();
+  }
+}
+
+/**
+ * Benchmark 2, bridge latency: ArmadaCharts created as fast as the API server takes them, the
+ * bridge process turning each into a run on a real worker process. Created (the create call
+ * answered) → workflow started (Temporal's start time) → first status written and → deployed
+ * (as a watch on the objects delivers them); the bridge's peak RSS from its /metrics.
+ */
+export async function runBridge(ctx: BenchContext, sizes: Sizes['bridge']): Promise<Record<string, unknown>> {
+  if (!ctx.kubeconfig) throw new Error('benchmark 2 needs the sandbox cluster (KUBECONFIG)');
+  await installCrds();
+  const worker =
+    sizes.helm === 'stub'
+      ? await startStubWorker(ctx, 'kube', { KUBECONFIG: ctx.kubeconfig })
+      : await startRealWorker(ctx, `bench-bridge-${randomUUID().slice(0, 8)}`);
+  try {
+    const rounds: RoundFigures[] = [];
+    for (let n = 1; n <= sizes.rounds; n++) rounds.push(await runRound(ctx, sizes, worker.taskQueue, n));
+    const all = (pick: (r: RoundFigures) => number[]) => rounds.flatMap(pick);
+    const started = summarize(all((r) => r.createdToStarted));
+    const perRound = (pick: (r: RoundFigures) => number[]) =>
+      rounds.map((r) => {
+        const s = summarize(pick(r));
+        return s && { p50: s.p50, p99: s.p99 };
+      });
+    const peak = Math.max(...rounds.map((r) => r.bridgePeakRssBytes ?? 0));
+    return {
+      what: `${sizes.objects} ArmadaCharts created ${sizes.createConcurrency} at a time, bridge process + ${sizes.helm === 'stub' ? 'worker process with Helm stubbed (status written for real)' : 'the product’s worker (real helm)'}, ${sizes.rounds} rounds`,
+      createdToStartedMs: started,
+      createdToFirstStatusMs: summarize(all((r) => r.createdToFirstStatus)),
+      createdToDeployedMs: summarize(all((r) => r.createdToDeployed)),
+      perRound: {
+        createdToStartedMs: perRound((r) => r.createdToStarted),
+        createdToFirstStatusMs: perRound((r) => r.createdToFirstStatus),
+        medianOfRoundP99s: {
+          createdToStartedMs: round(median(rounds.map((r) => summarize(r.createdToStarted)!.p99))),
+          createdToFirstStatusMs: round(median(rounds.map((r) => summarize(r.createdToFirstStatus)!.p99))),
+        },
+      },
+      createPhaseMs: summarize(rounds.map((r) => r.createPhaseMs)),
+      createRequestMs: summarize(all((r) => r.createRequests)),
+      createsPerSecond: round(median(rounds.map((r) => (sizes.objects * 1000) / r.createPhaseMs))),
+      bridgePeakRssMiB: mib(peak),
+      bridgeMetricsPerRound: rounds.map((r) => ({
+        peakRssMiB: mib(r.bridgePeakRssBytes),
+        eventToStartMs: r.bridgeEventToStartMs,
+        reconcileMs: r.bridgeReconcileMs,
+        watchEvents: r.watchEvents,
+      })),
+      target: { createdToStartedP99Ms: 250, met: started !== undefined && started.p99 <= 250 },
+    };
+  } finally {
+    await worker.stop();
+  }
+}
+
+/** The product's worker process (dist/worker/main.js) on a task queue of its own. */
+export async function startRealWorker(
+  ctx: BenchContext,
+  taskQueue: string,
+): Promise<{ taskQueue: string; process: BenchProcess; stop(): Promise<void> }> {
+  const worker = startNode('worker/main.js', {
+    TEMPORAL_ADDRESS: ctx.temporalAddress,
+    ARMADA_TASK_QUEUE: taskQueue,
+    ARMADA_METRICS_PORT: '0',
+    KUBECONFIG: ctx.kubeconfig,
+  });
+  await worker.printed('worker: polling');
+  return { taskQueue, process: worker, stop: () => worker.stop() };
+}

@@ -1,0 +1,70 @@
+/**
+ * Benchmark sizes, from the environment; the defaults are the sizes issue 9 asks for. Smaller
+ * values make a quick check (`BENCH_CHARTS=2 BENCH_CANARIES=20 ... npm run bench`).
+ */
+function int(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name} must be an integer ≥ ${min}, not "${raw}"`);
+  return value;
+}
+
+function choice<T extends string>(name: string, options: readonly T[], fallback: T): T {
+  const raw = process.env[name] ?? fallback;
+  if (!(options as readonly string[]).includes(raw))
+    throw new Error(`${name} must be one of ${options.join(', ')}, not "${raw}"`);
+  return raw as T;
+}
+
+export function loadSizes() {
+  return {
+    overhead: {
+      /** Groups of the manifest, run strictly in order. */
+      groups: int('BENCH_GROUPS', 10),
+      /** Charts per group. */
+      charts: int('BENCH_CHARTS', 10),
+      /** 1: every group deploys its charts one at a time; 0: all at once (the default). */
+      sequenced: int('BENCH_SEQUENCED', 0, 0) === 1,
+      /** Runs of the whole manifest. */
+      runs: int('BENCH_RUNS', 5),
+    },
+    bridge: {
+      /** ArmadaCharts created per round. */
+      objects: int('BENCH_BRIDGE_OBJECTS', 1000),
+      /** Rounds, each in a fresh namespace with a fresh bridge process. */
+      rounds: int('BENCH_BRIDGE_ROUNDS', 2),
+      /** Create calls in flight at once: as fast as the API server takes them. */
+      createConcurrency: int('BENCH_CREATE_CONCURRENCY', 50),
+      /** `stub`: Helm calls return at once (the default; the bridge is measured, not Helm); `real`: the product's worker. */
+      helm: choice('BENCH_BRIDGE_HELM', ['stub', 'real'] as const, 'stub'),
+    },
+    concurrency: {
+      /** Canary workflows running at once on one worker. */
+      canaries: int('BENCH_CANARIES', 1000),
+      steps: int('BENCH_CANARY_STEPS', 5),
+      holdSeconds: int('BENCH_CANARY_HOLD', 2),
+      /** Rounds of all the canaries. */
+      rounds: int('BENCH_CANARY_ROUNDS', 2),
+    },
+    helm: {
+      /** Timed pairs (engine, script) per manifest, after one untimed warm-up of each. */
+      pairs: int('BENCH_PAIRS', 5),
+    },
+  };
+}
+
+export type Sizes = ReturnType<typeof loadSizes>;
+
+/** The benchmarks to run: `BENCH_ONLY=1,3` or arguments `1 3`; all four by default. */
+export function selectedBenchmarks(args: string[]): Set<number> {
+  const raw = args.length ? args.join(',') : (process.env.BENCH_ONLY ?? '1,2,3,4');
+  const picked = raw
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map(Number);
+  for (const n of picked)
+    if (![1, 2, 3, 4].includes(n)) throw new Error(`no benchmark ${n}: pick from 1, 2, 3, 4`);
+  return new Set(picked);
+}

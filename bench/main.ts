@@ -1,0 +1,118 @@
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTemporal } from '../test/helpers/temporal';
+import { runBridge } from './bridge';
+import { runConcurrency } from './concurrency';
+import { loadSizes, selectedBenchmarks, type Sizes } from './config';
+import type { BenchContext } from './context';
+import { runHelmLoop } from './helm-loop';
+import { describeMachine } from './machine';
+import { runOverhead } from './overhead';
+import { repo } from './processes';
+import {
+  BENCHMARKS,
+  formatTable,
+  summaryRows,
+  writeResults,
+  type BenchmarkResult,
+  type Results,
+} from './results';
+
+const log = (line: string) => console.log(line);
+
+type Runner = (ctx: BenchContext, sizes: Sizes) => Promise<Record<string, unknown>>;
+
+const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes) => unknown; run: Runner }> =
+  {
+    1: {
+      title: 'orchestration overhead',
+      sizes: (s) => s.overhead,
+      run: (ctx, s) => runOverhead(ctx, s.overhead),
+    },
+    2: { title: 'bridge latency', sizes: (s) => s.bridge, run: (ctx, s) => runBridge(ctx, s.bridge) },
+    3: {
+      title: 'concurrency',
+      sizes: (s) => s.concurrency,
+      run: (ctx, s) => runConcurrency(ctx, s.concurrency),
+    },
+    4: {
+      title: 'end to end against plain Helm',
+      sizes: (s) => s.helm,
+      run: (ctx, s) => runHelmLoop(ctx, s.helm),
+    },
+  };
+
+/**
+ * `npm run bench` (through bench/run.sh, which builds the tools and dist/ and starts the sandbox
+ * for benchmarks 2 and 4): starts a Temporal dev server of its own, runs the selected
+ * benchmarks, writes bench/results/latest.json and prints a summary table.
+ */
+async function main(): Promise<number> {
+  const selected = selectedBenchmarks(process.argv.slice(2));
+  const sizes = loadSizes();
+  const file = path.resolve(repo, process.env.BENCH_OUT ?? 'bench/results/latest.json');
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const machine = await describeMachine();
+  log(
+    `bench: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node.js ${machine.node}, ` +
+      `Linux ${machine.kernel}, load ${machine.loadAverage.join(' ')}`,
+  );
+
+  const temporal = await startTemporal();
+  const connection = await Connection.connect({ address: temporal.env.address });
+  const results: Results = { date: new Date().toISOString(), machine, benchmarks: {} };
+  let failed = 0;
+  try {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../workflows'),
+      logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
+    });
+    const bundlePath = path.join(await mkdtemp(path.join(tmpdir(), 'armada-bench-')), 'workflows.js');
+    await writeFile(bundlePath, code);
+    const ctx: BenchContext = {
+      client: new Client({ connection }),
+      temporalAddress: temporal.env.address,
+      bundlePath,
+      kubeconfig: process.env.KUBECONFIG,
+      log,
+    };
+    for (const n of [1, 2, 3, 4] as const) {
+      if (!selected.has(n)) continue;
+      const runner = runners[n];
+      log(`\nbench ${n}: ${runner.title}`);
+      const t0 = Date.now();
+      const entry: BenchmarkResult = {
+        date: new Date().toISOString(),
+        durationSeconds: 0,
+        sizes: runner.sizes(sizes),
+      };
+      try {
+        entry.figures = await runner.run(ctx, sizes);
+      } catch (err) {
+        failed++;
+        entry.error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        log(`bench ${n} failed: ${entry.error}`);
+      }
+      entry.durationSeconds = Math.round((Date.now() - t0) / 100) / 10;
+      log(`bench ${n}: ${entry.durationSeconds} s`);
+      results.benchmarks[BENCHMARKS[n]] = entry;
+      await writeResults(file, results);
+    }
+  } finally {
+    await connection.close();
+    await temporal.env.teardown();
+  }
+  log(`\n${formatTable(summaryRows(results))}\n\nresults: ${path.relative(repo, file)}`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

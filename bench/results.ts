@@ -1,0 +1,176 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { format, resolveConfig } from 'prettier';
+import type { Machine } from './machine';
+import type { Summary } from './stats';
+
+/** One benchmark's figures as the results file keeps them. */
+export interface BenchmarkResult {
+  date: string;
+  durationSeconds: number;
+  sizes: unknown;
+  figures?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface Results {
+  date: string;
+  machine: Machine;
+  benchmarks: Partial<Record<BenchmarkKey, BenchmarkResult>>;
+}
+
+export const BENCHMARKS = {
+  1: 'overhead',
+  2: 'bridge',
+  3: 'concurrency',
+  4: 'helmLoop',
+} as const;
+export type BenchmarkKey = (typeof BENCHMARKS)[keyof typeof BENCHMARKS];
+
+/**
+ * Writes the results file (`BENCH_OUT`, default bench/results/latest.json), formatted as the
+ * project's Prettier check wants it. Benchmarks not run this time keep their previous entry
+ * (each has its own date), so `npm run bench -- 3` refreshes one figure without losing the rest.
+ */
+export async function writeResults(file: string, results: Results): Promise<void> {
+  let previous: Partial<Results> = {};
+  try {
+    previous = JSON.parse(await readFile(file, 'utf8')) as Results;
+  } catch {
+    // no previous results
+  }
+  const merged: Results = { ...results, benchmarks: { ...previous.benchmarks, ...results.benchmarks } };
+  await mkdir(path.dirname(file), { recursive: true });
+  const options = (await resolveConfig(file)) ?? {};
+  await writeFile(file, await format(JSON.stringify(merged), { ...options, filepath: file }));
+}
+
+type Figures = Record<string, unknown>;
+
+const get = (figures: Figures | undefined, ...keys: string[]): unknown =>
+  keys.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Figures)[k] : undefined), figures);
+
+const ms = (v: unknown) => (typeof v === 'number' ? `${v} ms` : '—');
+const pct = (s: unknown, a: keyof Summary, b: keyof Summary) => {
+  const summary = s as Summary | undefined;
+  return summary ? `${ms(summary[a])} / ${ms(summary[b])}` : '—';
+};
+const times = (v: unknown) => (typeof v === 'number' ? `${v}×` : '—');
+const mib = (v: unknown) => (typeof v === 'number' ? `${v} MiB` : '—');
+const met = (target: unknown) => {
+  const t = target as { met?: boolean } | undefined;
+  return t?.met === undefined ? '' : t.met ? 'met' : 'missed';
+};
+
+/** The headline figures, one row each: benchmark, figure, value, target and whether it was met. */
+export function summaryRows(results: Results): string[][] {
+  const rows: string[][] = [];
+  const b = results.benchmarks;
+  const one = b.overhead?.figures;
+  if (one) {
+    rows.push([
+      '1 overhead',
+      'group transition p50 / p95',
+      pct(one.groupTransitionMs, 'p50', 'p95'),
+      'p50 ≤ 20 ms',
+      met(one.target),
+    ]);
+    rows.push(['1 overhead', 'manifest total p50', ms(get(one, 'totalMs', 'p50')), '', '']);
+    rows.push([
+      '1 overhead',
+      'chart child start p50 / p95',
+      pct(one.chartChildStartMs, 'p50', 'p95'),
+      '',
+      '',
+    ]);
+    rows.push([
+      '1 overhead',
+      'Flux 30 s / transition p50',
+      times(get(one, 'peerRatios', 'fluxDependsOn30sVsTransitionP50')),
+      '',
+      '',
+    ]);
+    rows.push([
+      '1 overhead',
+      'Argo CD 2 s / transition p50',
+      times(get(one, 'peerRatios', 'argoCdWave2sVsTransitionP50')),
+      '',
+      '',
+    ]);
+    rows.push([
+      '1 overhead',
+      'Argo Workflows 14 s / two-chart run',
+      times(get(one, 'peerRatios', 'argoWorkflows14sVsTwoChartManifest')),
+      '',
+      '',
+    ]);
+  }
+  const two = b.bridge?.figures;
+  if (two) {
+    rows.push([
+      '2 bridge',
+      'created → started p50 / p99',
+      pct(two.createdToStartedMs, 'p50', 'p99'),
+      'p99 ≤ 250 ms',
+      met(two.target),
+    ]);
+    rows.push([
+      '2 bridge',
+      'created → first status p50 / p99',
+      pct(two.createdToFirstStatusMs, 'p50', 'p99'),
+      '',
+      '',
+    ]);
+    rows.push(['2 bridge', 'bridge peak RSS', mib(two.bridgePeakRssMiB), '', '']);
+  }
+  const three = b.concurrency?.figures;
+  if (three) {
+    rows.push([
+      '3 concurrency',
+      'timer lateness p50 / p99',
+      pct(three.timerLatenessMs, 'p50', 'p99'),
+      'p99 ≤ 500 ms',
+      met(three.target),
+    ]);
+    rows.push(['3 concurrency', 'wall time / ideal (p50 of rounds)', times(three.wallVsIdeal), '', '']);
+    rows.push(['3 concurrency', 'worker peak RSS', mib(three.workerPeakRssMiB), '≤ 1536 MiB', '']);
+    rows.push([
+      '3 concurrency',
+      'workflow task schedule → start p50 / p99',
+      pct(three.workflowTaskScheduleToStartMs, 'p50', 'p99'),
+      '',
+      '',
+    ]);
+  }
+  const four = b.helmLoop?.figures;
+  if (four) {
+    for (const variant of ['sequenced', 'parallel']) {
+      const v = four[variant] as Figures | undefined;
+      if (!v) continue;
+      rows.push([
+        '4 vs helm',
+        `${variant}: armadactl / script (medians)`,
+        `${times(v.ratioOfMedians)} (${ms(get(v, 'engineMs', 'p50'))} vs ${ms(get(v, 'scriptMs', 'p50'))})`,
+        variant === 'sequenced' ? '≤ 1.05×' : '< 1×',
+        met(v.target),
+      ]);
+    }
+  }
+  for (const [key, result] of Object.entries(b))
+    if (result?.error) rows.push([key, 'failed', result.error.split('\n')[0], '', '']);
+  return rows;
+}
+
+/** Rows as an aligned plain-text table with a header. */
+export function formatTable(rows: string[][]): string {
+  const all = [['benchmark', 'figure', 'value', 'target', ''], ...rows];
+  const widths = all[0].map((_, c) => Math.max(...all.map((r) => (r[c] ?? '').length)));
+  return all
+    .map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The benchmark command (npm run bench [-- 1 3]). On a fresh clone it installs the npm
+# dependencies and builds the local tools (deploy/lib.sh), compiles dist/, starts a sandbox
+# cluster of its own (.sandbox/bench/, never the one `npm start` or `npm test` runs) when
+# benchmark 2 or 4 is selected, runs the benchmarks (bench/main.ts starts its own Temporal dev
+# server), stops everything it started, and leaves the figures in bench/results/latest.json.
+# Sizes and the selection come from BENCH_* variables: see bench/README.md.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+
+# shellcheck source=../deploy/lib.sh
+source deploy/lib.sh
+prepare_checkout
+npx tsc -p tsconfig.json
+
+# Every process this run starts inherits this marker, so cleanup finds exactly them, even
+# orphans of a crashed driver (the dev server, workers, bridges).
+export ARMADA_BENCH_RUN="bench-$$-$RANDOM"
+export SANDBOX_DIR="$root/.sandbox/bench"
+
+selection="${*:-${BENCH_ONLY:-1,2,3,4}}"
+sandbox=false
+[[ $selection =~ [24] ]] && sandbox=true
+
+cleanup() {
+  if $sandbox; then SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true; fi
+  local pid
+  for pid in $(grep -lsz "^ARMADA_BENCH_RUN=$ARMADA_BENCH_RUN$" /proc/[0-9]*/environ | cut -d/ -f3); do
+    [[ $pid == "$$" ]] || kill -9 "$pid" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+
+if $sandbox; then
+  bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
+  bash deploy/sandbox/cluster.sh up
+  export KUBECONFIG="$SANDBOX_DIR/kubeconfig"
+fi
+
+status=0
+node dist/bench/main.js "$@" || status=$?
+exit "$status"
