@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { freePort, startNode, type BenchProcess } from './processes';
+import { freePort } from '../test/helpers/temporal';
+import { startNode, type BenchProcess } from './processes';
 import { histogramFigures, metricValue, scrape, type HistogramFigures } from './prometheus';
 
 /** What the driver hands every benchmark. */

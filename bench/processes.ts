@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { spawnCaptured } from '../test/helpers/processes';
 
 /** The repository root, from bench/ or from dist/bench/. */
 export const repo = path.resolve(
@@ -30,47 +29,12 @@ export interface BenchProcess {
 export function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv = {}): BenchProcess {
   const nodeArgs =
     command === process.execPath ? (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
-  const child = spawn(command, [...nodeArgs, ...args], {
-    cwd: repo,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const waiters: { text: string; resolve: () => void }[] = [];
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    // Keep the tail only: a long benchmark's logs must not grow without bound.
-    if (output.length > 4_000_000) output = output.slice(-2_000_000);
-    for (const waiter of waiters.filter((w) => output.includes(w.text))) {
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve();
-    }
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = once(child, 'exit');
+  const captured = spawnCaptured(command, [...nodeArgs, ...args], env);
+  const { child } = captured;
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
-    child,
-    output: () => output,
-    printed: (text) =>
-      output.includes(text)
-        ? Promise.resolve()
-        : new Promise<void>((resolve, reject) => {
-            waiters.push({ text, resolve });
-            void exited.then(() =>
-              reject(
-                new Error(
-                  `${[command, ...args].join(' ')} exited before printing "${text}":\n${tail(output)}`,
-                ),
-              ),
-            );
-          }),
+    ...captured,
     peakRssBytes: () => (running() && child.pid ? peakRss(child.pid) : undefined),
-    async stop(signal = 'SIGTERM') {
-      if (running()) child.kill(signal);
-      await exited;
-    },
   };
 }
 
@@ -92,18 +56,6 @@ export function peakRss(pid: number): number | undefined {
 /** The last lines of a process's output, for an error message. */
 export function tail(output: string, lines = 30): string {
   return output.trimEnd().split('\n').slice(-lines).join('\n');
-}
-
-/** A port nothing listens on right now, as the OS hands it out. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

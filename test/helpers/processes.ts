@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 
-const repo = path.resolve(__dirname, '../..');
+/** The repository root, from test/helpers/ or from dist/test/helpers/ (the benchmarks run compiled). */
+const repo = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..');
 
 export interface ProductProcess {
   child: ChildProcess;
@@ -15,21 +16,21 @@ export interface ProductProcess {
 }
 
 /**
- * Runs one of the product's processes (`dist/worker/main.js`, `dist/bridge/main.js`, compiled by
- * the global setup) with extra environment, as production runs it, so a test can kill it. Its
- * metrics are served on a free port (ARMADA_METRICS_PORT=0, unless `env` says otherwise), so
- * processes of parallel test files never contend for one; it logs the port (`metrics listening`).
+ * Runs a command from the repository root with extra environment, capturing what it prints (the
+ * tail only, so a long run's logs cannot grow without bound), so a test or benchmark can wait
+ * for a line and stop or kill it.
  */
-export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductProcess {
-  const child = spawn(process.execPath, [script], {
+export function spawnCaptured(command: string, args: string[], env: NodeJS.ProcessEnv): ProductProcess {
+  const child = spawn(command, args, {
     cwd: repo,
-    env: { ...process.env, ARMADA_METRICS_PORT: '0', ...env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   const waiters: { text: string; resolve: () => void }[] = [];
   const onData = (chunk: Buffer) => {
     output += chunk.toString();
+    if (output.length > 4_000_000) output = output.slice(-2_000_000);
     for (const waiter of waiters.filter((w) => output.includes(w.text))) {
       waiters.splice(waiters.indexOf(waiter), 1);
       waiter.resolve();
@@ -38,6 +39,7 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductPro
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = once(child, 'exit');
+  const what = [command, ...args].join(' ');
   return {
     child,
     output: () => output,
@@ -46,15 +48,23 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductPro
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
             waiters.push({ text, resolve });
-            void exited.then(() =>
-              reject(new Error(`${script} exited before printing "${text}":\n${output}`)),
-            );
+            void exited.then(() => reject(new Error(`${what} exited before printing "${text}":\n${output}`)));
           }),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
   };
+}
+
+/**
+ * Runs one of the product's processes (`dist/worker/main.js`, `dist/bridge/main.js`, compiled by
+ * the global setup) with extra environment, as production runs it, so a test can kill it. Its
+ * metrics are served on a free port (ARMADA_METRICS_PORT=0, unless `env` says otherwise), so
+ * processes of parallel test files never contend for one; it logs the port (`metrics listening`).
+ */
+export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductProcess {
+  return spawnCaptured(process.execPath, [script], { ARMADA_METRICS_PORT: '0', ...env });
 }
 
 /** The bridge process, watching `namespace` alone and holding its leader Lease there. */

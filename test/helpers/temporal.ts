@@ -29,7 +29,7 @@ export async function startTemporal(): Promise<TestTemporal> {
 }
 
 /** A port nothing listens on right now, as the OS hands it out. */
-function freePort(host: string): Promise<number> {
+export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
