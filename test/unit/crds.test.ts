@@ -6,6 +6,7 @@ import { withSpecReference } from '../../api/reference';
 import { structuralViolations } from '../../api/structural';
 
 const crdDir = path.resolve(__dirname, '../../deploy/crds');
+const chartCrdDir = path.resolve(__dirname, '../../deploy/chart/crds');
 const crds = Object.entries(allCrds());
 
 type Crd = { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
@@ -21,8 +22,9 @@ describe('generated CRDs', () => {
     ]);
   });
 
-  it.each(crds)('deploy/crds/%s equals what `npm run crds` generates now', (file, crd) => {
+  it.each(crds)('deploy/crds/%s and the chart copy equal what `npm run crds` generates now', (file, crd) => {
     expect(readFileSync(path.join(crdDir, file), 'utf8')).toBe(renderCrd(crd));
+    expect(readFileSync(path.join(chartCrdDir, file), 'utf8')).toBe(renderCrd(crd));
   });
 
   it("README.md's field reference equals what `npm run crds` generates now", () => {

@@ -1,0 +1,57 @@
+{{/* <release>-armada-temporal, or the release name when it already holds the chart's name; 52 characters at most so suffixes fit. */}}
+{{- define "armada.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 52 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels on every object. */}}
+{{- define "armada.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Selector labels of one component: include "armada.selectorLabels" (list . "worker") */}}
+{{- define "armada.selectorLabels" -}}
+{{- $root := index . 0 -}}
+app.kubernetes.io/name: {{ $root.Chart.Name }}
+app.kubernetes.io/instance: {{ $root.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end -}}
+
+{{/* The ServiceAccount of one component: include "armada.serviceAccountName" (list . "worker") */}}
+{{- define "armada.serviceAccountName" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $override := get $root.Values.serviceAccount (printf "%sName" $component) -}}
+{{- if $override -}}
+{{- $override -}}
+{{- else if $root.Values.serviceAccount.create -}}
+{{- printf "%s-%s" (include "armada.fullname" $root) $component -}}
+{{- else -}}
+default
+{{- end -}}
+{{- end -}}
+
+{{- define "armada.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The environment both processes share. */}}
+{{- define "armada.temporalEnv" -}}
+- name: TEMPORAL_ADDRESS
+  value: {{ .Values.temporal.address | quote }}
+- name: TEMPORAL_NAMESPACE
+  value: {{ .Values.temporal.namespace | quote }}
+- name: ARMADA_TASK_QUEUE
+  value: {{ .Values.temporal.taskQueue | quote }}
+{{- with .Values.temporal.uiUrl }}
+- name: ARMADA_TEMPORAL_UI
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}

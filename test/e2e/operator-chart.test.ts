@@ -1,0 +1,236 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { helm, kubeConfig, uniqueName } from '../helpers/env';
+import { kubectl } from '../helpers/kube';
+
+const repo = path.resolve(__dirname, '../..');
+const chart = path.join(repo, 'deploy/chart');
+const hello = path.join(repo, 'examples/charts/hello');
+
+/** A namespace nobody created: RBAC answers for any name, and cluster-wide rules hold in all. */
+const SOME_NAMESPACE = 'some-team';
+
+/**
+ * A kubeconfig for the sandbox's API server that authenticates as a ServiceAccount, with a
+ * short-lived token from the TokenRequest API (`kubectl create token`), as a pod gets one.
+ */
+async function serviceAccountKubeconfig(namespace: string, serviceAccount: string): Promise<string> {
+  const token = (await kubectl('create', 'token', serviceAccount, '-n', namespace, '--duration=10m')).trim();
+  const cluster = kubeConfig().getCurrentCluster();
+  if (!cluster) throw new Error('the sandbox kubeconfig names no cluster');
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-sa-')), 'kubeconfig');
+  await writeFile(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'sandbox',
+          cluster: {
+            server: cluster.server,
+            ...(cluster.caData && { 'certificate-authority-data': cluster.caData }),
+            ...(cluster.caFile && { 'certificate-authority': cluster.caFile }),
+          },
+        },
+      ],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: serviceAccount, context: { cluster: 'sandbox', user: serviceAccount } }],
+      'current-context': serviceAccount,
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+/** `kubectl auth can-i` as that kubeconfig's user: true for "yes", false for "no" (exit 1). */
+async function canI(kubeconfig: string, args: string[]): Promise<boolean> {
+  try {
+    return (await kubectl('--kubeconfig', kubeconfig, 'auth', 'can-i', ...args)).trim() === 'yes';
+  } catch (err) {
+    const { code, stdout } = err as { code?: number; stdout?: string };
+    if (code === 1 && stdout?.trim() === 'no') return false;
+    throw err;
+  }
+}
+
+type Check = [action: string, args: string[]];
+
+/** What the worker's code and helm do (the ClusterRole's rules, one or two per rule). */
+const workerMay: Check[] = [
+  [
+    'read an ArmadaChart status (reportStatus)',
+    ['get', 'armadacharts.armada.airshipit.org', '--subresource=status'],
+  ],
+  [
+    'patch an ArmadaManifest status (reportStatus)',
+    ['patch', 'armadamanifests.armada.airshipit.org', '--subresource=status'],
+  ],
+  [
+    'patch a Deployer status (reportStatus)',
+    ['patch', 'deployers.armada.airshipit.org', '--subresource=status'],
+  ],
+  ['create Events (recordEvent)', ['create', 'events']],
+  ['list Helm release Secrets', ['list', 'secrets']],
+  ['update a Helm release Secret', ['update', 'secrets']],
+  ['delete a Helm release Secret', ['delete', 'secrets']],
+  ['create a namespace (--create-namespace, Deployers)', ['create', 'namespaces']],
+  ['apply a namespace server-side (Helm 4 --create-namespace)', ['patch', 'namespaces']],
+  ['list pods (waits)', ['list', 'pods']],
+  ['watch ReplicaSets (helm --wait=watcher)', ['watch', 'replicasets.apps']],
+  ['list StatefulSets (waits)', ['list', 'statefulsets.apps']],
+  ['delete a collection of Jobs (upgrade.pre.delete)', ['deletecollection', 'jobs.batch']],
+  ['delete a collection of pods (upgrade.pre.delete)', ['deletecollection', 'pods']],
+  ['replace a Deployment (canary copies)', ['update', 'deployments.apps']],
+  ['scale a Deployment (canary steps)', ['patch', 'deployments.apps', '--subresource=scale']],
+  ['create a Service (managedResources)', ['create', 'services']],
+  ['patch a ConfigMap (managedResources)', ['patch', 'configmaps']],
+  ['delete an Ingress (managedResources)', ['delete', 'ingresses.networking.k8s.io']],
+  ['create a CronJob (managedResources)', ['create', 'cronjobs.batch']],
+];
+
+/** What it never needs. */
+const workerMayNot: Check[] = [
+  ['delete a Namespace', ['delete', 'namespaces']],
+  ['list namespaces', ['list', 'namespaces']],
+  ['create a ClusterRoleBinding', ['create', 'clusterrolebindings.rbac.authorization.k8s.io']],
+  ['create a Role (not in the default managedResources)', ['create', 'roles.rbac.authorization.k8s.io']],
+  ['update an ArmadaChart spec', ['update', 'armadacharts.armada.airshipit.org']],
+  ['delete an ArmadaManifest', ['delete', 'armadamanifests.armada.airshipit.org']],
+  ['list nodes', ['list', 'nodes']],
+  ['delete a CustomResourceDefinition', ['delete', 'customresourcedefinitions.apiextensions.k8s.io']],
+];
+
+describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
+  const release = uniqueName('armada');
+  const namespace = uniqueName('operator');
+  /** Where the worker's ServiceAccount deploys the example chart with helm itself. */
+  const target = uniqueName('operator-target');
+  const fullname = `${release}-armada-temporal`;
+
+  afterAll(async () => {
+    await helm('uninstall', release, '--namespace', namespace, '--ignore-not-found').catch(() => '');
+    await kubectl('delete', 'namespace', namespace, target, '--ignore-not-found', '--wait=false');
+  });
+
+  it('passes helm lint --strict', async () => {
+    expect(await helm('lint', '--strict', chart)).toContain('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  it('installs into a fresh namespace and its worker and bridge pods become Ready', async () => {
+    // The sandbox runs kwok: no container ever starts (the image need not exist, probes are not
+    // run); kwok marks scheduled pods Running and Ready. What this proves is that the objects
+    // are accepted, the Deployments roll out and the RBAC objects bind; not that the processes
+    // start.
+    await helm(
+      'install',
+      release,
+      chart,
+      '--namespace',
+      namespace,
+      '--create-namespace',
+      '--wait',
+      '--timeout',
+      '120s',
+    );
+    const pods = await kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${release}` });
+    const seen = pods.items.map((pod) => ({
+      component: pod.metadata?.labels?.['app.kubernetes.io/component'],
+      serviceAccount: pod.spec?.serviceAccountName,
+      runAsNonRoot: pod.spec?.securityContext?.runAsNonRoot,
+      ready: pod.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+    }));
+    expect(seen.sort((a, b) => String(a.component).localeCompare(String(b.component)))).toEqual([
+      { component: 'bridge', serviceAccount: `${fullname}-bridge`, runAsNonRoot: true, ready: 'True' },
+      { component: 'worker', serviceAccount: `${fullname}-worker`, runAsNonRoot: true, ready: 'True' },
+    ]);
+  });
+
+  describe("the worker's ServiceAccount", () => {
+    let asWorker: string;
+    beforeAll(async () => {
+      asWorker = await serviceAccountKubeconfig(namespace, `${fullname}-worker`);
+    });
+
+    it.each(workerMay)('may %s', async (_action, args) => {
+      expect(await canI(asWorker, [...args, '--namespace', SOME_NAMESPACE])).toBe(true);
+    });
+
+    it.each(workerMayNot)('may not %s', async (_action, args) => {
+      expect(await canI(asWorker, [...args, '--namespace', SOME_NAMESPACE])).toBe(false);
+    });
+
+    it('runs helm install (into a new namespace), upgrade, rollback and uninstall by itself', async () => {
+      const asSa = (...args: string[]) => helm('--kubeconfig', asWorker, ...args);
+      const deploy = ['upgrade', '--install', 'hello', hello, '--namespace', target];
+      await asSa(...deploy, '--create-namespace', '--wait=watcher', '--timeout', '60s');
+      await asSa(...deploy, '--set', 'replicaCount=2', '--wait=watcher', '--timeout', '60s');
+      await asSa('rollback', 'hello', '1', '--namespace', target, '--wait=watcher', '--timeout', '60s');
+      const history = JSON.parse(await asSa('history', 'hello', '--namespace', target, '--output', 'json'));
+      expect(history.map((r: { status: string }) => r.status)).toEqual([
+        'superseded',
+        'superseded',
+        'deployed',
+      ]);
+      await asSa('uninstall', 'hello', '--namespace', target, '--wait=watcher', '--timeout', '60s');
+      expect(await asSa('list', '--namespace', target, '--short')).toBe('');
+    });
+  });
+
+  describe("the bridge's ServiceAccount", () => {
+    let asBridge: string;
+    beforeAll(async () => {
+      asBridge = await serviceAccountKubeconfig(namespace, `${fullname}-bridge`);
+    });
+
+    it.each<Check>([
+      [
+        'watch ArmadaManifests in every namespace',
+        ['watch', 'armadamanifests.armada.airshipit.org', '--all-namespaces'],
+      ],
+      [
+        'patch an ArmadaChart (finalizer, action annotations)',
+        ['patch', 'armadacharts.armada.airshipit.org'],
+      ],
+      [
+        'patch an ArmadaChartGroup status (Invalid)',
+        ['patch', 'armadachartgroups.armada.airshipit.org', '--subresource=status'],
+      ],
+      ['create Events', ['create', 'events']],
+      ['watch Deployments (drift)', ['watch', 'deployments.apps']],
+      ['list ConfigMaps (drift)', ['list', 'configmaps']],
+    ])('may %s', async (_action, args) => {
+      expect(await canI(asBridge, [...args, '--namespace', SOME_NAMESPACE])).toBe(true);
+    });
+
+    it('may create its Lease and renew it, in the release namespace only', async () => {
+      const lease = 'leases.coordination.k8s.io';
+      expect(await canI(asBridge, ['create', lease, '--namespace', namespace])).toBe(true);
+      expect(await canI(asBridge, ['update', `${lease}/armada-bridge`, '--namespace', namespace])).toBe(true);
+      expect(await canI(asBridge, ['update', `${lease}/another`, '--namespace', namespace])).toBe(false);
+      expect(await canI(asBridge, ['create', lease, '--namespace', SOME_NAMESPACE])).toBe(false);
+    });
+
+    it.each<Check>([
+      ['read Secrets (it never runs helm)', ['get', 'secrets']],
+      ['create a Deployment', ['create', 'deployments.apps']],
+      ['delete a Namespace', ['delete', 'namespaces']],
+      ['update an ArmadaChart', ['update', 'armadacharts.armada.airshipit.org']],
+    ])('may not %s', async (_action, args) => {
+      expect(await canI(asBridge, [...args, '--namespace', SOME_NAMESPACE])).toBe(false);
+    });
+  });
+
+  it('uninstalls, leaving the CRDs (and so every ArmadaChart) in place', async () => {
+    await helm('uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s');
+    expect(await kubectl('get', 'clusterrole', `${fullname}-worker`, '--ignore-not-found')).toBe('');
+    expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
+      'armadacharts.armada.airshipit.org',
+    );
+  });
+});
