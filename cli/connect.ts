@@ -1,13 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
 import { connect as tcpConnect } from 'node:net';
+import { clientConnectionOptions, loadTemporalConnection } from '../worker/temporal-connection';
 
-/** Where armadactl finds Temporal: the SDK's standard variables, with the dev server's defaults. */
+/**
+ * Where armadactl finds Temporal: the SDK's standard variables and the Temporal CLI's profile,
+ * as the worker reads them (worker/temporal-connection.ts), and the worker's task queue.
+ */
 export function temporalTarget(env = process.env) {
-  return {
-    address: env.TEMPORAL_ADDRESS ?? 'localhost:7233',
-    namespace: env.TEMPORAL_NAMESPACE ?? 'default',
-    taskQueue: env.ARMADA_TASK_QUEUE ?? 'armada',
-  };
+  return { ...loadTemporalConnection(env), taskQueue: env.ARMADA_TASK_QUEUE ?? 'armada' };
 }
 
 /** How long armadactl waits for Temporal to answer before it gives up. */
@@ -57,11 +57,14 @@ function probe(address: string, timeoutMs: number): Promise<void> {
 
 /** A Temporal client, or an error that says where it looked and what to do. */
 export async function connect(): Promise<{ client: Client; close: () => Promise<void> }> {
-  const { address, namespace } = temporalTarget();
+  const target = temporalTarget();
+  const { address, namespace } = target;
+  // Before the probe: a certificate that cannot be read is a configuration error, not a network one.
+  const options = clientConnectionOptions(target);
   let connection: Connection;
   try {
     await probe(address, CONNECT_TIMEOUT_MS);
-    connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS });
+    connection = await Connection.connect({ ...options, connectTimeout: CONNECT_TIMEOUT_MS });
   } catch (err) {
     throw new Error(
       `cannot reach Temporal at ${address} (${reason(err as NodeJS.ErrnoException, address)}); start it with \`npm start\` or set TEMPORAL_ADDRESS`,

@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { temporalVariables, withTemporalConnection } from './temporal-connection';
 import { DEFAULT_TASK_QUEUE } from './worker';
 
-const configSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
-  ARMADA_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE).describe('task queue of the worker'),
-});
+const configSchema = z
+  .object({
+    ...temporalVariables,
+    ARMADA_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE).describe('task queue of the worker'),
+  })
+  .transform(withTemporalConnection);
 
 export type WorkerConfig = z.infer<typeof configSchema>;
 
