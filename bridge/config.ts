@@ -1,36 +1,43 @@
 import { z } from 'zod';
 import { metricsPort, parseEnv } from '../worker/config';
+import { temporalVariables, withTemporalConnection } from '../worker/temporal-connection';
 import { DEFAULT_TASK_QUEUE } from '../worker/worker';
 
 const seconds = (name: string, fallback: number) =>
   z.coerce.number().positive(`${name} must be a positive number of seconds`).default(fallback);
 
-const configSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
-  ARMADA_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE).describe('task queue of the worker'),
-  ARMADA_NAMESPACES: z
-    .string()
-    .default('')
-    .transform((value) => {
-      const names = value
-        .split(',')
-        .map((n) => n.trim())
-        .filter(Boolean);
-      return names.length ? names : ('all' as const);
-    })
-    .describe('comma-separated namespaces to watch; empty: every namespace'),
-  ARMADA_LEASE_NAMESPACE: z.string().min(1).default('default').describe('namespace of the leader Lease'),
-  ARMADA_LEASE_NAME: z.string().min(1).default('armada-bridge').describe('name of the leader Lease'),
-  ARMADA_LEASE_SECONDS: seconds('ARMADA_LEASE_SECONDS', 15).describe(
-    'how long a leader that stopped renewing keeps the Lease; it renews every third of it',
-  ),
-  ARMADA_RESYNC_SECONDS: seconds('ARMADA_RESYNC_SECONDS', 300).describe(
-    'every object is reconciled this often',
-  ),
-  ARMADA_WORKERS: z.coerce.number().int().min(1).default(8).describe('objects reconciled at once'),
-  ARMADA_METRICS_PORT: metricsPort(9464),
-});
+/** A comma-separated list of namespaces; empty: 'all'. */
+const namespaces = z
+  .string()
+  .default('')
+  .transform((value) => {
+    const names = value
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+    return names.length ? names : ('all' as const);
+  });
+
+const configSchema = z
+  .object({
+    ...temporalVariables,
+    ARMADA_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE).describe('task queue of the worker'),
+    ARMADA_NAMESPACES: namespaces.describe('comma-separated namespaces to watch; empty: every namespace'),
+    ARMADA_DRIFT_NAMESPACES: namespaces.describe(
+      'comma-separated namespaces whose Helm-managed objects are watched for drift; empty: every namespace',
+    ),
+    ARMADA_LEASE_NAMESPACE: z.string().min(1).default('default').describe('namespace of the leader Lease'),
+    ARMADA_LEASE_NAME: z.string().min(1).default('armada-bridge').describe('name of the leader Lease'),
+    ARMADA_LEASE_SECONDS: seconds('ARMADA_LEASE_SECONDS', 15).describe(
+      'how long a leader that stopped renewing keeps the Lease; it renews every third of it',
+    ),
+    ARMADA_RESYNC_SECONDS: seconds('ARMADA_RESYNC_SECONDS', 300).describe(
+      'every object is reconciled this often',
+    ),
+    ARMADA_WORKERS: z.coerce.number().int().min(1).default(8).describe('objects reconciled at once'),
+    ARMADA_METRICS_PORT: metricsPort(9464),
+  })
+  .transform(withTemporalConnection);
 
 export type BridgeConfig = z.infer<typeof configSchema>;
 

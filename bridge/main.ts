@@ -2,12 +2,14 @@ import { Client, Connection } from '@temporalio/client';
 import { hostname } from 'node:os';
 import { kinds, type KindName } from '../api/kinds';
 import { apiMessage, kubeConfig } from '../activities/kube/client';
+import { clientConnectionOptions } from '../worker/temporal-connection';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
+import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
 import { KeyedQueue } from './queue';
 import { objectKey, ownedKeys, reconcile, type BridgeContext } from './reconcile';
-import { ObjectWatch } from './watch';
+import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
 
@@ -31,20 +33,26 @@ function log(level: Level, message: string, fields: Record<string, unknown> = {}
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS }).catch((err: unknown) => {
-    throw new Error(
-      `cannot reach Temporal at ${config.TEMPORAL_ADDRESS} (${(err as Error).message}); start it with \`npm start\` or set TEMPORAL_ADDRESS`,
-      { cause: err },
-    );
-  });
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const { address, namespace } = config.temporal;
+  const connection = await Connection.connect(clientConnectionOptions(config.temporal)).catch(
+    (err: unknown) => {
+      throw new Error(
+        `cannot reach Temporal at ${address} (${(err as Error).message}); start it with \`npm start\` or set TEMPORAL_ADDRESS`,
+        { cause: err },
+      );
+    },
+  );
+  const client = new Client({ connection, namespace });
   const kc = kubeConfig();
   const following = new Set<string>();
 
   const watches = new Map<KindName, ObjectWatch>();
   const metrics = new BridgeMetrics(() => queue);
+  const drift = new DriftTracker();
   const reconcileTimed = (key: string, queuedAt: number) =>
-    metrics.reconcile(key, queuedAt, () => reconcile(context, key));
+    metrics.reconcile(key, queuedAt, () =>
+      isReleaseKey(key) ? handleDrift(context, drift, key) : reconcile(context, key),
+    );
   const queue: KeyedQueue = new KeyedQueue(reconcileTimed, {
     concurrency: config.ARMADA_WORKERS,
     onError: (key, err, attempt) =>
@@ -75,6 +83,7 @@ async function main(): Promise<void> {
     metrics,
   };
 
+  let stopDriftWatches = () => {};
   const lead = async () => {
     log('info', 'leading: watching', { namespaces: config.ARMADA_NAMESPACES });
     // Nothing is reconciled until every cache is filled: whether a chart runs on its own or
@@ -86,7 +95,7 @@ async function main(): Promise<void> {
         kind,
         new ObjectWatch({
           kubeConfig: kc,
-          kind,
+          resource: armadaResource(kind),
           namespaces: config.ARMADA_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
           onChange: (obj, change) => {
@@ -100,7 +109,24 @@ async function main(): Promise<void> {
         }),
       );
     }
-    await Promise.all([...watches.values()].map((w) => w.start()));
+    // Helm's objects, for drift: only updates and deletions after the first list count.
+    const driftWatches = DRIFT_RESOURCES.map(
+      (resource) =>
+        new ObjectWatch({
+          kubeConfig: kc,
+          resource,
+          namespaces: config.ARMADA_DRIFT_NAMESPACES,
+          resyncSeconds: config.ARMADA_RESYNC_SECONDS,
+          onChange: (obj, change, previous) => {
+            if (!listed) return;
+            const key = drift.observe(resource, obj, change, previous);
+            if (key) queue.add(key);
+          },
+          log,
+        }),
+    );
+    stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
+    await Promise.all([...watches.values(), ...driftWatches].map((w) => w.start()));
     listed = true;
     for (const kind of kindNames)
       for (const obj of watches.get(kind)!.list())
@@ -137,6 +163,7 @@ async function main(): Promise<void> {
     stopping = true;
     log('info', 'shutting down');
     for (const watch of watches.values()) watch.stop();
+    stopDriftWatches();
     served.server.close();
     await queue.stop();
     await elector.stop();

@@ -24,7 +24,7 @@ import {
 import { replanSignal } from '../workflows/messages';
 import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
 import { formatSpecs } from '../workflows/plan/specs';
-import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import { objectWorkflowId, prefixedRelease, releaseWorkflowId } from '../workflows/plan/names';
 import type { ReconcileMetrics } from './metrics';
 import type { ArmadaObject } from './watch';
 
@@ -116,6 +116,26 @@ function ownerOf(ctx: BridgeContext, kind: KindName, obj: ArmadaObject): string 
   return undefined;
 }
 
+/**
+ * The Helm release an ArmadaChart deploys: `<release_prefix>-<release>` when a manifest lists it
+ * (through a group), its own `release` otherwise.
+ */
+export function chartRelease(
+  ctx: BridgeContext,
+  chart: ArmadaObject,
+): { namespace: string; release: string } {
+  const spec = chart.spec as ArmadaChartSpec;
+  const owner = (kind: KindName, key: string | undefined) => {
+    if (!key) return undefined;
+    const { namespace, name } = parseKey(key);
+    return ctx.objects(kind).get(namespace, name);
+  };
+  const group = owner('ArmadaChartGroup', ownerOf(ctx, 'ArmadaChart', chart));
+  const manifest = group && owner('ArmadaManifest', ownerOf(ctx, 'ArmadaChartGroup', group));
+  const prefix = (manifest?.spec as ArmadaManifestSpec | undefined)?.release_prefix;
+  return { namespace: spec.namespace, release: prefixedRelease(prefix, spec.release) };
+}
+
 type Mode = RunMemo['mode'];
 
 /** The run that drives an object (its request carries the specs it deploys in its memo). */
@@ -202,7 +222,7 @@ interface RunState {
 }
 
 /** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */
-async function latestRun(client: Client, workflowId: string): Promise<RunState | null> {
+export async function latestRun(client: Client, workflowId: string): Promise<RunState | null> {
   try {
     const description = await client.workflow.getHandle(workflowId).describe();
     return {

@@ -1,10 +1,17 @@
-import { CustomObjectsApi, Watch, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  Watch,
+  type ConfigurationOptions,
+  type KubeConfig,
+  type V1ObjectMeta,
+} from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { abortWith, apiMessage } from '../activities/kube/client';
 import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
 
-/** An armada custom resource as the API server returns it. */
+/** A watched object as the API server returns it: an armada custom resource, or one of Helm's. */
 export interface ArmadaObject {
   apiVersion: string;
   kind: string;
@@ -15,13 +22,32 @@ export interface ArmadaObject {
 
 export type Change = 'add' | 'update' | 'delete' | 'resync';
 
+/** What one ObjectWatch lists and watches. */
+export interface WatchedResource {
+  kind: string;
+  /** API group; '' for the core group (Services, ConfigMaps). */
+  group: string;
+  version: string;
+  plural: string;
+  /** Only objects with these labels, e.g. `app.kubernetes.io/managed-by=Helm`. */
+  labelSelector?: string;
+}
+
+/** One of the four armada kinds as a watched resource. */
+export function armadaResource(kind: KindName): WatchedResource {
+  return { kind, group: GROUP, version: VERSION, plural: kinds[kind].plural };
+}
+
 export interface WatchOptions {
   kubeConfig: KubeConfig;
-  kind: KindName;
+  resource: WatchedResource;
   /** Namespaces to watch, one list+watch each; 'all' lists and watches cluster-wide. */
   namespaces: string[] | 'all';
-  /** Called for every change to the cache, in the order the API server made them. */
-  onChange: (obj: ArmadaObject, change: Change) => void;
+  /**
+   * Called for every change to the cache, in the order the API server made them; `previous` is
+   * the cached object an update replaced.
+   */
+  onChange: (obj: ArmadaObject, change: Change, previous?: ArmadaObject) => void;
   /** Every cached object is handed to onChange('resync') this often; default 300. */
   resyncSeconds?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -36,6 +62,11 @@ interface Scope {
   resourceVersion: string;
   /** Errors in a row, for the backoff. */
   failures: number;
+}
+
+interface ObjectList {
+  metadata?: { resourceVersion?: string };
+  items: ArmadaObject[];
 }
 
 /** A watch the API server ended without error is opened again from its resourceVersion at once. */
@@ -59,7 +90,8 @@ const defaultLog: NonNullable<WatchOptions['log']> = (level, message, fields) =>
 export class ObjectWatch {
   private readonly objects = new Map<string, Map<string, ArmadaObject>>();
   private readonly scopes: Scope[];
-  private readonly api: CustomObjectsApi;
+  private readonly customObjects: CustomObjectsApi;
+  private readonly objectApi: KubernetesObjectApi;
   private readonly watcher: Watch;
   private readonly log: NonNullable<WatchOptions['log']>;
   private running?: { abort: AbortController; started: Promise<void> };
@@ -67,7 +99,8 @@ export class ObjectWatch {
   constructor(private readonly opts: WatchOptions) {
     const namespaces = opts.namespaces === 'all' ? [undefined] : [...new Set(opts.namespaces)];
     this.scopes = namespaces.map((namespace) => ({ namespace, resourceVersion: '', failures: 0 }));
-    this.api = opts.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.customObjects = opts.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.objectApi = KubernetesObjectApi.makeApiClient(opts.kubeConfig);
     this.watcher = new Watch(opts.kubeConfig);
     this.log = opts.log ?? defaultLog;
   }
@@ -84,7 +117,9 @@ export class ObjectWatch {
     const listed = this.scopes.map((scope) => {
       scope.resourceVersion = '';
       return new Promise<void>((resolve, reject) => {
-        signal.addEventListener('abort', () => reject(new Error(`watch of ${this.opts.kind} stopped`)));
+        signal.addEventListener('abort', () =>
+          reject(new Error(`watch of ${this.opts.resource.plural} stopped`)),
+        );
         void this.loop(scope, signal, resolve);
       });
     });
@@ -115,7 +150,7 @@ export class ObjectWatch {
 
   /** List+watch one scope until stopped; never rejects. */
   private async loop(scope: Scope, signal: AbortSignal, listed: () => void): Promise<void> {
-    const fields = { kind: this.opts.kind, namespace: scope.namespace ?? 'all' };
+    const fields = { kind: this.opts.resource.kind, namespace: scope.namespace ?? 'all' };
     while (!signal.aborted) {
       try {
         if (!scope.resourceVersion) {
@@ -144,17 +179,10 @@ export class ObjectWatch {
 
   /** Lists the scope, reports the difference to the cache, and sets where the watch starts. */
   private async relist(scope: Scope, signal: AbortSignal): Promise<void> {
-    const { plural } = kinds[this.opts.kind];
-    const options = abortWith(signal);
-    const list = (await (scope.namespace === undefined
-      ? this.api.listClusterCustomObject({ group: GROUP, version: VERSION, plural }, options)
-      : this.api.listNamespacedCustomObject(
-          { group: GROUP, version: VERSION, namespace: scope.namespace, plural },
-          options,
-        ))) as { metadata?: { resourceVersion?: string }; items: ArmadaObject[] };
+    const list = await this.listScope(scope.namespace, abortWith(signal));
     signal.throwIfAborted();
     const resourceVersion = list.metadata?.resourceVersion;
-    if (!resourceVersion) throw new Error(`the list of ${plural} has no resourceVersion`);
+    if (!resourceVersion) throw new Error(`the list of ${this.opts.resource.plural} has no resourceVersion`);
     const listedKeys = new Set(list.items.map((obj) => `${obj.metadata.namespace}/${obj.metadata.name}`));
     for (const obj of this.list(scope.namespace)) {
       if (!listedKeys.has(`${obj.metadata.namespace}/${obj.metadata.name}`)) this.remove(obj);
@@ -165,20 +193,47 @@ export class ObjectWatch {
   }
 
   /**
+   * One list request. Custom and named-group resources come back as the API server wrote them;
+   * the core group has no generic path in client-node, so its lists go through
+   * KubernetesObjectApi (typed objects, not abortable: a stop waits for the list to return).
+   */
+  private async listScope(namespace: string | undefined, options: ConfigurationOptions): Promise<ObjectList> {
+    const { group, version, plural, kind, labelSelector } = this.opts.resource;
+    if (!group) {
+      return (await this.objectApi.list(
+        version,
+        kind,
+        namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        labelSelector,
+      )) as unknown as ObjectList;
+    }
+    return (await (namespace === undefined
+      ? this.customObjects.listClusterCustomObject({ group, version, plural, labelSelector }, options)
+      : this.customObjects.listNamespacedCustomObject(
+          { group, version, namespace, plural, labelSelector },
+          options,
+        ))) as ObjectList;
+  }
+
+  /**
    * Watches the scope from its resourceVersion, applying each event to the cache. Resolves when
    * the API server ends the watch (after WATCH_SECONDS); rejects on a failed request, an ERROR
    * event (410 Gone among them) or a broken connection, with the HTTP status as `statusCode`.
    */
   private watch(scope: Scope, signal: AbortSignal): Promise<void> {
-    const { plural } = kinds[this.opts.kind];
+    const { group, version, plural, labelSelector } = this.opts.resource;
+    const api = group ? `/apis/${group}/${version}` : `/api/${version}`;
     const path =
-      scope.namespace === undefined
-        ? `/apis/${GROUP}/${VERSION}/${plural}`
-        : `/apis/${GROUP}/${VERSION}/namespaces/${scope.namespace}/${plural}`;
+      scope.namespace === undefined ? `${api}/${plural}` : `${api}/namespaces/${scope.namespace}/${plural}`;
     const query = {
       resourceVersion: scope.resourceVersion,
       allowWatchBookmarks: true,
       timeoutSeconds: WATCH_SECONDS,
+      ...(labelSelector && { labelSelector }),
     };
     return new Promise((resolve, reject) => {
       let failure: Error | undefined;
@@ -217,7 +272,7 @@ export class ObjectWatch {
     const cached = byName.get(name);
     if (cached && cached.metadata.resourceVersion === resourceVersion) return;
     byName.set(name, obj);
-    this.deliver(obj, cached ? 'update' : 'add');
+    this.deliver(obj, cached ? 'update' : 'add', cached);
   }
 
   private remove(obj: ArmadaObject): void {
@@ -229,12 +284,12 @@ export class ObjectWatch {
   }
 
   /** onChange must not break the cache: client-node would swallow its error and drop the event. */
-  private deliver(obj: ArmadaObject, change: Change): void {
+  private deliver(obj: ArmadaObject, change: Change, previous?: ArmadaObject): void {
     try {
-      this.opts.onChange(obj, change);
+      this.opts.onChange(obj, change, previous);
     } catch (err) {
       this.log('error', 'onChange failed', {
-        kind: this.opts.kind,
+        kind: this.opts.resource.kind,
         namespace: obj.metadata.namespace,
         name: obj.metadata.name,
         change,

@@ -8,6 +8,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChartRun } from '../workflows/chart';
 import type { DeployerRun } from '../workflows/deployer';
+import { describeDrift, type DriftRun } from '../workflows/plan/drift';
 import type { GroupRun } from '../workflows/group';
 import type { ManifestRun } from '../workflows/manifest';
 import type { RunMemo } from '../workflows/plan/specs';
@@ -29,7 +30,12 @@ import {
   type GroupDocuments,
   type ManifestDocuments,
 } from '../workflows/plan/manifest';
-import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import {
+  canaryWorkflowId,
+  driftWorkflowId,
+  objectWorkflowId,
+  releaseWorkflowId,
+} from '../workflows/plan/names';
 import { kinds, type KindName } from '../api/kinds';
 import type { ChartDocument, DeployerDocument } from './documents';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
@@ -382,4 +388,21 @@ export async function follow<Outcome>(
     await Promise.race([settled, sleep(1000)]);
   }
   return result;
+}
+
+/** A drift run of a release (see workflows/drift.ts), listed under its ArmadaChart. */
+export function driftRun(input: DriftRun): RunRequest<DriftRun> {
+  const { namespace, release, chart } = input;
+  return {
+    workflowType: 'driftWorkflow',
+    workflowId: driftWorkflowId(namespace, release),
+    input,
+    memo: { mode: 'deploy' },
+    options: {
+      staticSummary: `drift of ${namespace}/${release} (${input.policy}): ${describeDrift(input.objects)}`,
+      typedSearchAttributes: searchAttributes('ArmadaChart', chart.namespace, chart.name),
+    },
+    what: `release ${namespace}/${release}`,
+    target: `act/${chart.name}`,
+  };
 }

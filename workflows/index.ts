@@ -4,3 +4,4 @@ export { groupWorkflow } from './group';
 export { manifestWorkflow } from './manifest';
 export { canaryWorkflow } from './canary';
 export { deployerWorkflow } from './deployer';
+export { driftWorkflow } from './drift';

@@ -68,6 +68,26 @@ export const helmHistorySchema = z.array(
 );
 export type HelmHistory = z.infer<typeof helmHistorySchema>;
 
+/** How helm describes a revision written by `helm rollback`. */
+const ROLLBACK_DESCRIPTION = /^Rollback to (\d+)$/;
+
+/**
+ * The digest a history entry deploys: its own, or — for a rollback (a drift repair re-applies
+ * the current revision that way) — the digest of the revision it rolled back to, so an unchanged
+ * spec still reads as unchanged afterwards. Undefined when that revision is not in `history`.
+ */
+export function recordedDigest(history: HelmHistory, entry: HelmHistory[number]): string | undefined {
+  const seen = new Set<number>();
+  for (let at: HelmHistory[number] | undefined = entry; at && !seen.has(at.revision);) {
+    seen.add(at.revision);
+    const digest = digestOf(at.description);
+    if (digest) return digest;
+    const rolledBackTo: string | undefined = ROLLBACK_DESCRIPTION.exec(at.description ?? '')?.[1];
+    at = rolledBackTo ? history.find((h) => h.revision === Number(rolledBackTo)) : undefined;
+  }
+  return undefined;
+}
+
 /** The newest revision that ran: deployed now, or deployed once and superseded since. */
 export function lastDeployedRevision(history: HelmHistory): number | undefined {
   const ran = history.filter((h) => h.status === 'deployed' || h.status === 'superseded');

@@ -1,6 +1,6 @@
 import type { ObservedRelease } from '../../workflows/plan/release';
 import { runHelm } from './exec';
-import { digestOf, helmHistorySchema, lastDeployedRevision, type ReleaseRef } from './release';
+import { helmHistorySchema, lastDeployedRevision, recordedDigest, type ReleaseRef } from './release';
 
 /** How helm says a release does not exist. */
 const NOT_FOUND = /release: not found/;
@@ -37,7 +37,7 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
   return {
     revision: current.revision,
     status: current.status,
-    digest: digestOf(current.description),
+    digest: recordedDigest(history, current),
     lastDeployedRevision: lastDeployedRevision(history),
   };
 }

@@ -1,12 +1,10 @@
 import { AppsV1Api, type V1Deployment } from '@kubernetes/client-node';
-import { ApplicationFailure } from '@temporalio/common';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments, type Tags } from 'yaml';
-import { NonRetryable } from '../../workflows/failures';
 import type { DeploymentPair } from '../../workflows/plan/canary';
 import { runHelm } from '../helm/exec';
+import { HELM_ANNOTATION_PREFIX, MANAGED_BY_LABEL, renderedObjects } from '../helm/manifest';
 import { apiFailure, isStatus, kubeApi } from './client';
 
 export type { DeploymentPair };
@@ -17,10 +15,6 @@ export const CANARY_LABEL = 'armada.airshipit.org/canary';
 export const CANARY_OF_LABEL = 'armada.airshipit.org/canary-of';
 /** Appended to the stable Deployment's name to name its copy. */
 export const CANARY_SUFFIX = '-canary';
-
-/** What marks an object as belonging to a Helm release; a copy carries none of it. */
-const HELM_ANNOTATION_PREFIX = 'meta.helm.sh/';
-const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 
 export interface CanaryCopiesRequest {
   release: string;
@@ -37,39 +31,13 @@ export function templateArgs(req: CanaryCopiesRequest, valuesFile: string): stri
 }
 
 /**
- * YAML as the API server and helm read it (go-yaml v2, i.e. YAML 1.1): `0644` is octal (420),
- * as a volume's `defaultMode` means it; the `yaml` package's default 1.2 schema would read 644.
- * Go does not resolve timestamps or sexagesimal numbers (`1:30`) in untyped YAML, so neither
- * does this: they stay strings.
- */
-function kubernetesYamlTags(tags: Tags): Tags {
-  return tags.filter((tag) =>
-    typeof tag === 'string'
-      ? !['timestamp', 'intTime', 'floatTime'].includes(tag)
-      : tag.tag !== 'tag:yaml.org,2002:timestamp' && !('format' in tag && tag.format === 'TIME'),
-  );
-}
-
-/**
  * The apps/v1 Deployments of a rendered multi-document manifest (`helm template` output), in
- * order. Other kinds and empty documents are skipped. Throws InvalidChart when the output is
- * not YAML (running it again cannot help).
+ * order. Throws InvalidChart when the output is not YAML.
  */
 export function renderedDeployments(manifest: string): V1Deployment[] {
-  const deployments: V1Deployment[] = [];
-  for (const doc of parseAllDocuments(manifest, { schema: 'yaml-1.1', customTags: kubernetesYamlTags })) {
-    if (doc.errors.length) {
-      throw ApplicationFailure.nonRetryable(
-        `the rendered chart is not valid YAML: ${doc.errors[0].message}`,
-        NonRetryable.InvalidChart,
-      );
-    }
-    const object = doc.toJS() as unknown;
-    if (typeof object !== 'object' || object === null) continue;
-    const { apiVersion, kind } = object as { apiVersion?: unknown; kind?: unknown };
-    if (apiVersion === 'apps/v1' && kind === 'Deployment') deployments.push(object as V1Deployment);
-  }
-  return deployments;
+  return renderedObjects(manifest).filter(
+    (object) => object.apiVersion === 'apps/v1' && object.kind === 'Deployment',
+  ) as V1Deployment[];
 }
 
 /** `labels` without Helm's `app.kubernetes.io/managed-by: Helm`. */

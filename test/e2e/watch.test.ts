@@ -2,7 +2,7 @@ import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@
 import net from 'node:net';
 import { API_VERSION, GROUP, VERSION } from '../../api/common';
 import { kinds } from '../../api/kinds';
-import { ObjectWatch, type ArmadaObject, type Change, type WatchOptions } from '../../bridge/watch';
+import { ObjectWatch, armadaResource, type ArmadaObject, type Change, type WatchOptions } from '../../bridge/watch';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 
@@ -73,7 +73,7 @@ const watches: ObjectWatch[] = [];
 function watching(recorder: Recorder, opts: Partial<WatchOptions> = {}): ObjectWatch {
   const watch = new ObjectWatch({
     kubeConfig: kubeConfig(),
-    kind: 'ArmadaChart',
+    resource: armadaResource('ArmadaChart'),
     namespaces: [namespace],
     resyncSeconds: 3600,
     onChange: recorder.onChange,

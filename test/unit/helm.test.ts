@@ -1,6 +1,6 @@
 import { classifyHelmError, HELM_COMMAND_FAILED } from '../../activities/helm/errors';
 import { NonRetryable } from '../../workflows/failures';
-import { parseRelease } from '../../activities/helm/release';
+import { parseRelease, recordedDigest } from '../../activities/helm/release';
 import { upgradeArgs } from '../../activities/helm/upgrade';
 
 describe('upgradeArgs', () => {
@@ -102,5 +102,39 @@ describe('parseRelease', () => {
 
   it('rejects output that is not a release document', () => {
     expect(() => parseRelease('{"name":"web"}')).toThrow(/namespace/);
+  });
+});
+
+describe('recordedDigest', () => {
+  const history = [
+    { revision: 1, status: 'superseded', description: 'armada-digest=aaa' },
+    { revision: 2, status: 'superseded', description: 'armada-digest=bbb' },
+    { revision: 3, status: 'superseded', description: 'Rollback to 1' },
+    { revision: 4, status: 'deployed', description: 'Rollback to 3' },
+  ];
+
+  it('reads the digest armada wrote', () => {
+    expect(recordedDigest(history, history[1])).toBe('bbb');
+  });
+
+  it('follows rollbacks to the revision they re-applied, through chains of them', () => {
+    expect(recordedDigest(history, history[2])).toBe('aaa');
+    expect(recordedDigest(history, history[3])).toBe('aaa');
+  });
+
+  it('is undefined when the rolled-back-to revision is not in the history, or was not written by armada', () => {
+    expect(recordedDigest(history.slice(2), history[2])).toBeUndefined();
+    expect(
+      recordedDigest([{ revision: 1, status: 'deployed', description: 'Install complete' }], {
+        revision: 1,
+        status: 'deployed',
+        description: 'Install complete',
+      }),
+    ).toBeUndefined();
+  });
+
+  it('does not loop on a rollback that names itself', () => {
+    const self = { revision: 5, status: 'deployed', description: 'Rollback to 5' };
+    expect(recordedDigest([self], self)).toBeUndefined();
   });
 });

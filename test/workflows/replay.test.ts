@@ -32,6 +32,7 @@ describe('replay of saved histories', () => {
       'canaryWorkflow',
       'chartWorkflow',
       'deployerWorkflow',
+      'driftWorkflow',
       'groupWorkflow',
       'manifestWorkflow',
     ]);

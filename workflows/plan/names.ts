@@ -31,3 +31,12 @@ export function canaryWorkflowId(namespace: string, chart: string): string {
 export function deployerDeploymentName(name: string, version: string): string {
   return `${name}-${version}`;
 }
+
+/**
+ * The drift run of a Helm release, e.g. `helm:apps/demo-web/drift`: beside the release's lock
+ * rather than on it, so a deploy never finds its ID taken by a repair. The bridge starts one only
+ * while no run holds the lock.
+ */
+export function driftWorkflowId(namespace: string, release: string): string {
+  return `${releaseWorkflowId(namespace, release)}/drift`;
+}

@@ -1,0 +1,52 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { parseAllDocuments, type Tags } from 'yaml';
+import { NonRetryable } from '../../workflows/failures';
+
+/** Helm's marks on the objects of a release: this label, and the release in two annotations. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const HELM_ANNOTATION_PREFIX = 'meta.helm.sh/';
+export const RELEASE_NAME_ANNOTATION = `${HELM_ANNOTATION_PREFIX}release-name`;
+export const RELEASE_NAMESPACE_ANNOTATION = `${HELM_ANNOTATION_PREFIX}release-namespace`;
+
+/** An object of a rendered manifest, as far as anyone here reads it. */
+export interface RenderedObject {
+  apiVersion?: unknown;
+  kind?: unknown;
+  metadata?: { name?: unknown; namespace?: unknown };
+  [field: string]: unknown;
+}
+
+/**
+ * YAML as the API server and helm read it (go-yaml v2, i.e. YAML 1.1): `0644` is octal (420),
+ * as a volume's `defaultMode` means it; the `yaml` package's default 1.2 schema would read 644.
+ * Go does not resolve timestamps or sexagesimal numbers (`1:30`) in untyped YAML, so neither
+ * does this: they stay strings.
+ */
+function kubernetesYamlTags(tags: Tags): Tags {
+  return tags.filter((tag) =>
+    typeof tag === 'string'
+      ? !['timestamp', 'intTime', 'floatTime'].includes(tag)
+      : tag.tag !== 'tag:yaml.org,2002:timestamp' && !('format' in tag && tag.format === 'TIME'),
+  );
+}
+
+/**
+ * The objects of a multi-document manifest (`helm template`, `helm get manifest`), in order;
+ * empty documents are skipped. Throws InvalidChart when it is not YAML (running it again cannot
+ * help).
+ */
+export function renderedObjects(manifest: string): RenderedObject[] {
+  const objects: RenderedObject[] = [];
+  for (const doc of parseAllDocuments(manifest, { schema: 'yaml-1.1', customTags: kubernetesYamlTags })) {
+    if (doc.errors.length) {
+      throw ApplicationFailure.nonRetryable(
+        `the rendered chart is not valid YAML: ${doc.errors[0].message}`,
+        NonRetryable.InvalidChart,
+      );
+    }
+    const object = doc.toJS() as unknown;
+    if (typeof object === 'object' && object !== null && !Array.isArray(object))
+      objects.push(object as RenderedObject);
+  }
+  return objects;
+}

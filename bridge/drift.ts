@@ -1,0 +1,188 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { ArmadaChartSpec } from '../api/chart';
+import { kinds } from '../api/kinds';
+import {
+  MANAGED_BY_LABEL,
+  RELEASE_NAME_ANNOTATION,
+  RELEASE_NAMESPACE_ANNOTATION,
+} from '../activities/helm/manifest';
+import { CANARY_LABEL } from '../activities/kube/canary-copies';
+import { driftRun, startRun } from '../cli/runs';
+import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
+import { driftWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import { chartRelease, latestRun, type BridgeContext } from './reconcile';
+import type { ArmadaObject, Change, WatchedResource } from './watch';
+
+const HELM_SELECTOR = `${MANAGED_BY_LABEL}=Helm`;
+
+/**
+ * The kinds whose Helm-managed objects are watched for drift: the workloads, and the Services
+ * and ConfigMaps they depend on. Secrets are left out on purpose: watching them would keep every
+ * release's secret data in the bridge's memory.
+ */
+export const DRIFT_RESOURCES: readonly WatchedResource[] = [
+  { kind: 'Deployment', group: 'apps', version: 'v1', plural: 'deployments' },
+  { kind: 'StatefulSet', group: 'apps', version: 'v1', plural: 'statefulsets' },
+  { kind: 'DaemonSet', group: 'apps', version: 'v1', plural: 'daemonsets' },
+  { kind: 'Service', group: '', version: 'v1', plural: 'services' },
+  { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps' },
+].map((r) => ({ ...r, labelSelector: HELM_SELECTOR }));
+
+/** The field manager Helm 4 applies with (server-side apply). */
+const HELM_MANAGER = 'helm';
+
+const RELEASE_KEY_PREFIX = 'Release/';
+
+/** A drifted release's key in the bridge's queue: `Release/<namespace>/<release>`. */
+export function releaseKey(namespace: string, release: string): string {
+  return `${RELEASE_KEY_PREFIX}${namespace}/${release}`;
+}
+
+export function isReleaseKey(key: string): boolean {
+  return key.startsWith(RELEASE_KEY_PREFIX);
+}
+
+/** The release an object belongs to, from Helm's annotations; none for an object Helm did not write. */
+export function helmReleaseOf(obj: ArmadaObject): { namespace: string; release: string } | undefined {
+  const { labels, annotations } = obj.metadata;
+  const release = annotations?.[RELEASE_NAME_ANNOTATION];
+  if (labels?.[MANAGED_BY_LABEL] !== 'Helm' || !release) return undefined;
+  return { namespace: annotations?.[RELEASE_NAMESPACE_ANNOTATION] ?? obj.metadata.namespace, release };
+}
+
+interface Write {
+  manager: string;
+  time: number;
+}
+
+/**
+ * The newest write to the object itself (not its status or scale subresource) by Helm, or by
+ * any other field manager. Times have a resolution of one second.
+ */
+function newestWrite(obj: ArmadaObject, byHelm: boolean): Write | undefined {
+  let newest: Write | undefined;
+  for (const entry of obj.metadata.managedFields ?? []) {
+    if (entry.subresource || !entry.manager || (entry.manager === HELM_MANAGER) !== byHelm) continue;
+    const time = new Date(entry.time ?? 0).getTime();
+    if (!newest || time > newest.time) newest = { manager: entry.manager, time };
+  }
+  return newest;
+}
+
+/**
+ * Whether a change to a Helm-managed object is drift, judged from the object alone:
+ * - deleted: always (a deploy or uninstall deleting objects is told apart later: the bridge
+ *   waits for the release's run to end, and the drift run keeps only objects still in the
+ *   release's current revision);
+ * - updated: a new write by a field manager other than Helm, at least as new as Helm's last
+ *   one (a second edit by the same manager within the same second is not told apart: the first
+ *   one already counted); for kinds with a generation, only when the generation moved (a spec
+ *   change: this leaves out controllers annotating and `kubectl scale`, which writes through
+ *   the scale subresource).
+ * Canary copies are never drift.
+ */
+export function driftOf(
+  resource: WatchedResource,
+  obj: ArmadaObject,
+  change: Change,
+  previous?: ArmadaObject,
+): DriftedObject | undefined {
+  if (obj.metadata.labels?.[CANARY_LABEL]) return undefined;
+  const id = {
+    apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
+    kind: resource.kind,
+    namespace: obj.metadata.namespace,
+    name: obj.metadata.name,
+  };
+  if (change === 'delete') return { ...id, change: 'deleted' };
+  if (change !== 'update' || !previous) return undefined;
+  const [generation, before] = [obj.metadata.generation, previous.metadata.generation];
+  if (generation !== undefined && before !== undefined && generation <= before) return undefined;
+  const foreign = newestWrite(obj, false);
+  if (!foreign || foreign.time < (newestWrite(obj, true)?.time ?? 0)) return undefined;
+  const foreignBefore = newestWrite(previous, false);
+  if (foreignBefore?.manager === foreign.manager && foreignBefore.time === foreign.time) return undefined;
+  return { ...id, change: 'edited', by: foreign.manager };
+}
+
+/** Drifted objects waiting for their release's drift run, by release key. */
+export class DriftTracker {
+  private readonly waiting = new Map<string, DriftedObject[]>();
+
+  /** Notes a change to a watched object; returns the release key to queue when it drifted. */
+  observe(resource: WatchedResource, obj: ArmadaObject, change: Change, previous?: ArmadaObject) {
+    const release = helmReleaseOf(obj);
+    const drifted = release && driftOf(resource, obj, change, previous);
+    if (!release || !drifted) return undefined;
+    const key = releaseKey(release.namespace, release.release);
+    this.putBack(key, [drifted]);
+    return key;
+  }
+
+  /** Takes the objects waiting for a release. */
+  take(key: string): DriftedObject[] {
+    const objects = this.waiting.get(key) ?? [];
+    this.waiting.delete(key);
+    return objects;
+  }
+
+  /** Keeps objects for a later look (their release is busy). */
+  putBack(key: string, objects: DriftedObject[]): void {
+    this.waiting.set(key, mergeDrift(this.waiting.get(key) ?? [], objects));
+  }
+}
+
+/**
+ * Acts on a drifted release (its queue key): finds the ArmadaChart that deploys it and, unless
+ * its `drift` is `ignore`, starts a drift run. While a deploy or uninstall of the release runs,
+ * what changes is its own doing: the objects wait and are looked at again when it ends. A
+ * release no ArmadaChart deploys is not ours.
+ */
+export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key: string): Promise<void> {
+  const objects = tracker.take(key);
+  if (objects.length === 0) return;
+  const [namespace, release] = key.slice(RELEASE_KEY_PREFIX.length).split('/');
+  const chart = ctx
+    .objects('ArmadaChart')
+    .list()
+    .find((c) => {
+      if (c.metadata.deletionTimestamp) return false;
+      const deploys = chartRelease(ctx, c);
+      return deploys.namespace === namespace && deploys.release === release;
+    });
+  const parsed = chart && kinds.ArmadaChart.spec.safeParse(chart.spec);
+  if (!chart || !parsed?.success) return;
+  const policy = (parsed.data as ArmadaChartSpec).drift;
+  const fields = { key, chart: `${chart.metadata.namespace}/${chart.metadata.name}`, policy, objects };
+  if (policy === 'ignore') {
+    ctx.log('info', 'drift ignored (drift: ignore)', fields);
+    return;
+  }
+  const lock = releaseWorkflowId(namespace, release);
+  if ((await latestRun(ctx.client, lock))?.running) {
+    tracker.putBack(key, objects);
+    ctx.afterRun(lock, key);
+    return;
+  }
+  const run = driftRun({
+    release,
+    namespace,
+    chart: { namespace: chart.metadata.namespace, name: chart.metadata.name, uid: chart.metadata.uid },
+    policy,
+    objects,
+  });
+  try {
+    await startRun(ctx.client, ctx.taskQueue, run);
+  } catch (err) {
+    if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) {
+      tracker.putBack(key, objects);
+      throw err;
+    }
+    // A drift run of this release is still going: these objects get their own after it.
+    tracker.putBack(key, objects);
+    ctx.afterRun(driftWorkflowId(namespace, release), key);
+    return;
+  }
+  ctx.log('info', 'drift run started', { ...fields, workflowId: run.workflowId });
+  ctx.metrics.runStarted(key, run.memo.mode);
+}

@@ -1,0 +1,173 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { driftWorkflowId } from '../../workflows/plan/names';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
+import { installCrds, kubectl } from '../helpers/kube';
+import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+
+const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
+
+interface HelmRevision {
+  revision: number;
+  status: string;
+  description: string;
+}
+const helmHistory = async (release: string, namespace: string): Promise<HelmRevision[]> =>
+  JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json'));
+
+/** The messages of one object's Events with one reason (in no particular order). */
+async function eventMessages(namespace: string, name: string, reason: string): Promise<string[]> {
+  const list = await json(
+    'get',
+    'events',
+    '-n',
+    namespace,
+    '--field-selector',
+    `involvedObject.name=${name},involvedObject.kind=ArmadaChart,reason=${reason}`,
+  );
+  return (list.items as { message: string }[]).map((e) => e.message);
+}
+
+const image = async (namespace: string, name: string) =>
+  (await json('get', 'deployment', name, '-n', namespace)).spec.template.spec.containers[0].image as string;
+
+describe('bridge: drift of a managed release (bridge process, real worker, helm, sandbox)', () => {
+  const crs = uniqueName('drift');
+  const releases = uniqueName('drift-rel');
+  const harness = sharedWorker();
+  let bridge: ProductProcess;
+
+  /** An ArmadaChart of the example hello chart; its Deployment and Service are named `release`. */
+  const applyChart = async (name: string, drift?: string) => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-drift-')), `${name}.json`);
+    await writeFile(
+      file,
+      JSON.stringify({
+        apiVersion: 'armada.airshipit.org/v1alpha1',
+        kind: 'ArmadaChart',
+        metadata: { name },
+        spec: {
+          release: name,
+          namespace: releases,
+          source: { type: 'local', location: 'examples/charts/hello' },
+          values: { replicaCount: 1 },
+          ...(drift && { drift }),
+        },
+      }),
+    );
+    await kubectl('apply', '-n', crs, '-f', file);
+  };
+
+  const satisfied = (name: string) =>
+    eventually(
+      `${name} satisfied`,
+      async () => ((await json('get', 'act', name, '-n', crs)).status?.satisfied ? true : undefined),
+      { process: bridge },
+    );
+
+  beforeAll(async () => {
+    await installCrds();
+    await kubectl('create', 'namespace', crs);
+    bridge = startBridge(crs, {
+      ARMADA_TASK_QUEUE: harness().taskQueue,
+      ARMADA_DRIFT_NAMESPACES: releases,
+    });
+    await applyChart('fixed');
+    await applyChart('reported', 'report');
+    await satisfied('fixed');
+    await satisfied('reported');
+  });
+  afterAll(async () => {
+    await bridge?.stop();
+    await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
+    await kubectl('delete', 'namespace', crs, '--wait=false');
+  });
+
+  it('a deleted Deployment comes back at the same revision, with DriftDetected and DriftRepaired Events', async () => {
+    const before = await image(releases, 'fixed');
+    const deletedAt = Date.now();
+    await kubectl('delete', 'deployment', 'fixed', '-n', releases, '--wait=true');
+    await eventually('the Deployment back', () => image(releases, 'fixed'), {
+      process: bridge,
+      timeoutMs: 30_000,
+    });
+    const backAfterMs = Date.now() - deletedAt;
+    expect(backAfterMs).toBeLessThan(30_000);
+    expect(await image(releases, 'fixed')).toBe(before);
+    const history = await helmHistory('fixed', releases);
+    expect(history.map((h) => [h.revision, h.status, h.description])).toEqual([
+      [1, 'superseded', expect.stringMatching(/^armada-digest=/)],
+      [2, 'deployed', 'Rollback to 1'],
+    ]);
+    const detected = await eventually('the DriftRepaired Event', async () => {
+      const repaired = await eventMessages(crs, 'fixed', 'DriftRepaired');
+      return repaired.length ? eventMessages(crs, 'fixed', 'DriftDetected') : undefined;
+    });
+    expect(detected).toEqual([
+      `Deployment fixed deleted (release ${releases}/fixed, revision 1); re-applying revision 1`,
+    ]);
+    expect(await eventMessages(crs, 'fixed', 'DriftRepaired')).toEqual([
+      `re-applied revision 1 of ${releases}/fixed as revision 2`,
+    ]);
+    if (savingHistories) await saveHistory(driftWorkflowId(releases, 'fixed'), undefined, 'drift--repair');
+  });
+
+  it('an image edited with kubectl set image is put back, and nothing else is touched', async () => {
+    const before = await image(releases, 'fixed');
+    await kubectl('set', 'image', 'deployment/fixed', '-n', releases, '*=registry.local/hello:evil');
+    await eventually(
+      'the image put back',
+      async () => ((await image(releases, 'fixed')) === before ? true : undefined),
+      { process: bridge, timeoutMs: 30_000 },
+    );
+    await eventually('the second DriftRepaired Event', async () =>
+      (await eventMessages(crs, 'fixed', 'DriftRepaired')).length === 2 ? true : undefined,
+    );
+    const history = await helmHistory('fixed', releases);
+    expect(history.at(-1)).toMatchObject({ revision: 3, status: 'deployed', description: 'Rollback to 2' });
+    const detected = await eventMessages(crs, 'fixed', 'DriftDetected');
+    expect(detected).toContain(
+      `Deployment fixed edited by kubectl-set (release ${releases}/fixed, revision 2); re-applying revision 2`,
+    );
+    // `kubectl scale` writes through the scale subresource: not drift. Deleting the Service next
+    // is; its repair is the only one that follows, and names the Service alone.
+    await kubectl('scale', 'deployment/fixed', '-n', releases, '--replicas=2');
+    await kubectl('delete', 'service', 'fixed', '-n', releases, '--wait=true');
+    await eventually('the Service back', () => kubectl('get', 'service', 'fixed', '-n', releases), {
+      process: bridge,
+      timeoutMs: 30_000,
+    });
+    const repaired = await eventually('the third DriftRepaired Event', async () => {
+      const found = await eventMessages(crs, 'fixed', 'DriftRepaired');
+      return found.length === 3 ? found : undefined;
+    });
+    expect(repaired).toContain(`re-applied revision 3 of ${releases}/fixed as revision 4`);
+    expect(await eventMessages(crs, 'fixed', 'DriftDetected')).toContain(
+      `Service fixed deleted (release ${releases}/fixed, revision 3); re-applying revision 3`,
+    );
+    expect((await helmHistory('fixed', releases)).map((h) => h.revision)).toEqual([1, 2, 3, 4]);
+    // The other release was never touched.
+    expect((await helmHistory('reported', releases)).map((h) => h.revision)).toEqual([1]);
+  });
+
+  it('with drift: report, a deleted Deployment stays deleted and a Warning Event says so', async () => {
+    await kubectl('delete', 'deployment', 'reported', '-n', releases, '--wait=true');
+    const messages = await eventually(
+      'the DriftDetected Event',
+      async () => {
+        const found = await eventMessages(crs, 'reported', 'DriftDetected');
+        return found.length ? found : undefined;
+      },
+      { process: bridge, timeoutMs: 30_000 },
+    );
+    expect(messages).toEqual([
+      `Deployment reported deleted (release ${releases}/reported, revision 1); not repaired (drift: report)`,
+    ]);
+    const run = harness().client.workflow.getHandle(driftWorkflowId(releases, 'reported'));
+    expect(await run.result()).toMatchObject({ result: 'reported', revision: 1 });
+    expect(await kubectl('get', 'deployment', '-n', releases, '-o', 'name')).not.toContain('reported');
+    expect((await helmHistory('reported', releases)).map((h) => h.revision)).toEqual([1]);
+  });
+});

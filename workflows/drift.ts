@@ -1,0 +1,55 @@
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import { io, withSummary } from './activity-proxies';
+import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
+import { ArmadaPhase } from './search-attributes';
+
+/**
+ * One drift of a release, started by the bridge: confirm which reported objects belong to the
+ * release's current revision, then by the chart's policy re-apply that revision (`helm rollback`
+ * to it, taking back fields edited by hand) or only report it. An Event on the ArmadaChart
+ * either way. A release that is not `deployed` (an upgrade failed, or one is under way) is only
+ * reported: re-applying it is the next deploy's decision.
+ */
+export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
+  const ref = { release: run.release, namespace: run.namespace };
+  const chart = { kind: 'ArmadaChart' as const, namespace: run.chart.namespace, name: run.chart.name };
+  const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>
+    io.recordEvent.executeWithOptions(withSummary(`event ${reason} on ArmadaChart ${chart.name}`), [
+      chart,
+      run.chart.uid,
+      { type, reason, message },
+    ]);
+  const finish = (outcome: DriftOutcome, phase: string) => {
+    upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
+    return outcome;
+  };
+
+  const found = await io.helmCheckDrift.executeWithOptions(
+    withSummary(`which of ${run.objects.length} changed objects are in ${run.namespace}/${run.release}`),
+    [{ ...ref, objects: run.objects }],
+  );
+  if (!found || found.drifted.length === 0) return finish({ result: 'none', objects: [] }, 'NoDrift');
+
+  const what = `${describeDrift(found.drifted)} (release ${run.namespace}/${run.release}, revision ${found.revision})`;
+  const deployed = found.status === 'deployed';
+  if (run.policy === 'report' || !deployed) {
+    const why = deployed ? 'drift: report' : `the release is ${found.status}`;
+    await event('Warning', 'DriftDetected', `${what}; not repaired (${why})`);
+    return finish({ result: 'reported', revision: found.revision, objects: found.drifted }, 'DriftReported');
+  }
+  await event('Warning', 'DriftDetected', `${what}; re-applying revision ${found.revision}`);
+  await io.helmRollback.executeWithOptions(
+    withSummary(`re-apply ${run.namespace}/${run.release} revision ${found.revision}`),
+    [{ ...ref, revision: found.revision, forceConflicts: true }],
+  );
+  const repairedAs = found.revision + 1;
+  await event(
+    'Normal',
+    'DriftRepaired',
+    `re-applied revision ${found.revision} of ${run.namespace}/${run.release} as revision ${repairedAs}`,
+  );
+  return finish(
+    { result: 'repaired', revision: found.revision, repairedAs, objects: found.drifted },
+    'DriftRepaired',
+  );
+}
