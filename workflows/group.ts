@@ -59,6 +59,10 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
     ? (phase: string, message: string) =>
         report('ArmadaChartGroup', run.namespace, run.group.name, phase, message)
     : async () => {};
+  // Since this patch a chart's progress signal goes out alongside what it waits for (the child's
+  // start, the chart's status write) instead of before or after it: one server round trip less
+  // at each end of every chart, the group's first and last among them.
+  const overlapProgress = patched('concurrent-chart-progress');
   const uninstall = run.mode === 'uninstall';
   await reportGroup(uninstall ? 'Uninstalling' : 'Deploying', `${run.group.charts.length} charts`);
   const progress: GroupProgress = {
@@ -83,10 +87,14 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
   const result: GroupOutcome = { group: run.group.name, outcomes: [], failed: [], stopped: false };
   const deploy = async (plan: ChartPlan, chartProgress: ChartProgress) => {
     chartProgress.state = 'deploying';
-    await publish(chartProgress);
+    const announced = publish(chartProgress);
+    if (overlapProgress)
+      announced.catch(() => undefined); // awaited below, after the start
+    else await announced;
     const where = `${plan.namespace}/${plan.release}`;
     // The chart's status links to its own workflow, once that has started.
     let workflow: { id: string; run_id: string } | undefined;
+    let published = false;
     try {
       const child = await startChart(plan, run.mode, run.namespace);
       workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
@@ -96,10 +104,16 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
       chartProgress.state = stateOf(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
       const done = chartOutcomeStatus(outcome);
-      await report('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
-        workflow,
-        helm: done.helm,
-      });
+      const reportDone = () =>
+        report('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
+          workflow,
+          helm: done.helm,
+        });
+      if (overlapProgress) {
+        await announced; // delivered long ago, while the chart ran; keeps the signals in order
+        await Promise.all([reportDone(), publish(chartProgress)]);
+        published = true;
+      } else await reportDone();
     } catch (err) {
       const error = rootMessage(err);
       result.failed.push({ chart: plan.chart, error, written: writtenRelease(err) });
@@ -107,7 +121,8 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
       chartProgress.error = error;
       await report('ArmadaChart', run.namespace, plan.chart, 'Failed', error, workflow && { workflow });
     }
-    await publish(chartProgress);
+    await announced;
+    if (!published) await publish(chartProgress);
   };
 
   if (run.group.sequenced) {
