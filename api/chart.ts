@@ -6,8 +6,54 @@ import {
   duration,
   labels,
   positiveSeconds,
+  quoted,
   targetState,
 } from './common';
+
+/**
+ * Most Helm values one chart takes, as JSON: 512 KiB. Helm keeps every revision in a Secret
+ * (1 MiB at most), Temporal warns at 512 KiB and refuses 2 MiB payloads (a run's input carries
+ * the values), and etcd refuses an object over 1.5 MiB.
+ */
+export const MAX_VALUES_BYTES = 512 * 1024;
+/**
+ * Deepest nesting of Helm values: real charts use a handful of levels; Node's own JSON.stringify
+ * overflows its stack near 5000 levels, which the API server still takes (its limit is 10000).
+ */
+export const MAX_VALUES_DEPTH = 32;
+
+const utf8 = new TextEncoder();
+
+/**
+ * The size of `value` as JSON (UTF-8 bytes) and its nesting depth (a scalar is 0, `{a: 1}` is 1),
+ * walked without recursion so that no depth the API server lets through can overflow the stack.
+ */
+export function jsonShape(value: unknown): { bytes: number; depth: number } {
+  let bytes = 0;
+  let depth = 0;
+  const todo: [unknown, number][] = [[value, 0]];
+  while (todo.length) {
+    const [node, level] = todo.pop()!;
+    depth = Math.max(depth, level);
+    if (Array.isArray(node)) {
+      bytes += 2 + Math.max(0, node.length - 1);
+      for (const item of node) todo.push([item, level + 1]);
+    } else if (typeof node === 'object' && node !== null) {
+      const entries = Object.entries(node);
+      bytes += 2 + Math.max(0, entries.length - 1);
+      for (const [key, item] of entries) {
+        bytes += utf8.encode(JSON.stringify(key)).length + 1;
+        todo.push([item, level + 1]);
+      }
+    } else {
+      bytes += utf8.encode(JSON.stringify(node) ?? 'null').length;
+    }
+  }
+  return { bytes, depth };
+}
+
+const kib = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
 
 /** Helm release names: DNS-1123, and at most 53 characters (Helm's own limit). */
 export const releaseName = z
@@ -60,6 +106,22 @@ export const chartSource = z
     ),
   })
   .superRefine((source, ctx) => {
+    for (const field of ['location', 'subpath', 'reference', 'chart', 'version'] as const) {
+      const value = source[field];
+      if (value !== undefined && [...value].some((c) => c < ' ' || c === '\u007f')) {
+        ctx.addIssue({ code: 'custom', path: [field], message: 'must not contain control characters' });
+      }
+    }
+    // Passed to helm or git as arguments of their own: a leading '-' would be read as an option.
+    for (const field of ['reference', 'chart', 'version'] as const) {
+      if (source[field]?.startsWith('-')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `must not start with "-" (${quoted(source[field])} would be read as an option)`,
+        });
+      }
+    }
     const needs = SOURCE_NEEDS[source.type];
     for (const field of needs.fields) {
       if (!source[field]) {
@@ -215,6 +277,21 @@ export const armadaChartSpec = z
     source: chartSource,
     values: z
       .record(z.string(), z.unknown())
+      .superRefine((values, ctx) => {
+        const { bytes, depth } = jsonShape(values);
+        if (bytes > MAX_VALUES_BYTES) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `Helm values must be at most ${kib(MAX_VALUES_BYTES)} as JSON; these are ${kib(bytes)}`,
+          });
+        }
+        if (depth > MAX_VALUES_DEPTH) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `Helm values must nest at most ${MAX_VALUES_DEPTH} levels deep; these nest ${depth}`,
+          });
+        }
+      })
       .optional()
       .meta({ 'x-kubernetes-preserve-unknown-fields': true })
       .describe('Helm values, free-form.'),

@@ -11,6 +11,32 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const PERCENT = /^[0-9]+%$/;
 /** Longest string an int-or-string field takes; also bounds the CEL regex's cost estimate. */
 const INT_OR_STRING_MAX_LENGTH = 32;
+/**
+ * Longest duration or timeout the API takes: 30 days. Longer ones are typos or hostile (10^12 s
+ * overflows the protobuf Duration Temporal sends a timer or timeout as, and wedges the run).
+ */
+export const MAX_SECONDS = 30 * 24 * 3600;
+const MAX_SECONDS_TEXT = `at most 30 days (${MAX_SECONDS} s)`;
+
+/** A value quoted for a message, cut short so a hostile megabyte never lands in a condition. */
+export function quoted(value: string, max = 64): string {
+  return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+}
+
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Whether `key` is a Kubernetes label key: `[prefix/]name`, prefix a DNS-1123 subdomain. */
+export function isLabelKey(key: string): boolean {
+  const slash = key.lastIndexOf('/');
+  const [prefix, name] = slash < 0 ? [undefined, key] : [key.slice(0, slash), key.slice(slash + 1)];
+  if (prefix !== undefined && (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))) return false;
+  return name.length <= 63 && LABEL_NAME.test(name);
+}
+
+/** Whether `value` is a Kubernetes label value: empty, or at most 63 of `[A-Za-z0-9-_.]`. */
+export function isLabelValue(value: string): boolean {
+  return value === '' || (value.length <= 63 && LABEL_NAME.test(value));
+}
 
 /** A namespace or another DNS-1123 label: lower case alphanumerics and '-', at most 63 characters. */
 export const dns1123Label = (what: string) =>
@@ -32,6 +58,24 @@ export const objectName = (what: string) =>
 /** Label selector as a map, as Armada writes it (`labels: {app: web}`). */
 export const labels = z
   .record(z.string().max(317), z.string().max(63))
+  .superRefine((pairs, ctx) => {
+    // The CRD cannot check map keys; a key or value a selector cannot hold fails only later, in kubectl.
+    for (const [key, value] of Object.entries(pairs)) {
+      if (!isLabelKey(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${quoted(key)} is not a Kubernetes label key`,
+        });
+      } else if (!isLabelValue(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${quoted(value)} is not a Kubernetes label value`,
+        });
+      }
+    }
+  })
   .describe('Label selector as key/value pairs; an object matches when it has all of them.');
 
 /** A positive duration: whole seconds, or a string like "30s", "5m", "1h30m". */
@@ -64,12 +108,19 @@ export const duration = (what: string) =>
         });
       } else if (seconds <= 0) {
         ctx.addIssue({ code: 'custom', message: `${what} must be positive` });
+      } else if (seconds > MAX_SECONDS) {
+        ctx.addIssue({ code: 'custom', message: `${what} must be ${MAX_SECONDS_TEXT}` });
       }
     });
 
 /** Whole seconds, strictly positive (Armada's `timeout` fields). */
 export const positiveSeconds = (what: string) =>
-  z.number().int(`${what} must be whole seconds`).positive(`${what} must be positive`);
+  z
+    .number()
+    .int(`${what} must be whole seconds`)
+    .positive(`${what} must be positive`)
+    // A refinement, not .max(): the CRD stays as generated; the validator and the bridge check it.
+    .refine((seconds) => seconds <= MAX_SECONDS, `${what} must be ${MAX_SECONDS_TEXT}`);
 
 /** A count, or a percentage as "NN%" (`min_ready`). */
 export const countOrPercent = (what: string) =>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonStatus, dns1123Label, duration, targetState } from './common';
+import { commonStatus, dns1123Label, duration, quoted, targetState } from './common';
 import { orderedNames } from './names';
 
 export const armadaManifestSpec = z
@@ -42,7 +42,7 @@ export const armadaManifestSpec = z
         ctx.addIssue({
           code: 'custom',
           path: ['approval', 'before', i],
-          message: `"${group}" is not one of chart_groups`,
+          message: `${quoted(group)} is not one of chart_groups`,
         });
       }
     });

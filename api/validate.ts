@@ -14,13 +14,20 @@ export interface Validation {
   problems: Problem[];
 }
 
-/** ["spec", "canary", "steps", 1, "percent"] → "spec.canary.steps[1].percent" */
+/** Longest path segment a problem repeats (a map key in values or labels can be a megabyte). */
+const MAX_SEGMENT = 64;
+
+/**
+ * ["spec", "canary", "steps", 1, "percent"] → "spec.canary.steps[1].percent"; a segment longer
+ * than 64 characters is cut to its first 64 and "…".
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (out, part) =>
-      typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
-    '',
-  );
+  return path.reduce<string>((out, part) => {
+    if (typeof part === 'number') return `${out}[${part}]`;
+    const text = String(part);
+    const segment = text.length > MAX_SEGMENT ? `${text.slice(0, MAX_SEGMENT)}…` : text;
+    return out ? `${out}.${segment}` : segment;
+  }, '');
 }
 
 /** Plain words for zod's generic messages; the schemas' own messages are kept as written. */

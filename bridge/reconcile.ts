@@ -22,7 +22,12 @@ import {
   type RunRequest,
 } from '../cli/runs';
 import { replanSignal } from '../workflows/messages';
-import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
+import {
+  PlanError,
+  rivalClaims,
+  type ClaimDocument,
+  type ManifestDocuments,
+} from '../workflows/plan/manifest';
 import { formatSpecs } from '../workflows/plan/specs';
 import { objectWorkflowId, prefixedRelease, releaseWorkflowId } from '../workflows/plan/names';
 import type { ReconcileMetrics } from './metrics';
@@ -251,6 +256,8 @@ async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, 
     if (err instanceof PlanError) return markInvalid(ctx, kind, obj, err.message);
     throw err;
   }
+  const rivals = rivalClaims({ ...obj.metadata, kind }, claimDocuments(ctx));
+  if (rivals.length) return markInvalid(ctx, kind, obj, rivals.join('; '));
   const specs = run.memo.specs;
   const latest = await latestRun(ctx.client, run.workflowId);
   const same = latest !== null && latest.memo.specs === specs && latest.memo.mode === mode;
@@ -267,6 +274,23 @@ async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, 
   }
   if (same) return; // these specs have had their run
   await startObjectRun(ctx, key, run);
+}
+
+/** Every cached manifest, group and chart (all namespaces), as rivalClaims reads them. */
+function claimDocuments(ctx: BridgeContext): ClaimDocument[] {
+  return (['ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart'] as const).flatMap((kind) =>
+    ctx
+      .objects(kind)
+      .list()
+      .filter((o) => !gone(o))
+      .map((o) => ({
+        kind,
+        namespace: o.metadata.namespace,
+        name: o.metadata.name,
+        createdAt: new Date(o.metadata.creationTimestamp ?? 0).getTime(),
+        spec: (o.spec ?? {}) as ClaimDocument['spec'],
+      })),
+  );
 }
 
 /** Starts a run and follows it; a start that lost the race to another follows the winner. */

@@ -1,14 +1,29 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KindName } from '../../api/kinds';
 import { validateObject } from '../../api/validate';
+import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../api/common';
+import { kinds } from '../../api/kinds';
+import type { ArmadaChartSpec } from '../../api/chart';
+import type { ArmadaChartGroupSpec } from '../../api/chart-group';
+import type { ArmadaManifestSpec } from '../../api/manifest';
+import {
+  planGroup,
+  planManifest,
+  PlanError,
+  rivalClaims,
+  type ClaimDocument,
+} from '../../workflows/plan/manifest';
+import { kubeConfig, uniqueName } from '../helpers/env';
+import { crossObjectCases, goodManifest, hostileDocuments, type Doc } from '../fixtures/hostile';
 import { dryRunCreate, installCrds, kubectl } from '../helpers/kube';
 
 const examplesDir = path.resolve(__dirname, '../../examples');
 const corpusDir = path.resolve(__dirname, '../fixtures/invalid');
-
-type Doc = { kind: KindName; metadata: { name: string } };
 
 const examples = readdirSync(examplesDir)
   .filter((f) => f.endsWith('.yaml'))
@@ -88,4 +103,116 @@ describe('the invalid corpus', () => {
       expect(problems.filter(under(c.field))).not.toEqual([]);
     },
   );
+});
+
+/** Creates an object for real (etcd is reached only then): null when stored, else the message. */
+async function createForReal(doc: Doc, namespace: string): Promise<string | null> {
+  try {
+    await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: kinds[doc.kind].plural,
+      body: doc,
+      fieldValidation: 'Strict',
+    });
+    return null;
+  } catch (err) {
+    if (!(err instanceof ApiException)) throw err;
+    return typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
+  }
+}
+
+/**
+ * What stops `target` of a set of documents, as the bridge judges it: planManifest or planGroup
+ * (names that do not resolve, a chart in two groups, a release twice in one plan), then
+ * rivalClaims against every document (created in the order given).
+ */
+function planProblems(docs: Doc[], target: { kind: KindName; name: string }, namespace: string): string[] {
+  const specs = <T>(kind: KindName) =>
+    Object.fromEntries(
+      docs.filter((d) => d.kind === kind).map((d) => [d.metadata.name, kinds[kind].spec.parse(d.spec) as T]),
+    );
+  const charts = specs<ArmadaChartSpec>('ArmadaChart');
+  const own = docs.find((d) => d.kind === target.kind && d.metadata.name === target.name)!;
+  const problems: string[] = [];
+  try {
+    if (target.kind === 'ArmadaManifest') {
+      const spec = kinds.ArmadaManifest.spec.parse(own.spec) as ArmadaManifestSpec;
+      const groups = specs<ArmadaChartGroupSpec>('ArmadaChartGroup');
+      planManifest({ namespace, manifest: { name: target.name, spec }, groups, charts });
+    } else if (target.kind === 'ArmadaChartGroup') {
+      const spec = kinds.ArmadaChartGroup.spec.parse(own.spec) as ArmadaChartGroupSpec;
+      planGroup({ namespace, name: target.name, spec, charts });
+    }
+  } catch (err) {
+    if (!(err instanceof PlanError)) throw err;
+    problems.push(...err.problems);
+  }
+  const claims: ClaimDocument[] = docs.map((d, i) => ({
+    kind: d.kind as ClaimDocument['kind'],
+    namespace,
+    name: d.metadata.name,
+    createdAt: i,
+    spec: d.spec,
+  }));
+  return [...problems, ...rivalClaims({ ...target, namespace }, claims)];
+}
+
+describe('the hostile-input corpus (issue 8, drill 6)', () => {
+  const RELEASES = 'hostile-apps';
+  const documents = hostileDocuments(RELEASES);
+  const sets = crossObjectCases(RELEASES, DRY_RUN_NAMESPACE);
+  const STORAGE_NAMESPACE = uniqueName('api-hostile');
+
+  beforeAll(async () => {
+    await kubectl('create', 'namespace', STORAGE_NAMESPACE);
+  });
+  afterAll(async () => {
+    await kubectl('delete', 'namespace', STORAGE_NAMESPACE, '--wait=false');
+  });
+
+  it('has at least 60 cases', () => {
+    expect(documents.length + sets.length).toBeGreaterThanOrEqual(60);
+  });
+
+  it.each(documents.map((c) => [`${c.name} (${c.where}: ${c.field})`, c]))(
+    '%s is refused there, naming the problem',
+    async (_name, c) => {
+      const dryRun = await dryRunCreate(c.doc, DRY_RUN_NAMESPACE);
+      if (c.where === 'apiserver') {
+        expect(dryRun).toContain(c.refusal ?? c.field);
+      } else {
+        expect(dryRun).toBeNull();
+      }
+      if (c.where === 'storage') {
+        // A dry run stops short of etcd; only a real create meets its limits.
+        expect(await createForReal(c.doc, STORAGE_NAMESPACE)).toContain(c.refusal);
+      }
+      expect(validateObject(c.doc).problems.filter(under(c.field))).not.toEqual([]);
+    },
+  );
+
+  it.each(sets.map((c) => [c.name, c]))(
+    '%s: each document alone is valid, and the planner refuses the set naming the other object',
+    async (_name, c) => {
+      for (const d of c.docs) {
+        expect(await dryRunCreate(d, DRY_RUN_NAMESPACE)).toBeNull();
+        expect(validateObject(d).problems).toEqual([]);
+      }
+      const all = [...goodManifest(RELEASES), ...c.docs];
+      expect(planProblems(all, c.target, DRY_RUN_NAMESPACE)).toContain(c.problem);
+      // The good manifest is never the one refused.
+      expect(planProblems(all, { kind: 'ArmadaManifest', name: 'good' }, DRY_RUN_NAMESPACE)).toEqual([]);
+    },
+  );
+
+  it('kubectl apply (client-side) cannot even send an object over 256 KiB: its annotation is too long', async () => {
+    const big = documents.find((c) => c.name === 'values of 1.2 MiB in one string')!;
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'hostile-')), 'big.json');
+    await writeFile(file, JSON.stringify(big.doc));
+    await expect(kubectl('apply', '-n', DRY_RUN_NAMESPACE, '--dry-run=server', '-f', file)).rejects.toThrow(
+      /metadata\.annotations: Too long: may not be more than 262144 bytes/,
+    );
+  });
 });

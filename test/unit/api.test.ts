@@ -1,3 +1,4 @@
+import { jsonShape } from '../../api/chart';
 import { durationSeconds } from '../../api/duration';
 import { formatPath, validateObject } from '../../api/validate';
 
@@ -116,5 +117,90 @@ describe('validateObject', () => {
     ],
   ])('%s', (_name, doc, problem) => {
     expect(problemsOf(doc)).toContainEqual(problem);
+  });
+});
+
+describe('validateObject on hostile input', () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 1;
+    for (let i = 0; i < levels; i++) value = { n: value };
+    return value;
+  };
+
+  it('measures values as JSON without recursing, whatever the depth', () => {
+    expect(jsonShape({ a: [1, 'é'], b: null })).toEqual({
+      bytes: JSON.stringify({ a: [1, 'é'], b: null }).length + 1,
+      depth: 2,
+    });
+    expect(jsonShape(nested(9000))).toEqual({ bytes: 9000 * 6 + 1, depth: 9000 });
+  });
+
+  it.each([
+    [
+      'values over 512 KiB',
+      chart({ values: { blob: 'x'.repeat(1.2 * 1024 * 1024) } }),
+      { path: 'spec.values', message: 'Helm values must be at most 512 KiB as JSON; these are 1.2 MiB' },
+    ],
+    [
+      'values nested 200 levels',
+      chart({ values: nested(200) }),
+      { path: 'spec.values', message: 'Helm values must nest at most 32 levels deep; these nest 200' },
+    ],
+    [
+      'a timeout of 10^12 seconds',
+      chart({ wait: { timeout: 1e12 } }),
+      { path: 'spec.wait.timeout', message: 'wait.timeout must be at most 30 days (2592000 s)' },
+    ],
+    [
+      'a duration string of 10^12 seconds',
+      chart({ canary: { steps: [{ percent: 10, sleep: '277777778h' }] } }),
+      { path: 'spec.canary.steps[0].sleep', message: 'sleep must be at most 30 days (2592000 s)' },
+    ],
+    [
+      'a label key with a NUL in it',
+      chart({ wait: { labels: { 'app\u0000': 'web' } } }),
+      { path: 'spec.wait.labels.app\u0000', message: '"app\\u0000" is not a Kubernetes label key' },
+    ],
+    [
+      'a label value with a newline',
+      chart({ wait: { labels: { app: 'web\n' } } }),
+      { path: 'spec.wait.labels.app', message: '"web\\n" is not a Kubernetes label value' },
+    ],
+    [
+      'a git reference that helm or git would read as an option',
+      chart({
+        source: { type: 'git', location: 'https://git.example.com/c.git', reference: '--upload-pack=sh' },
+      }),
+      {
+        path: 'spec.source.reference',
+        message: 'must not start with "-" ("--upload-pack=sh" would be read as an option)',
+      },
+    ],
+    [
+      'a location with a control character',
+      chart({ source: { type: 'local', location: 'charts/web\r\n' } }),
+      { path: 'spec.source.location', message: 'must not contain control characters' },
+    ],
+  ])('refuses %s, naming the field', (_name, doc, problem) => {
+    expect(problemsOf(doc)).toContainEqual(problem);
+  });
+
+  it('never repeats a megabyte of hostile input in a problem', () => {
+    const key = 'k'.repeat(1024 * 1024);
+    const problems = [
+      ...problemsOf(chart({ wait: { labels: { [key]: 'x' } } })),
+      ...problemsOf({
+        apiVersion: 'armada.airshipit.org/v1alpha1',
+        kind: 'ArmadaManifest',
+        metadata: { name: 'm' },
+        spec: { release_prefix: 'p', chart_groups: ['a'], approval: { before: [key] } },
+      }),
+    ];
+    expect(problems).toHaveLength(2);
+    for (const p of problems) expect(p.path.length + p.message.length).toBeLessThan(300);
+  });
+
+  it('takes a timeout of exactly 30 days', () => {
+    expect(problemsOf(chart({ wait: { timeout: 30 * 24 * 3600 } }))).toEqual([]);
   });
 });

@@ -2,7 +2,14 @@ import type { ArmadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaManifestSpec } from '../../api/manifest';
-import { planGroup, planManifest, PlanError, type ManifestDocuments } from '../../workflows/plan/manifest';
+import {
+  planGroup,
+  planManifest,
+  PlanError,
+  rivalClaims,
+  type ClaimDocument,
+  type ManifestDocuments,
+} from '../../workflows/plan/manifest';
 import { prefixedRelease, releaseWorkflowId } from '../../workflows/plan/names';
 import {
   classifyRelease,
@@ -233,5 +240,114 @@ describe('compensations', () => {
       { action: 'uninstall', release: 'b', namespace: 'apps' },
       { action: 'rollback', release: 'a', namespace: 'apps', revision: 2 },
     ]);
+  });
+});
+
+describe('rivalClaims (one Helm release, two objects that would deploy it)', () => {
+  const at = (minute: number) => Date.UTC(2025, 0, 1, 10, minute);
+  const chartDoc = (name: string, release: string, minute: number, namespace = 'default'): ClaimDocument => ({
+    kind: 'ArmadaChart',
+    namespace,
+    name,
+    createdAt: at(minute),
+    spec: { release, namespace: 'apps' },
+  });
+  const groupDoc = (name: string, charts: string[], minute: number): ClaimDocument => ({
+    kind: 'ArmadaChartGroup',
+    namespace: 'default',
+    name,
+    createdAt: at(minute),
+    spec: { chart_group: charts },
+  });
+  const manifestDoc = (name: string, prefix: string, groups: string[], minute: number): ClaimDocument => ({
+    kind: 'ArmadaManifest',
+    namespace: 'default',
+    name,
+    createdAt: at(minute),
+    spec: { release_prefix: prefix, chart_groups: groups },
+  });
+  const key = (d: ClaimDocument) => ({ kind: d.kind, namespace: d.namespace, name: d.name });
+
+  it('the older of two manifests claiming one release keeps it; the newer is told which holds it', () => {
+    const docs = [
+      manifestDoc('first', 'demo', ['a'], 0),
+      groupDoc('a', ['web-a'], 0),
+      chartDoc('web-a', 'web', 0),
+      manifestDoc('second', 'demo', ['b'], 5),
+      groupDoc('b', ['web-b'], 5),
+      chartDoc('web-b', 'web', 5),
+    ];
+    expect(rivalClaims(key(docs[0]), docs)).toEqual([]);
+    expect(rivalClaims(key(docs[3]), docs)).toEqual([
+      'release apps/demo-web is already deployed by ArmadaManifest default/first',
+    ]);
+  });
+
+  it('a standalone chart in another namespace cannot take a release a chart already deploys', () => {
+    const docs = [chartDoc('good', 'good', 0), chartDoc('copy', 'good', 1, 'elsewhere')];
+    expect(rivalClaims(key(docs[1]), docs)).toEqual([
+      'release apps/good is already deployed by ArmadaChart default/good',
+    ]);
+  });
+
+  it('a prefix and a release that spell an existing release clash with it', () => {
+    const docs = [
+      chartDoc('good', 'demo-web', 0),
+      manifestDoc('m', 'demo', ['g'], 2),
+      groupDoc('g', ['w'], 2),
+      chartDoc('w', 'web', 2),
+    ];
+    expect(rivalClaims(key(docs[1]), docs)).toEqual([
+      'release apps/demo-web is already deployed by ArmadaChart default/good',
+    ]);
+  });
+
+  it('two standalone groups listing one chart: the newer group is refused', () => {
+    const docs = [chartDoc('web', 'web', 0), groupDoc('one', ['web'], 1), groupDoc('two', ['web'], 3)];
+    expect(rivalClaims(key(docs[1]), docs)).toEqual([]);
+    expect(rivalClaims(key(docs[2]), docs)).toEqual([
+      'ArmadaChart default/web is already deployed by ArmadaChartGroup default/one',
+      'release apps/web is already deployed by ArmadaChartGroup default/one',
+    ]);
+  });
+
+  it("a second manifest listing another manifest's group is told which manifest deploys it", () => {
+    const docs = [
+      manifestDoc('good', 'good', ['apps'], 0),
+      groupDoc('apps', ['web'], 0),
+      chartDoc('web', 'web', 0),
+      manifestDoc('grab', 'grab', ['apps'], 4),
+    ];
+    expect(rivalClaims(key(docs[0]), docs)).toEqual([]);
+    expect(rivalClaims(key(docs[3]), docs)).toEqual([
+      'ArmadaChartGroup default/apps is already deployed by ArmadaManifest default/good',
+      'ArmadaChart default/web is already deployed by ArmadaManifest default/good',
+    ]);
+  });
+
+  it('ties on creation time go by kind, namespace and name', () => {
+    const docs = [chartDoc('b', 'web', 0), chartDoc('a', 'web', 0)];
+    expect(rivalClaims(key(docs[0]), docs)).toEqual([
+      'release apps/web is already deployed by ArmadaChart default/a',
+    ]);
+  });
+
+  it('a chart a group lists claims through the group, and uninitialized objects claim nothing', () => {
+    const docs = [
+      {
+        ...chartDoc('idle', 'web', 0),
+        spec: { release: 'web', namespace: 'apps', target_state: 'uninitialized' },
+      },
+      groupDoc('g', ['web'], 1),
+      chartDoc('web', 'web', 1),
+    ];
+    expect(rivalClaims(key(docs[1]), docs)).toEqual([]);
+    expect(rivalClaims(key(docs[2]), docs)).toEqual([]); // deployed by its group, not on its own
+  });
+
+  it('a Deployer claims no release', () => {
+    expect(
+      rivalClaims({ kind: 'Deployer', namespace: 'default', name: 'x' }, [chartDoc('x', 'x', 0)]),
+    ).toEqual([]);
   });
 });

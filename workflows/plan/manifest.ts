@@ -163,3 +163,107 @@ export function planGroup(docs: GroupDocuments): GroupPlan {
   claims.check();
   return { name: docs.name, sequenced: docs.spec.sequenced, charts };
 }
+
+/**
+ * An object as the release claims see it: its spec as stored (only the names are read), and when
+ * it was created. Objects with `target_state: uninitialized` start nothing and claim nothing.
+ */
+export interface ClaimDocument {
+  kind: 'ArmadaManifest' | 'ArmadaChartGroup' | 'ArmadaChart';
+  namespace: string;
+  name: string;
+  /** creationTimestamp in ms: the older claim wins. */
+  createdAt: number;
+  spec: {
+    target_state?: string;
+    release_prefix?: string;
+    chart_groups?: readonly string[];
+    chart_group?: readonly string[];
+    release?: string;
+    namespace?: string;
+  };
+}
+
+/** Which object: a Deployer (or any kind that deploys no Helm release) claims nothing. */
+type ClaimKey = { kind: string; namespace: string; name: string };
+
+const describeObject = (o: ClaimKey) => `${o.kind} ${o.namespace}/${o.name}`;
+
+/**
+ * What each object that runs on its own would deploy: manifests, groups no manifest lists, and
+ * charts no group lists (the rest are deployed by their parent). A claim reads
+ * `release apps/demo-web` (a Helm release), `ArmadaChart default/web` or `ArmadaChartGroup
+ * default/apps` (an object a run deploys). Names that do not resolve claim nothing;
+ * planManifest and planGroup report them.
+ */
+function topLevelClaims(docs: readonly ClaimDocument[]): { doc: ClaimDocument; claims: string[] }[] {
+  const byName = new Map(docs.map((d) => [describeObject(d), d]));
+  const find = (kind: ClaimDocument['kind'], namespace: string, name: string) =>
+    byName.get(describeObject({ kind, namespace, name }));
+  const listed = new Set<string>();
+  for (const d of docs) {
+    const kind = d.kind === 'ArmadaManifest' ? 'ArmadaChartGroup' : 'ArmadaChart';
+    for (const name of d.spec.chart_groups ?? d.spec.chart_group ?? [])
+      listed.add(describeObject({ kind, namespace: d.namespace, name }));
+  }
+  const chartClaims = (chart: ClaimDocument | undefined, prefix?: string) =>
+    chart?.spec.release && chart.spec.namespace
+      ? [`release ${chart.spec.namespace}/${prefixedRelease(prefix, chart.spec.release)}`]
+      : [];
+  const groupClaims = (group: ClaimDocument | undefined, prefix?: string) =>
+    (group?.spec.chart_group ?? []).flatMap((c) => {
+      const chart = find('ArmadaChart', group!.namespace, c);
+      return chart ? [describeObject(chart), ...chartClaims(chart, prefix)] : [];
+    });
+  return docs
+    .filter((d) => d.spec.target_state !== 'uninitialized' && !listed.has(describeObject(d)))
+    .map((doc) => {
+      switch (doc.kind) {
+        case 'ArmadaManifest':
+          return {
+            doc,
+            claims: (doc.spec.chart_groups ?? []).flatMap((g) => {
+              const group = find('ArmadaChartGroup', doc.namespace, g);
+              return group ? [describeObject(group), ...groupClaims(group, doc.spec.release_prefix)] : [];
+            }),
+          };
+        case 'ArmadaChartGroup':
+          return { doc, claims: groupClaims(doc) };
+        case 'ArmadaChart':
+          return { doc, claims: chartClaims(doc) };
+      }
+    });
+}
+
+/**
+ * What stops `target` from running because an older object already deploys one of its releases
+ * or one of the charts or groups it lists: two manifests (or groups, or standalone charts, in any
+ * namespaces) claiming one Helm release would otherwise take turns upgrading it, each to its own
+ * spec. The oldest claim wins (creationTimestamp, then kind, namespace and name); every later
+ * claimant gets one problem per claim, naming the object that holds it. Empty when `target`
+ * holds all it claims.
+ *
+ * Example: ArmadaManifest default/good (created 10:00, release_prefix "good") deploys chart web
+ * as release apps/good-web. ArmadaChart other/copy (10:07) with release "good-web" in namespace
+ * apps gets `release apps/good-web is already deployed by ArmadaManifest default/good`; a group
+ * made at 10:08 that lists chart web as well gets `ArmadaChart default/web is already deployed
+ * by ArmadaManifest default/good`. Good keeps deploying both.
+ */
+export function rivalClaims(target: ClaimKey, docs: readonly ClaimDocument[]): string[] {
+  const order = (a: ClaimDocument, b: ClaimDocument) =>
+    a.createdAt - b.createdAt ||
+    a.kind.localeCompare(b.kind) ||
+    a.namespace.localeCompare(b.namespace) ||
+    a.name.localeCompare(b.name);
+  const same = (a: ClaimKey, b: ClaimKey) =>
+    a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+  const holder = new Map<string, ClaimDocument>();
+  for (const { doc, claims } of topLevelClaims([...docs].sort(order))) {
+    for (const claim of claims) if (!holder.has(claim)) holder.set(claim, doc);
+  }
+  const mine = topLevelClaims(docs).find(({ doc }) => same(doc, target))?.claims ?? [];
+  return [...new Set(mine)].flatMap((claim) => {
+    const owner = holder.get(claim);
+    return owner && !same(owner, target) ? [`${claim} is already deployed by ${describeObject(owner)}`] : [];
+  });
+}
