@@ -350,7 +350,7 @@ export const armadaChartSpec = z
       .enum(['repair', 'report', 'ignore'])
       .default('repair')
       .describe(
-        'When an object of the release is deleted or edited by hand: repair (re-apply), report (condition only) or ignore.',
+        'When an object of the release is deleted or edited outside Helm: repair (re-apply the current revision), report (a Warning Event only) or ignore.',
       ),
   })
   .describe('One Helm release.');
