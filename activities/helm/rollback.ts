@@ -1,4 +1,5 @@
 import { runHelm } from './exec';
+import { recoverInterruptedAttempt } from './recover';
 import type { ReleaseRef } from './release';
 
 export interface RollbackRequest extends ReleaseRef {
@@ -13,6 +14,7 @@ export interface RollbackRequest extends ReleaseRef {
 
 /** Activity: `helm rollback` to a revision, waiting for it. Writes: one new Helm revision. */
 export async function helmRollback(req: RollbackRequest): Promise<void> {
+  await recoverInterruptedAttempt(req, req.timeoutSeconds);
   await runHelm([
     'rollback',
     req.release,

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runHelm } from './exec';
+import { recoverInterruptedAttempt } from './recover';
 import { DIGEST_PREFIX, parseRelease, type ReleaseRef, type ReleaseStatus } from './release';
 
 export interface UpgradeRequest extends ReleaseRef {
@@ -39,9 +40,11 @@ export function upgradeArgs(req: UpgradeRequest, valuesFile: string): string[] {
 
 /**
  * Activity: installs or upgrades a release with the real helm CLI.
- * Writes: one Helm revision. Returns: the release as helm reports it.
+ * Writes: one Helm revision (a retry after an interrupted attempt: a recovery revision first,
+ * see recoverInterruptedAttempt). Returns: the release as helm reports it.
  */
 export async function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
+  await recoverInterruptedAttempt(req, req.timeoutSeconds);
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   try {
     const valuesFile = path.join(dir, 'values.json');

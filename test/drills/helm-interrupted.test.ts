@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { kinds } from '../../api/kinds';
+import type { ArmadaChartSpec } from '../../api/chart';
+import { chartRun, startRun } from '../../cli/runs';
+import type { ChartOutcome } from '../../workflows/chart';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { kubectl } from '../helpers/kube';
+import { eventually } from '../helpers/processes';
+
+interface HelmRevision {
+  revision: number;
+  status: string;
+  description: string;
+}
+
+/** PIDs of helm processes running `helm <verb> ... <release>`. */
+async function helmProcesses(verb: string, release: string): Promise<number[]> {
+  const { stdout } = await promisify(execFile)('pgrep', ['-f', `helm ${verb} .*${release} `]).catch(() => ({
+    stdout: '',
+  }));
+  return stdout.split('\n').filter(Boolean).map(Number);
+}
+
+/**
+ * Drill 5: the helm process of an upgrade is killed (SIGKILL) while it waits, leaving the release
+ * `pending-upgrade`. The upgrade activity's next attempt finds the release pending, rolls it
+ * back to the last deployed revision, and upgrades again; no human steps in.
+ */
+describe('drill: helm killed mid-upgrade', () => {
+  const namespace = uniqueName('helmkill');
+  const release = uniqueName('web');
+  const label = `armada-drill-${release}`;
+  const harness = sharedWorker();
+
+  const chart = (values: Record<string, unknown>) => ({
+    kind: 'ArmadaChart' as const,
+    name: release,
+    namespace: 'default',
+    spec: kinds.ArmadaChart.spec.parse({
+      release,
+      namespace,
+      source: { type: 'local', location: 'examples/charts/hello' },
+      values: { replicaCount: 1, ...values },
+      // helm's own watcher keeps the helm process alive until the pods are Ready.
+      wait: { timeout: 120, native: { enabled: true } },
+    }) as ArmadaChartSpec,
+  });
+  const deploy = async (values: Record<string, unknown>) => {
+    const { client, taskQueue } = harness();
+    return client.workflow.getHandle(await startRun(client, taskQueue, chartRun(chart(values))));
+  };
+
+  afterAll(async () => {
+    await kubectl('label', 'nodes', '--all', `${label}-`).catch(() => '');
+    await kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => '');
+  });
+
+  it('the retried upgrade recovers the pending release and completes; revisions tell exactly what happened', async () => {
+    await (await deploy({})).result();
+
+    // The new revision's pods may only run on nodes with a label none has yet: helm waits.
+    const run = await deploy({ image: { tag: '2.0.0' }, nodeSelector: { [label]: 'yes' } });
+    const [pid] = await eventually('helm upgrade waiting', async () => {
+      const status = JSON.parse(await helm('status', release, '-n', namespace, '-o', 'json'));
+      const pids = await helmProcesses('upgrade', release);
+      return status.info.status === 'pending-upgrade' && pids.length === 1 ? pids : undefined;
+    });
+    process.kill(pid, 'SIGKILL');
+    await kubectl('label', 'nodes', '--all', `${label}=yes`);
+
+    const outcome = (await run.result()) as ChartOutcome;
+    expect(outcome).toMatchObject({ action: 'upgraded', revision: 4 });
+    const history = JSON.parse(
+      await helm('history', release, '-n', namespace, '-o', 'json'),
+    ) as HelmRevision[];
+    expect(history.map((h) => [h.revision, h.status, h.description.replace(/=.*/, '=…')])).toEqual([
+      [1, 'superseded', 'armada-digest=…'],
+      // The killed upgrade: it never finished, and stays on record as it was left.
+      [2, 'pending-upgrade', 'Preparing upgrade'],
+      // The next attempt's recovery: back to the last revision that ran…
+      [3, 'superseded', 'Rollback to 1'],
+      // …then the upgrade again.
+      [4, 'deployed', 'armada-digest=…'],
+    ]);
+    const image = await kubectl(
+      'get',
+      'deployment',
+      release,
+      '-n',
+      namespace,
+      '-o',
+      'jsonpath={.spec.template.spec.containers[0].image}',
+    );
+    expect(image).toBe('registry.local/hello:2.0.0');
+    // The activity was attempted twice: the killed attempt and the one that recovered.
+    const upgrades = (await run.fetchHistory()).events?.filter(
+      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt === 2,
+    );
+    expect(upgrades).toHaveLength(1);
+  });
+});
