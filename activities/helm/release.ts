@@ -6,6 +6,9 @@ export interface ReleaseRef {
   namespace: string;
 }
 
+/** helm's own default `--timeout`: how long an operation given none may take. */
+export const HELM_DEFAULT_TIMEOUT_SECONDS = 300;
+
 /** armada writes `--description armada-digest=<sha256>` so it can tell an unchanged release. */
 export const DIGEST_PREFIX = 'armada-digest=';
 

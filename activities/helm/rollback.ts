@@ -1,6 +1,6 @@
 import { runHelm } from './exec';
-import { recoverInterruptedAttempt } from './recover';
-import type { ReleaseRef } from './release';
+import { prepareRetriedWrite } from './recover';
+import { HELM_DEFAULT_TIMEOUT_SECONDS, type ReleaseRef } from './release';
 
 export interface RollbackRequest extends ReleaseRef {
   revision: number;
@@ -14,7 +14,13 @@ export interface RollbackRequest extends ReleaseRef {
 
 /** Activity: `helm rollback` to a revision, waiting for it. Writes: one new Helm revision. */
 export async function helmRollback(req: RollbackRequest): Promise<void> {
-  await recoverInterruptedAttempt(req, req.timeoutSeconds);
+  const timeoutSeconds = req.timeoutSeconds ?? HELM_DEFAULT_TIMEOUT_SECONDS;
+  const retry = await prepareRetriedWrite(
+    req,
+    timeoutSeconds,
+    (o) => o.status === 'deployed' && o.description === `Rollback to ${req.revision}`,
+  );
+  if (!retry.proceed) return;
   await runHelm([
     'rollback',
     req.release,
@@ -23,7 +29,7 @@ export async function helmRollback(req: RollbackRequest): Promise<void> {
     req.namespace,
     '--wait=watcher',
     '--timeout',
-    `${req.timeoutSeconds ?? 300}s`,
+    `${timeoutSeconds}s`,
     ...(req.forceConflicts ? ['--force-conflicts'] : []),
   ]);
 }

@@ -39,5 +39,7 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
     status: current.status,
     digest: recordedDigest(history, current),
     lastDeployedRevision: lastDeployedRevision(history),
+    updated: current.updated,
+    description: current.description,
   };
 }

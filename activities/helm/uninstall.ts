@@ -1,5 +1,5 @@
 import { runHelm } from './exec';
-import type { ReleaseRef } from './release';
+import { HELM_DEFAULT_TIMEOUT_SECONDS, type ReleaseRef } from './release';
 
 /** Activity: `helm uninstall`, waiting for the resources to go. A missing release is not an error. */
 export async function helmUninstall(req: ReleaseRef & { timeoutSeconds?: number }): Promise<void> {
@@ -11,6 +11,6 @@ export async function helmUninstall(req: ReleaseRef & { timeoutSeconds?: number 
     '--ignore-not-found',
     '--wait=watcher',
     '--timeout',
-    `${req.timeoutSeconds ?? 300}s`,
+    `${req.timeoutSeconds ?? HELM_DEFAULT_TIMEOUT_SECONDS}s`,
   ]);
 }

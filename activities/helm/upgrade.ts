@@ -2,8 +2,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runHelm } from './exec';
-import { recoverInterruptedAttempt } from './recover';
-import { DIGEST_PREFIX, parseRelease, type ReleaseRef, type ReleaseStatus } from './release';
+import { prepareRetriedWrite } from './recover';
+import {
+  DIGEST_PREFIX,
+  HELM_DEFAULT_TIMEOUT_SECONDS,
+  parseRelease,
+  type ReleaseRef,
+  type ReleaseStatus,
+} from './release';
 
 export interface UpgradeRequest extends ReleaseRef {
   /** A chart reference helm understands: a local directory, a .tgz, repo/name or oci:// URL. */
@@ -40,11 +46,27 @@ export function upgradeArgs(req: UpgradeRequest, valuesFile: string): string[] {
 
 /**
  * Activity: installs or upgrades a release with the real helm CLI.
- * Writes: one Helm revision (a retry after an interrupted attempt: a recovery revision first,
- * see recoverInterruptedAttempt). Returns: the release as helm reports it.
+ * Writes: one Helm revision; a retry writes none when the interrupted attempt finished, and a
+ * recovery revision first when it left the release pending (see prepareRetriedWrite).
+ * Returns: the release as helm reports it.
  */
 export async function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
-  await recoverInterruptedAttempt(req, req.timeoutSeconds);
+  const retry = await prepareRetriedWrite(
+    req,
+    req.timeoutSeconds ?? HELM_DEFAULT_TIMEOUT_SECONDS,
+    (o) => o.status === 'deployed' && req.digest !== undefined && o.digest === req.digest,
+  );
+  if (!retry.proceed) {
+    const { stdout } = await runHelm([
+      'status',
+      req.release,
+      '--namespace',
+      req.namespace,
+      '--output',
+      'json',
+    ]);
+    return parseRelease(stdout);
+  }
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   try {
     const valuesFile = path.join(dir, 'values.json');

@@ -89,7 +89,9 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
     await new Promise((r) => stuck.on('close', r));
     expect(await pending()).toBe('pending-upgrade');
 
-    const outcome = await execute(run({ replicaCount: 2 }));
+    // Values that revision 2 did not have: after the recovery, an upgrade is still due. (With
+    // revision 2's own values, the rollback to 2 already is the wanted release: `unchanged`.)
+    const outcome = await execute(run({ replicaCount: 4 }));
     // A manifest rollback would restore revision 2, the last one that ran, not the pending 3.
     expect(outcome).toMatchObject({ action: 'upgraded', before: 2 });
     const history = JSON.parse(

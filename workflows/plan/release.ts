@@ -11,6 +11,9 @@ export interface ObservedRelease {
   digest?: string;
   /** The newest revision whose status is `deployed` or `superseded`, if any. */
   lastDeployedRevision?: number;
+  /** When helm last wrote the current revision (RFC 3339), and how it described it. */
+  updated?: string;
+  description?: string;
 }
 
 export type ReleaseState =
