@@ -12,6 +12,7 @@ import { startStubWorker, type BenchContext } from './context';
 import { mapLimit } from './history';
 import { mib } from './overhead';
 import { repo, startNode, tail, until, type BenchProcess } from './processes';
+import { WORKER_POLLING } from '../test/helpers/processes';
 import { histogramFigures, metricValue, scrape } from './prometheus';
 import { median, round, summarize } from './stats';
 
@@ -276,6 +277,6 @@ export async function startRealWorker(
     ARMADA_METRICS_PORT: '0',
     KUBECONFIG: ctx.kubeconfig,
   });
-  await worker.printed('worker: polling');
+  await worker.printed(WORKER_POLLING);
   return { taskQueue, process: worker, stop: () => worker.stop() };
 }

@@ -1,11 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { kinds, type KindName } from '../api/kinds';
 import type { RunMemo } from '../cli/runs';
+import { collectProcessMetrics } from '../worker/process-metrics';
 import { ACTIONS, parseKey } from './reconcile';
 import type { Change } from './watch';
+
+// The endpoint is shared with the worker; bridge code and tests import it from here too.
+export { serveMetrics } from '../worker/process-metrics';
 
 /** What reconcile reports (one call each, next to its log line): runs it starts, signals it sends. */
 export interface ReconcileMetrics {
@@ -156,60 +157,5 @@ export class BridgeMetrics implements ReconcileMetrics {
 
   setLeader(leading: boolean): void {
     this.leader.set(leading ? 1 : 0);
-  }
-}
-
-/**
- * prom-client's default metrics (process CPU, memory, file descriptors, event loop, heap, GC),
- * plus `process_max_resident_memory_bytes`, the peak RSS so far, which the default set lacks.
- */
-export function collectProcessMetrics(registry: Registry): void {
-  collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'process_max_resident_memory_bytes',
-    help: 'Peak resident memory size in bytes (getrusage maxrss).',
-    registers: [registry],
-    collect() {
-      // The kernel's high-water mark syncs per-thread counters lazily: never below the current size.
-      this.set(Math.max(process.resourceUsage().maxRSS * 1024, process.memoryUsage.rss()));
-    },
-  });
-}
-
-/**
- * Serves `GET /metrics` (the Prometheus text format) and `GET /healthz` (200 `ok`) on `port`,
- * every interface; 0 picks a free port. Resolves once listening, with the bound port;
- * rejects when the port cannot be bound.
- */
-export async function serveMetrics(
-  registry: Registry,
-  port: number,
-): Promise<{ server: Server; port: number }> {
-  const server = createServer((req, res) => void respond(registry, req, res));
-  server.listen(port);
-  await once(server, 'listening').catch((err: Error) => {
-    throw new Error(
-      `cannot serve metrics on port ${port} (${err.message}); set ARMADA_METRICS_PORT (0: any free port)`,
-      { cause: err },
-    );
-  });
-  return { server, port: (server.address() as AddressInfo).port };
-}
-
-async function respond(registry: Registry, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://metrics').pathname;
-  const reply = (status: number, body: string, contentType = 'text/plain; charset=utf-8') => {
-    res.writeHead(status, { 'Content-Type': contentType }).end(body);
-  };
-  if (path !== '/metrics' && path !== '/healthz') return reply(404, 'not found: try /metrics or /healthz\n');
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.setHeader('Allow', 'GET, HEAD');
-    return reply(405, `${req.method} not allowed\n`);
-  }
-  if (path === '/healthz') return reply(200, 'ok\n');
-  try {
-    reply(200, await registry.metrics(), registry.contentType);
-  } catch (err) {
-    reply(500, `cannot collect metrics: ${err instanceof Error ? err.message : String(err)}\n`);
   }
 }

@@ -1,11 +1,51 @@
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import * as activities from '../activities';
 import { loadConfig } from './config';
+import { coreLogFilter, jsonLogger, logLine } from './logger';
+import { WorkerMetrics } from './metrics';
+import { serveMetrics } from './process-metrics';
 import { nativeConnectionOptions } from './temporal-connection';
 import { createWorker } from './worker';
 
-/** The worker process: runs until SIGINT/SIGTERM, then finishes in-flight tasks and exits. */
+/**
+ * After the grace time, how much longer `run()` waits for cancelled activities to wind up (a
+ * helm child gets SIGTERM, then SIGKILL 5 s later: activities/process.ts) before it gives up.
+ */
+const FORCE_MARGIN_SECONDS = 15;
+
+/**
+ * The worker process: serves /metrics, /healthz and /readyz, logs JSON lines, and runs until
+ * SIGINT/SIGTERM.
+ *
+ * Shutdown: the signal turns /readyz to 503 at once (the worker leaves RUNNING) and the worker
+ * stops polling. Running activities get ARMADA_SHUTDOWN_GRACE_SECONDS to finish; then the SDK
+ * cancels them: runProcess kills the helm child (SIGTERM, then SIGKILL) and kube waits stop, so
+ * each attempt ends as failed and Temporal retries it on another worker. Waiting longer would
+ * hold a helm call (up to its --timeout) past Kubernetes' SIGKILL, which loses the attempt
+ * silently until its heartbeat times out; cancelling early would redo work needlessly. If
+ * cancelled activities still have not ended FORCE_MARGIN_SECONDS later, the process exits anyway.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const logger = jsonLogger(config.ARMADA_LOG_LEVEL);
+  const metrics = new WorkerMetrics(Object.keys(activities));
+  const runtime = Runtime.install({
+    logger,
+    // Signals are handled below, so that readiness and the log follow them.
+    shutdownSignals: [],
+    telemetryOptions: {
+      logging: { filter: coreLogFilter(config.ARMADA_LOG_LEVEL), forward: {} },
+      metrics: { buffer: metrics.sdk.buffer },
+    },
+  });
+  const draining = setInterval(() => metrics.sdk.drain(), 1_000).unref();
+
+  let worker: Worker | undefined;
+  const served = await serveMetrics(metrics.scrape, config.ARMADA_METRICS_PORT, {
+    ready: () => worker?.getState() === 'RUNNING',
+  });
+  logger.info('metrics listening', { port: served.port });
+
   const { address, namespace } = config.temporal;
   const connection = await NativeConnection.connect(nativeConnectionOptions(config.temporal)).catch(
     (err: unknown) => {
@@ -16,15 +56,37 @@ async function main(): Promise<void> {
     },
   );
   try {
-    const worker = await createWorker({ connection, namespace, taskQueue: config.ARMADA_TASK_QUEUE });
-    console.log(`worker: polling task queue ${config.ARMADA_TASK_QUEUE} on ${address}/${namespace}`);
-    await worker.run();
+    const graceSeconds = config.ARMADA_SHUTDOWN_GRACE_SECONDS;
+    worker = await createWorker({
+      connection,
+      namespace,
+      taskQueue: config.ARMADA_TASK_QUEUE,
+      activityInterceptors: [metrics.interceptor],
+      shutdownGraceTime: `${graceSeconds}s`,
+      shutdownForceTime: `${graceSeconds + FORCE_MARGIN_SECONDS}s`,
+    });
+    const running = worker;
+    const stop = (signal: NodeJS.Signals) => {
+      logger.info('shutting down', { signal, graceSeconds });
+      running.shutdown();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    logger.info('polling', { taskQueue: config.ARMADA_TASK_QUEUE, address, namespace });
+    await running.run();
+    logger.info('stopped');
   } finally {
+    clearInterval(draining);
+    served.server.close();
     await connection.close();
+    runtime.flushLogs();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(`worker: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(logLine({ level: 'ERROR', message: err instanceof Error ? err.message : String(err) }));
+    process.exit(1);
+  },
+);

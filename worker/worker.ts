@@ -1,4 +1,9 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Worker,
+  type ActivityInterceptorsFactory,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import * as activities from '../activities';
 
 export const DEFAULT_TASK_QUEUE = 'armada';
@@ -13,6 +18,12 @@ export interface ArmadaWorkerOptions {
   activities?: Partial<typeof activities>;
   /** See DEFAULT_STICKY_QUEUE_TIMEOUT. */
   stickyQueueTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
+  /** Activity interceptors (the worker process's metrics). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
+  /** After `shutdown()`, how long running activities may go on before they are cancelled (default 0). */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** After `shutdown()`, when `run()` gives up waiting and throws (default: never). */
+  shutdownForceTime?: WorkerOptions['shutdownForceTime'];
 }
 
 /**
@@ -31,6 +42,10 @@ export function createWorker(opts: ArmadaWorkerOptions): Promise<Worker> {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: opts.activities ?? activities,
     stickyQueueScheduleToStartTimeout: opts.stickyQueueTimeout ?? DEFAULT_STICKY_QUEUE_TIMEOUT,
+    interceptors: { activity: opts.activityInterceptors ?? [] },
+    // Absent, not undefined: the SDK's defaults would be overwritten by an undefined value.
+    ...(opts.shutdownGraceTime !== undefined && { shutdownGraceTime: opts.shutdownGraceTime }),
+    ...(opts.shutdownForceTime !== undefined && { shutdownForceTime: opts.shutdownForceTime }),
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),

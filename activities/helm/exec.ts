@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { runProcess } from '../process';
 import { toolPath } from '../tools';
+import { kubeconfigEnv } from '../kube/client';
 import { NonRetryable } from '../../workflows/failures';
 import { helmFailure } from './errors';
 
@@ -17,13 +18,14 @@ function tail(text: string): string {
 }
 
 /**
- * Runs the real `helm` CLI (heartbeating, killed on cancellation: see runProcess). A non-zero
- * exit becomes a classified ApplicationFailure carrying helm's last lines.
+ * Runs the real `helm` CLI (heartbeating, killed on cancellation: see runProcess) against the
+ * product's cluster (`ARMADA_KUBECONFIG`: see kubeconfigEnv). A non-zero exit becomes a
+ * classified ApplicationFailure carrying helm's last lines.
  */
 export async function runHelm(args: readonly string[]): Promise<HelmResult> {
   let result;
   try {
-    result = await runProcess(toolPath('helm'), args);
+    result = await runProcess(toolPath('helm'), args, { env: kubeconfigEnv() });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
     throw ApplicationFailure.nonRetryable(

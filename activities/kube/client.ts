@@ -13,15 +13,37 @@ import { NonRetryable } from '../../workflows/failures';
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 
 /**
- * The kubeconfig every activity talks to the cluster with: `loadFromDefault()`, so `KUBECONFIG`
- * when set, else `~/.kube/config`, else the in-cluster service account. Loaded once and reused;
- * loaded again only when `KUBECONFIG` itself changes (tests point one process at another user).
+ * The one place that decides which kubeconfig the product uses: `ARMADA_KUBECONFIG` when set
+ * (e.g. a ServiceAccount's, while `KUBECONFIG` stays a person's own), else undefined, meaning
+ * the usual resolution: `KUBECONFIG`, else `~/.kube/config`, else the in-cluster ServiceAccount.
+ * The Kubernetes client (`kubeConfig()`) and every helm call (`kubeconfigEnv()`) follow it.
+ */
+export function armadaKubeconfig(): string | undefined {
+  return process.env.ARMADA_KUBECONFIG || undefined;
+}
+
+/**
+ * The environment of a helm child process: the worker's own, with `KUBECONFIG` pointing at
+ * `ARMADA_KUBECONFIG` when that is set, so helm talks to the cluster as the Kubernetes client does.
+ */
+export function kubeconfigEnv(): NodeJS.ProcessEnv {
+  const file = armadaKubeconfig();
+  return file ? { ...process.env, KUBECONFIG: file } : process.env;
+}
+
+/**
+ * The kubeconfig every activity (and the bridge) talks to the cluster with: the file
+ * `ARMADA_KUBECONFIG` names, else `loadFromDefault()` (`KUBECONFIG` when set, else
+ * `~/.kube/config`, else the in-cluster ServiceAccount). Loaded once and reused; loaded again
+ * only when the variable it came from changes (tests point one process at another user).
  */
 export function kubeConfig(): KubeConfig {
-  const source = process.env.KUBECONFIG;
+  const file = armadaKubeconfig();
+  const source = file ?? process.env.KUBECONFIG;
   if (!cached || cached.source !== source) {
     const config = new KubeConfig();
-    config.loadFromDefault();
+    if (file) config.loadFromFile(file);
+    else config.loadFromDefault();
     cached = { source, config };
   }
   return cached.config;

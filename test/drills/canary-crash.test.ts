@@ -6,7 +6,7 @@ import type { DeployerOutcome } from '../../workflows/deployer';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
-import { startProcess, type ProductProcess } from '../helpers/processes';
+import { WORKER_POLLING, startProcess, type ProductProcess } from '../helpers/processes';
 
 const HOLD_SECONDS = 10;
 
@@ -15,7 +15,7 @@ type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory'
 /** The worker as production runs it, a process of its own so the drill can SIGKILL it. */
 async function startWorker(taskQueue: string): Promise<ProductProcess> {
   const worker = startProcess('dist/worker/main.js', { ARMADA_TASK_QUEUE: taskQueue });
-  await worker.printed('worker: polling');
+  await worker.printed(WORKER_POLLING);
   return worker;
 }
 

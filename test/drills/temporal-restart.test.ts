@@ -11,7 +11,13 @@ import { objectWorkflowId } from '../../workflows/plan/names';
 import { searchAttributes } from '../../workflows/search-attributes';
 import { helm, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
-import { eventually, spawnCaptured, startProcess, type ProductProcess } from '../helpers/processes';
+import {
+  WORKER_POLLING,
+  eventually,
+  spawnCaptured,
+  startProcess,
+  type ProductProcess,
+} from '../helpers/processes';
 import { freePort } from '../helpers/temporal';
 
 const repo = path.resolve(__dirname, '../..');
@@ -82,7 +88,7 @@ describe('drill: Temporal server killed and restarted mid-deploy', () => {
     };
     server = await startServer();
     worker = startProcess('dist/worker/main.js', { TEMPORAL_ADDRESS: address, ARMADA_TASK_QUEUE: taskQueue });
-    await worker.printed('worker: polling');
+    await worker.printed(WORKER_POLLING);
 
     const file = path.join(dir, 'manifest.yaml');
     const manifest = (await readFile(path.join(repo, 'examples/sequenced-manifest.yaml'), 'utf8'))

@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { kubeApi } from '../../activities/kube/client';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 
@@ -232,5 +233,30 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
       'armadacharts.armada.airshipit.org',
     );
+  });
+});
+
+describe("the suite's product processes run as the chart's ServiceAccounts (global-setup.ts)", () => {
+  const worker = process.env.ARMADA_TEST_WORKER_KUBECONFIG;
+
+  it("the worker's kubeconfig, in this process too, is the worker ServiceAccount's", async () => {
+    expect(worker).toBeDefined();
+    // The in-process workers and the activities tests call directly read ARMADA_KUBECONFIG.
+    expect(process.env.ARMADA_KUBECONFIG).toBe(worker);
+    const review = JSON.parse(await kubectl('--kubeconfig', worker!, 'auth', 'whoami', '--output', 'json'));
+    expect(review.status.userInfo.username).toMatch(
+      /^system:serviceaccount:armada-system:armada-[0-9a-f]{8}-armada-temporal-worker$/,
+    );
+  });
+
+  it("the product's own client may not delete a Namespace", async () => {
+    const victim = uniqueName('operator-victim');
+    await kubectl('create', 'namespace', victim);
+    try {
+      await expect(kubeApi(CoreV1Api).deleteNamespace({ name: victim })).rejects.toMatchObject({ code: 403 });
+      expect(await kubectl('get', 'namespace', victim, '--output', 'name')).toBe(`namespace/${victim}\n`);
+    } finally {
+      await kubectl('delete', 'namespace', victim, '--wait=false');
+    }
   });
 });

@@ -254,8 +254,10 @@ describe('waitForResources on the real sandbox cluster', () => {
         'current-context': 'nobody',
       }),
     );
-    const previous = process.env.KUBECONFIG;
-    process.env.KUBECONFIG = file;
+    // The product reads ARMADA_KUBECONFIG first (the suite points it at the worker's
+    // ServiceAccount): point it at nobody instead.
+    const previous = process.env.ARMADA_KUBECONFIG;
+    process.env.ARMADA_KUBECONFIG = file;
     try {
       const failure = await failureOf({ release: 'web', namespace, timeoutSeconds: 30 });
       expect(failure.type).toBe('Forbidden');
@@ -264,7 +266,8 @@ describe('waitForResources on the real sandbox cluster', () => {
         /HTTP 403: (jobs\.batch|pods) is forbidden: User "system:serviceaccount:.*:nobody" cannot list/,
       );
     } finally {
-      process.env.KUBECONFIG = previous;
+      if (previous === undefined) delete process.env.ARMADA_KUBECONFIG;
+      else process.env.ARMADA_KUBECONFIG = previous;
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -14,6 +14,10 @@ function required(name: string): string {
   return value;
 }
 
+/**
+ * The sandbox's admin kubeconfig (KUBECONFIG), for the tests' own setup and checks. Never
+ * ARMADA_KUBECONFIG: that is the product's, a ServiceAccount's (global-setup.ts installRbac).
+ */
 export function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(required('KUBECONFIG'));

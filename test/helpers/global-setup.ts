@@ -1,15 +1,34 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { toolPath } from '../../activities/tools';
 import { startTemporal } from './temporal';
+
+const repo = path.resolve(__dirname, '../..');
+const run = promisify(execFile);
+
+/** Where the suite installs the operator chart's RBAC (one release per run, see installRbac). */
+const RBAC_NAMESPACE = 'armada-system';
+/** Longer than any run of the suite; the tokens are the suite's own, never reused. */
+const TOKEN_DURATION = '4h';
+
+/** What globalTeardown removes. */
+export interface SuiteRbac {
+  release: string;
+  namespace: string;
+  /** Holds the kubeconfigs with the ServiceAccounts' tokens. */
+  dir: string;
+}
 
 /**
  * Once per test run: one Temporal dev server and one workflow bundle, shared by every test file
  * through the environment (TEMPORAL_ADDRESS, ARMADA_TEST_TEMPORAL_UI, ARMADA_TEST_WORKFLOW_BUNDLE),
- * and dist/ compiled.
+ * dist/ compiled, and, when there is a cluster (KUBECONFIG), the operator chart's RBAC with a
+ * kubeconfig per ServiceAccount (installRbac).
  */
 export default async function globalSetup(): Promise<void> {
   const { env, uiUrl } = await startTemporal();
@@ -27,11 +46,93 @@ export default async function globalSetup(): Promise<void> {
 
   // Tests that run the worker or the bridge as processes (crash drills, the bridge) run dist/,
   // compiled once here so that no two test files write it at the same time.
-  await promisify(execFile)(
-    process.execPath,
-    [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'],
-    {
-      cwd: path.resolve(__dirname, '../..'),
-    },
+  await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: repo });
+
+  if (process.env.KUBECONFIG) await installRbac(process.env.KUBECONFIG);
+}
+
+/**
+ * The product runs with the operator chart's ServiceAccounts, as it does when installed, so a
+ * rule missing from deploy/chart/templates/rbac-*.yaml fails a test; the tests themselves keep
+ * the sandbox's admin kubeconfig (KUBECONFIG) for their own setup and checks.
+ *
+ * Installs deploy/chart with no worker or bridge pods (replicas 0) and without CRDs (the tests
+ * install them from deploy/crds/), as a release of its own per run, so runs that share the
+ * sandbox never upgrade each other's RBAC. Exports, for every test file:
+ * - ARMADA_KUBECONFIG: the worker's kubeconfig. The in-process workers and the activities the
+ *   tests call directly run the worker's code in the Jest process, which reads this.
+ * - ARMADA_TEST_WORKER_KUBECONFIG, ARMADA_TEST_BRIDGE_KUBECONFIG: what startProcess
+ *   (processes.ts) hands dist/worker/main.js and dist/bridge/main.js as their ARMADA_KUBECONFIG.
+ * - ARMADA_TEST_BRIDGE_SERVICEACCOUNT (namespace:name), ARMADA_TEST_BRIDGE_LEASE_ROLE: the
+ *   chart grants the Lease in its release's namespace only, but each test's bridge keeps its
+ *   Lease in the test's own namespace; startProcess binds the chart's Lease ClusterRole there,
+ *   as an operator moving the Lease would (see rbac-bridge.yaml).
+ */
+async function installRbac(adminKubeconfig: string): Promise<void> {
+  const release = `armada-${randomUUID().slice(0, 8)}`;
+  const namespace = RBAC_NAMESPACE;
+  const fullname = `${release}-armada-temporal`;
+  const dir = await mkdtemp(path.join(tmpdir(), 'armada-rbac-'));
+  (globalThis as { __armadaRbac__?: SuiteRbac }).__armadaRbac__ = { release, namespace, dir };
+  const env = { ...process.env, KUBECONFIG: adminKubeconfig };
+  const tool = async (name: string, ...args: string[]) =>
+    (await run(toolPath(name), args, { cwd: repo, env })).stdout;
+
+  await tool(
+    'helm',
+    'install',
+    release,
+    'deploy/chart',
+    '--namespace',
+    namespace,
+    '--create-namespace',
+    '--skip-crds',
+    '--set',
+    'worker.replicas=0',
+    '--set',
+    'bridge.replicas=0',
+    '--wait',
+    '--timeout',
+    '60s',
   );
+
+  const admin = JSON.parse(
+    await tool('kubectl', 'config', 'view', '--flatten', '--minify', '--output', 'json'),
+  ) as {
+    clusters: { cluster: Record<string, unknown> }[];
+  };
+  const server = admin.clusters[0]?.cluster;
+  if (!server) throw new Error(`${adminKubeconfig} names no cluster`);
+  const kubeconfigOf = async (component: 'worker' | 'bridge'): Promise<string> => {
+    const serviceAccount = `${fullname}-${component}`;
+    const token = (
+      await tool(
+        'kubectl',
+        'create',
+        'token',
+        serviceAccount,
+        '-n',
+        namespace,
+        `--duration=${TOKEN_DURATION}`,
+      )
+    ).trim();
+    const file = path.join(dir, `${component}.kubeconfig`);
+    const config = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'sandbox', cluster: server }],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: serviceAccount, context: { cluster: 'sandbox', user: serviceAccount } }],
+      'current-context': serviceAccount,
+    };
+    await writeFile(file, JSON.stringify(config), { mode: 0o600 });
+    return file;
+  };
+  const worker = await kubeconfigOf('worker');
+  const bridge = await kubeconfigOf('bridge');
+  process.env.ARMADA_KUBECONFIG = worker;
+  process.env.ARMADA_TEST_WORKER_KUBECONFIG = worker;
+  process.env.ARMADA_TEST_BRIDGE_KUBECONFIG = bridge;
+  process.env.ARMADA_TEST_BRIDGE_SERVICEACCOUNT = `${namespace}:${fullname}-bridge`;
+  process.env.ARMADA_TEST_BRIDGE_LEASE_ROLE = `${fullname}-bridge-lease`;
 }

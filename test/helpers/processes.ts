@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
+import { toolPath } from '../../activities/tools';
 
 /** The repository root, from test/helpers/ or from dist/test/helpers/ (the benchmarks run compiled). */
 const repo = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..');
@@ -62,10 +63,56 @@ export function spawnCaptured(command: string, args: string[], env: NodeJS.Proce
  * the global setup) with extra environment, as production runs it, so a test can kill it. Its
  * metrics are served on a free port (ARMADA_METRICS_PORT=0, unless `env` says otherwise), so
  * processes of parallel test files never contend for one; it logs the port (`metrics listening`).
+ * It runs as the operator chart's ServiceAccount for it (see runAs).
  */
 export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductProcess {
-  return spawnCaptured(process.execPath, [script], { ARMADA_METRICS_PORT: '0', ...env });
+  return spawnCaptured(process.execPath, [script], {
+    ARMADA_METRICS_PORT: '0',
+    ...runAs(script, env),
+    ...env,
+  });
 }
+
+/**
+ * The worker's or the bridge's ServiceAccount as the process's ARMADA_KUBECONFIG, from the
+ * kubeconfigs the global setup wrote (global-setup.ts installRbac); for a bridge, the chart's
+ * Lease ClusterRole is first bound in the namespace of its Lease (ARMADA_LEASE_NAMESPACE), which
+ * in tests is the test's own namespace and not the chart's release namespace. Nothing when the
+ * setup installed no RBAC (no cluster; the benchmarks).
+ */
+function runAs(script: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const component = path.basename(path.dirname(script)); // dist/bridge/main.js: bridge
+  const kubeconfig = process.env[`ARMADA_TEST_${component.toUpperCase()}_KUBECONFIG`];
+  if (!kubeconfig) return {};
+  if (component === 'bridge') grantLease(env.ARMADA_LEASE_NAMESPACE ?? 'default');
+  return { ARMADA_KUBECONFIG: kubeconfig };
+}
+
+/**
+ * A RoleBinding of the chart's Lease ClusterRole to the bridge's ServiceAccount in `namespace`
+ * (kubectl apply with the admin KUBECONFIG: idempotent, so several bridges may ask). Synchronous,
+ * so the bridge never starts before it may take its Lease.
+ */
+function grantLease(namespace: string): void {
+  const [saNamespace, saName] = (process.env.ARMADA_TEST_BRIDGE_SERVICEACCOUNT ?? '').split(':');
+  const role = process.env.ARMADA_TEST_BRIDGE_LEASE_ROLE;
+  if (!saNamespace || !saName || !role) throw new Error('the global setup exported no bridge ServiceAccount');
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: role, namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ kind: 'ServiceAccount', name: saName, namespace: saNamespace }],
+  };
+  execFileSync(toolPath('kubectl'), ['apply', '-f', '-'], {
+    cwd: repo,
+    input: JSON.stringify(binding),
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+}
+
+/** What the worker process prints (a JSON log line) once it polls its task queue. */
+export const WORKER_POLLING = '"message":"polling"';
 
 /** The bridge process, watching `namespace` alone and holding its leader Lease there. */
 export function startBridge(namespace: string, env: NodeJS.ProcessEnv): ProductProcess {

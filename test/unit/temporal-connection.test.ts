@@ -301,7 +301,13 @@ describe('the processes', () => {
     const env = { ...none(), TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_API_KEY: 'k' };
     const expected = { address: 'temporal:7233', namespace: 'default', apiKey: 'k', tls: {} };
     const worker = loadWorkerConfig(env);
-    expect(worker).toEqual({ ARMADA_TASK_QUEUE: 'armada', temporal: expected });
+    expect(worker).toEqual({
+      ARMADA_TASK_QUEUE: 'armada',
+      ARMADA_METRICS_PORT: 9465,
+      ARMADA_LOG_LEVEL: 'info',
+      ARMADA_SHUTDOWN_GRACE_SECONDS: 30,
+      temporal: expected,
+    });
     const bridge = loadBridgeConfig(env);
     expect(bridge.temporal).toEqual(expected);
     expect(Object.keys(bridge).filter((name) => name.startsWith('TEMPORAL_'))).toEqual([]);
