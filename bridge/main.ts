@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { kinds, type KindName } from '../api/kinds';
 import { apiMessage, kubeConfig } from '../activities/kube/client';
 import { clientConnectionOptions } from '../worker/temporal-connection';
+import { loadDataConverter } from '../worker/codec';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
       );
     },
   );
-  const client = new Client({ connection, namespace });
+  const client = new Client({ connection, namespace, dataConverter: loadDataConverter() });
   const kc = kubeConfig();
   const following = new Set<string>();
 

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { connect as tcpConnect } from 'node:net';
+import { loadDataConverter } from '../worker/codec';
 import { clientConnectionOptions, loadTemporalConnection } from '../worker/temporal-connection';
 
 /**
@@ -71,5 +72,8 @@ export async function connect(): Promise<{ client: Client; close: () => Promise<
       { cause: err },
     );
   }
-  return { client: new Client({ connection, namespace }), close: () => connection.close() };
+  return {
+    client: new Client({ connection, namespace, dataConverter: loadDataConverter() }),
+    close: () => connection.close(),
+  };
 }

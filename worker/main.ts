@@ -5,6 +5,7 @@ import { coreLogFilter, jsonLogger, logLine } from './logger';
 import { WorkerMetrics } from './metrics';
 import { serveMetrics } from './process-metrics';
 import { nativeConnectionOptions } from './temporal-connection';
+import { dataConverterFor, loadKeys } from './codec';
 import { createWorker } from './worker';
 
 /**
@@ -28,6 +29,11 @@ const FORCE_MARGIN_SECONDS = 15;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = jsonLogger(config.ARMADA_LOG_LEVEL);
+  const keys = loadKeys();
+  const dataConverter = dataConverterFor(keys);
+  logger.info(keys.length ? 'payload encryption on' : 'payload encryption off: no ARMADA_ENCRYPTION_KEYS', {
+    keys: keys.map((k) => k.id),
+  });
   const metrics = new WorkerMetrics(Object.keys(activities));
   const runtime = Runtime.install({
     logger,
@@ -64,6 +70,7 @@ async function main(): Promise<void> {
       activityInterceptors: [metrics.interceptor],
       shutdownGraceTime: `${graceSeconds}s`,
       shutdownForceTime: `${graceSeconds + FORCE_MARGIN_SECONDS}s`,
+      dataConverter,
     });
     const running = worker;
     const stop = (signal: NodeJS.Signals) => {

@@ -24,6 +24,8 @@ export interface ArmadaWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** After `shutdown()`, when `run()` gives up waiting and throws (default: never). */
   shutdownForceTime?: WorkerOptions['shutdownForceTime'];
+  /** Payload encryption (worker/codec.ts), when keys are configured. */
+  dataConverter?: WorkerOptions['dataConverter'];
 }
 
 /**
@@ -46,6 +48,7 @@ export function createWorker(opts: ArmadaWorkerOptions): Promise<Worker> {
     // Absent, not undefined: the SDK's defaults would be overwritten by an undefined value.
     ...(opts.shutdownGraceTime !== undefined && { shutdownGraceTime: opts.shutdownGraceTime }),
     ...(opts.shutdownForceTime !== undefined && { shutdownForceTime: opts.shutdownForceTime }),
+    ...(opts.dataConverter && { dataConverter: opts.dataConverter }),
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),

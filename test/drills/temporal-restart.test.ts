@@ -8,17 +8,10 @@ import { toolPath } from '../../activities/tools';
 import type { ManifestOutcome } from '../../workflows/manifest';
 import { progressQuery } from '../../workflows/messages';
 import { objectWorkflowId } from '../../workflows/plan/names';
-import { searchAttributes } from '../../workflows/search-attributes';
 import { helm, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
-import {
-  WORKER_POLLING,
-  eventually,
-  spawnCaptured,
-  startProcess,
-  type ProductProcess,
-} from '../helpers/processes';
-import { freePort } from '../helpers/temporal';
+import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+import { freePort, startDevServer } from '../helpers/temporal';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -53,40 +46,10 @@ describe('drill: Temporal server killed and restarted mid-deploy', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'armada-trestart-'));
     const port = await freePort();
     const address = `127.0.0.1:${port}`;
-    const startServer = async () => {
-      const started = spawnCaptured(
-        toolPath('temporal'),
-        [
-          'server',
-          'start-dev',
-          '--ip',
-          '127.0.0.1',
-          '--port',
-          String(port),
-          '--headless',
-          '--db-filename',
-          path.join(dir, 'temporal.db'),
-          '--log-level',
-          'error',
-          ...searchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
-        ],
-        {},
-      );
-      await eventually(
-        'the dev server serving',
-        () =>
-          promisify(execFile)(toolPath('temporal'), [
-            'operator',
-            'cluster',
-            'health',
-            '--address',
-            address,
-          ]).then(({ stdout }) => (stdout.includes('SERVING') ? true : undefined)),
-        { process: started, timeoutMs: 60_000 },
-      );
-      return started;
-    };
-    server = await startServer();
+    const dbFile = path.join(dir, 'temporal.db');
+    const startServer = () => startDevServer(port, dbFile);
+    const first = await startServer();
+    server = first;
     worker = startProcess('dist/worker/main.js', { TEMPORAL_ADDRESS: address, ARMADA_TASK_QUEUE: taskQueue });
     await worker.printed(WORKER_POLLING);
 
@@ -108,7 +71,7 @@ describe('drill: Temporal server killed and restarted mid-deploy', () => {
     };
     await eventually('the run waiting at its gate', waitingAtGate, { process: worker });
 
-    await server.stop('SIGKILL');
+    await first.stop('SIGKILL');
     await expect(
       promisify(execFile)(toolPath('temporal'), ['operator', 'cluster', 'health', '--address', address]),
     ).rejects.toThrow();

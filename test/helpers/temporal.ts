@@ -1,7 +1,10 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
+import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
 import { searchAttributes } from '../../workflows/search-attributes';
+import { eventually, spawnCaptured, type ProductProcess } from './processes';
 
 /** A running dev server and the address of its web UI. */
 export interface TestTemporal {
@@ -38,4 +41,37 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A dev server of a test's own, as a process it can kill, keeping its state in `dbFile` (so a
+ * restart on the same file finds the runs again), with the project's search attributes;
+ * resolves once it serves.
+ */
+export async function startDevServer(port: number, dbFile: string): Promise<ProductProcess> {
+  const address = `127.0.0.1:${port}`;
+  const server = spawnCaptured(
+    toolPath('temporal'),
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--headless',
+      '--db-filename',
+      dbFile,
+      '--log-level',
+      'error',
+      ...searchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
+    ],
+    {},
+  );
+  const health = () =>
+    promisify(execFile)(toolPath('temporal'), ['operator', 'cluster', 'health', '--address', address]).then(
+      ({ stdout }) => (stdout.includes('SERVING') ? true : undefined),
+    );
+  await eventually('the dev server serving', health, { process: server, timeoutMs: 60_000 });
+  return server;
 }

@@ -1,0 +1,125 @@
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AesGcmCodec, loadKeys } from './codec';
+
+/** A payload as the Temporal UI and CLI send it to a codec server: proto3 JSON, bytes in base64. */
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
+}
+
+const fromJson = (p: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+  ),
+  data: Buffer.from(p.data ?? '', 'base64'),
+});
+
+const toJson = (p: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [
+      k,
+      Buffer.from(v ?? new Uint8Array()).toString('base64'),
+    ]),
+  ),
+  data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+});
+
+export interface CodecServerOptions {
+  codec: PayloadCodec;
+  /** The one origin allowed to call from a browser (the Temporal UI's). */
+  corsOrigin: string;
+  /** When set, every request needs `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The codec server the Temporal UI (Settings → Codec Server, or the UI server's
+ * `TEMPORAL_CODEC_ENDPOINT`) and `temporal workflow show --codec-endpoint` call to show
+ * payloads decrypted: POST /decode and /encode with `{ payloads: [...] }`. Anyone who can reach
+ * it with the token can read every payload: run it where only those allowed can.
+ */
+export function codecServer(opts: CodecServerOptions): Server {
+  const cors = {
+    'Access-Control-Allow-Origin': opts.corsOrigin,
+    'Access-Control-Allow-Methods': 'POST, OPTIONS',
+    'Access-Control-Allow-Headers': 'Content-Type, Authorization, X-Namespace',
+    'Access-Control-Allow-Credentials': 'true',
+    Vary: 'Origin',
+  };
+  const reply = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { ...cors, 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      res.end();
+      return;
+    }
+    const action = req.url?.split('?')[0];
+    if (req.method !== 'POST' || (action !== '/decode' && action !== '/encode'))
+      return reply(res, 404, { message: 'POST /decode or /encode' });
+    if (opts.token && req.headers.authorization !== `Bearer ${opts.token}`)
+      return reply(res, 401, { message: 'a bearer token is required' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) req.destroy();
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      void (async () => {
+        try {
+          const { payloads } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            payloads?: JsonPayload[];
+          };
+          if (!Array.isArray(payloads))
+            return reply(res, 400, { message: 'the body must be { "payloads": [...] }' });
+          const coded =
+            action === '/decode'
+              ? await opts.codec.decode(payloads.map(fromJson))
+              : await opts.codec.encode(payloads.map(fromJson));
+          reply(res, 200, { payloads: coded.map(toJson) });
+        } catch (err) {
+          reply(res, 400, { message: (err as Error).message });
+        }
+      })();
+    });
+  });
+}
+
+/** `npm run codec-server`: serves the configured keys on ARMADA_CODEC_PORT (default 8888). */
+async function main(): Promise<void> {
+  const keys = loadKeys();
+  if (keys.length === 0)
+    throw new Error('no keys: set ARMADA_ENCRYPTION_KEYS or ARMADA_ENCRYPTION_KEYS_FILE');
+  const port = Number(process.env.ARMADA_CODEC_PORT || 8888);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`ARMADA_CODEC_PORT must be a port number, not "${process.env.ARMADA_CODEC_PORT}"`);
+  const server = codecServer({
+    codec: new AesGcmCodec(keys),
+    corsOrigin: process.env.ARMADA_CODEC_CORS_ORIGIN || 'http://localhost:8233',
+    token: process.env.ARMADA_CODEC_TOKEN || undefined,
+  });
+  server.listen(port, () => {
+    const { port: listening } = server.address() as AddressInfo;
+    console.log(
+      JSON.stringify({ level: 'info', component: 'codec-server', message: 'listening', port: listening }),
+    );
+  });
+  const stop = () => server.close(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(`codec-server: ${(err as Error).message}`);
+    process.exit(1);
+  });
+}
