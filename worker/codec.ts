@@ -125,6 +125,7 @@ export function loadKeys(env: NodeJS.ProcessEnv = process.env): EncryptionKey[] 
     } catch (err) {
       throw new Error(
         `invalid configuration:\nARMADA_ENCRYPTION_KEYS_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code})`,
+        { cause: err },
       );
     }
     for (const key of parseKeys(contents, 'ARMADA_ENCRYPTION_KEYS_FILE')) {

@@ -2,7 +2,13 @@ import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@
 import net from 'node:net';
 import { API_VERSION, GROUP, VERSION } from '../../api/common';
 import { kinds } from '../../api/kinds';
-import { ObjectWatch, armadaResource, type ArmadaObject, type Change, type WatchOptions } from '../../bridge/watch';
+import {
+  ObjectWatch,
+  armadaResource,
+  type ArmadaObject,
+  type Change,
+  type WatchOptions,
+} from '../../bridge/watch';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 
