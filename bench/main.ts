@@ -11,6 +11,7 @@ import type { BenchContext } from './context';
 import { runHelmLoop } from './helm-loop';
 import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
+import { runProfile } from './profile';
 import { repo } from './processes';
 import {
   BENCHMARKS,
@@ -43,6 +44,7 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
       sizes: (s) => s.helm,
       run: (ctx, s) => runHelmLoop(ctx, s.helm),
     },
+    5: { title: 'profile and improve', sizes: (s) => s.overhead, run: runProfile },
   };
 
 /**
@@ -79,7 +81,7 @@ async function main(): Promise<number> {
       kubeconfig: process.env.KUBECONFIG,
       log,
     };
-    for (const n of [1, 2, 3, 4] as const) {
+    for (const n of [1, 2, 3, 4, 5] as const) {
       if (!selected.has(n)) continue;
       const runner = runners[n];
       log(`\nbench ${n}: ${runner.title}`);

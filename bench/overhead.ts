@@ -133,8 +133,9 @@ async function measureRun(ctx: BenchContext, workflowId: string): Promise<RunFig
 export async function runOverhead(
   ctx: BenchContext,
   sizes: Sizes['overhead'],
+  workerEnv: NodeJS.ProcessEnv = {},
 ): Promise<Record<string, unknown>> {
-  const worker = await startStubWorker(ctx, 'helm');
+  const worker = await startStubWorker(ctx, 'helm', workerEnv);
   try {
     const id = randomUUID().slice(0, 6);
     // Warm-up, not measured: the worker's first workflows load the bundle into fresh isolates.

@@ -23,12 +23,15 @@ export interface BenchProcess {
 
 /**
  * Runs a command from the repository root with extra environment (a compiled script:
- * `node dist/...js`, or a shell script). `BENCH_NODE_ARGS` (e.g. `--cpu-prof`) is passed to
- * `node` scripts, so a profile of the worker or the bridge can be taken during a benchmark.
+ * `node dist/...js`, or a shell script). `BENCH_NODE_ARGS` (e.g. `--cpu-prof`; from `env`, else
+ * the environment) is passed to `node` scripts, so a profile of the worker or the bridge can be
+ * taken during a benchmark.
  */
 export function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv = {}): BenchProcess {
   const nodeArgs =
-    command === process.execPath ? (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
+    command === process.execPath
+      ? (env.BENCH_NODE_ARGS ?? process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
+      : [];
   const captured = spawnCaptured(command, [...nodeArgs, ...args], env);
   const { child } = captured;
   const running = () => child.exitCode === null && child.signalCode === null;

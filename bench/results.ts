@@ -24,6 +24,7 @@ export const BENCHMARKS = {
   2: 'bridge',
   3: 'concurrency',
   4: 'helmLoop',
+  5: 'profile',
 } as const;
 export type BenchmarkKey = (typeof BENCHMARKS)[keyof typeof BENCHMARKS];
 
@@ -155,6 +156,26 @@ export function summaryRows(results: Results): string[][] {
         met(v.target),
       ]);
     }
+  }
+  const five = b.profile?.figures;
+  if (five) {
+    rows.push([
+      '5 profile',
+      'group transition p50: before / after the fix',
+      `${ms(get(five, 'groupTransitionP50Ms', 'beforeFix'))} / ${ms(get(five, 'groupTransitionP50Ms', 'afterFix'))}`,
+      '',
+      '',
+    ]);
+    const top = (
+      get(five, 'workerProfile', 'functions') as { function: string; percent: number }[] | undefined
+    )?.[0];
+    rows.push([
+      '5 profile',
+      'worker CPU, top function',
+      top ? `${top.function} (${top.percent} %)` : '—',
+      '',
+      '',
+    ]);
   }
   for (const [key, result] of Object.entries(b))
     if (result?.error) rows.push([key, 'failed', result.error.split('\n')[0], '', '']);

@@ -1,4 +1,5 @@
 import { histogramQuantile, median, percentile, ratio, summarize } from '../../bench/stats';
+import { selfTimes } from '../../bench/profile';
 import { parsePrometheus, histogramFigures } from '../../bench/prometheus';
 
 describe('percentile (linear between closest ranks, as numpy and R by default)', () => {
@@ -133,6 +134,31 @@ describe('parsePrometheus and histogramFigures', () => {
       p50: 0.05,
       p95: 0.095,
       p99: 0.099,
+    });
+  });
+});
+
+describe('selfTimes', () => {
+  it('charges each sample’s interval to the function it landed in, largest first', () => {
+    const frame = (functionName: string, url = '') => ({ functionName, url, lineNumber: 9 });
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: frame('(idle)') },
+        { id: 2, callFrame: frame('encode', 'file:///app/dist/worker/codec.js') },
+        { id: 3, callFrame: frame('') },
+      ],
+      samples: [1, 2, 2, 3, 1],
+      timeDeltas: [1000, 2000, 3000, 500, 3500],
+      startTime: 0,
+      endTime: 10_000,
+    };
+    expect(selfTimes(profile)).toEqual({
+      totalMs: 10,
+      functions: [
+        { function: '(idle)', ms: 4.5, percent: 45 },
+        { function: 'encode codec.js:10', ms: 5, percent: 50 },
+        { function: '(anonymous)', ms: 0.5, percent: 5 },
+      ].sort((a, b) => b.ms - a.ms),
     });
   });
 });
