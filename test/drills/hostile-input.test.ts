@@ -1,29 +1,9 @@
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
-import { GROUP, VERSION } from '../../api/common';
 import { kinds, type KindName } from '../../api/kinds';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
-import { crossObjectCases, goodManifest, hostileDocuments, type Doc } from '../fixtures/hostile';
-import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { crossObjectCases, goodManifest, hostileDocuments } from '../fixtures/hostile';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { createObject, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
-
-/** Creates an object as `kubectl create` would: null when stored, else the API server's message. */
-async function create(doc: Doc, namespace: string): Promise<string | null> {
-  try {
-    await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: kinds[doc.kind].plural,
-      body: doc,
-      fieldValidation: 'Strict',
-    });
-    return null;
-  } catch (err) {
-    if (!(err instanceof ApiException)) throw err;
-    return typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
-  }
-}
 
 type Condition = { type: string; status: string; message: string };
 
@@ -78,7 +58,7 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
 
   it('each is refused at apply or marked Invalid naming the problem; no workflow starts; the good release keeps its revision', async () => {
     const started = Date.now();
-    for (const doc of goodManifest(releases)) expect(await create(doc, crs)).toBeNull();
+    for (const doc of goodManifest(releases)) expect(await createObject(doc, crs)).toBeNull();
     await eventually(
       'the good manifest satisfied',
       async () => {
@@ -93,7 +73,7 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
 
     // Single documents: the API server refuses some (and says why); the bridge must catch the rest.
     const documents = hostileDocuments(releases);
-    const refusals = await Promise.all(documents.map((c) => create(c.doc, crs)));
+    const refusals = await Promise.all(documents.map((c) => createObject(c.doc, crs)));
     documents.forEach((c, i) => {
       if (c.where === 'validator') expect([c.name, refusals[i]]).toEqual([c.name, null]);
       else expect(refusals[i]).toContain(c.refusal ?? c.field);
@@ -102,7 +82,7 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
 
     // Sets valid one by one: created in order, after the good manifest.
     const sets = crossObjectCases(releases, crs);
-    for (const set of sets) for (const doc of set.docs) expect(await create(doc, crs)).toBeNull();
+    for (const set of sets) for (const doc of set.docs) expect(await createObject(doc, crs)).toBeNull();
 
     const invalid = [
       ...stored.map((c) => ({ kind: c.doc.kind, name: c.doc.metadata.name, names: c.field })),

@@ -5,8 +5,6 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KindName } from '../../api/kinds';
 import { validateObject } from '../../api/validate';
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
-import { GROUP, VERSION } from '../../api/common';
 import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
@@ -18,9 +16,9 @@ import {
   rivalClaims,
   type ClaimDocument,
 } from '../../workflows/plan/manifest';
-import { kubeConfig, uniqueName } from '../helpers/env';
+import { uniqueName } from '../helpers/env';
 import { crossObjectCases, goodManifest, hostileDocuments, type Doc } from '../fixtures/hostile';
-import { dryRunCreate, installCrds, kubectl } from '../helpers/kube';
+import { createObject, dryRunCreate, installCrds, kubectl } from '../helpers/kube';
 
 const examplesDir = path.resolve(__dirname, '../../examples');
 const corpusDir = path.resolve(__dirname, '../fixtures/invalid');
@@ -105,24 +103,6 @@ describe('the invalid corpus', () => {
   );
 });
 
-/** Creates an object for real (etcd is reached only then): null when stored, else the message. */
-async function createForReal(doc: Doc, namespace: string): Promise<string | null> {
-  try {
-    await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: kinds[doc.kind].plural,
-      body: doc,
-      fieldValidation: 'Strict',
-    });
-    return null;
-  } catch (err) {
-    if (!(err instanceof ApiException)) throw err;
-    return typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
-  }
-}
-
 /**
  * What stops `target` of a set of documents, as the bridge judges it: planManifest or planGroup
  * (names that do not resolve, a chart in two groups, a release twice in one plan), then
@@ -187,7 +167,7 @@ describe('the hostile-input corpus (issue 8, drill 6)', () => {
       }
       if (c.where === 'storage') {
         // A dry run stops short of etcd; only a real create meets its limits.
-        expect(await createForReal(c.doc, STORAGE_NAMESPACE)).toContain(c.refusal);
+        expect(await createObject(c.doc, STORAGE_NAMESPACE)).toContain(c.refusal);
       }
       expect(validateObject(c.doc).problems.filter(under(c.field))).not.toEqual([]);
     },

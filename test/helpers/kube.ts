@@ -23,10 +23,15 @@ export async function installCrds(): Promise<string> {
 }
 
 /**
- * Asks the API server to create an object without storing it (dry run, strict field
- * validation): null when it would be accepted, else the server's message.
+ * Creates a custom resource as `kubectl create` would (strict field validation): null when the
+ * API server takes it, else its message. `dryRun` stops short of storing it (and of etcd's
+ * limits, which only a real create meets).
  */
-export async function dryRunCreate(obj: { kind: KindName }, namespace = 'default'): Promise<string | null> {
+export async function createObject(
+  obj: { kind: KindName },
+  namespace = 'default',
+  opts: { dryRun?: boolean } = {},
+): Promise<string | null> {
   const api = kubeConfig().makeApiClient(CustomObjectsApi);
   try {
     await api.createNamespacedCustomObject({
@@ -35,7 +40,7 @@ export async function dryRunCreate(obj: { kind: KindName }, namespace = 'default
       namespace,
       plural: kinds[obj.kind].plural,
       body: obj,
-      dryRun: 'All',
+      ...(opts.dryRun && { dryRun: 'All' }),
       fieldValidation: 'Strict',
     });
     return null;
@@ -48,4 +53,9 @@ export async function dryRunCreate(obj: { kind: KindName }, namespace = 'default
       return body;
     }
   }
+}
+
+/** Asks the API server whether it would take an object (a dry run): null when so, else why not. */
+export function dryRunCreate(obj: { kind: KindName }, namespace = 'default'): Promise<string | null> {
+  return createObject(obj, namespace, { dryRun: true });
 }
