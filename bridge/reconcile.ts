@@ -221,6 +221,7 @@ export function specsOf(objects: readonly ArmadaObject[]): string {
 }
 
 interface RunState {
+  runId: string;
   running: boolean;
   status: string;
   memo: RunMemo;
@@ -231,6 +232,7 @@ export async function latestRun(client: Client, workflowId: string): Promise<Run
   try {
     const description = await client.workflow.getHandle(workflowId).describe();
     return {
+      runId: description.runId,
       running: description.status.name === 'RUNNING',
       status: description.status.name,
       memo: (description.memo ?? {}) as unknown as RunMemo,
@@ -264,9 +266,17 @@ async function ensureRun(ctx: BridgeContext, kind: KindName, obj: ArmadaObject, 
   if (latest?.running) {
     if (same) return;
     if (latest.memo.mode === mode && latest.memo.next !== specs) {
-      await ctx.client.workflow
-        .getHandle(run.workflowId)
-        .signal(replanSignal, { input: run.input, memo: run.memo });
+      // Signalled by run ID: a run that ended since it was described (e.g. it started over
+      // with these very specs after an earlier signal) must not pass the re-plan to its
+      // successor, which would start over once more. Then look again.
+      try {
+        await ctx.client.workflow
+          .getHandle(run.workflowId, latest.runId)
+          .signal(replanSignal, { input: run.input, memo: run.memo });
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return ensureRun(ctx, kind, obj, mode);
+        throw err;
+      }
       ctx.log('info', 're-plan sent', { key, workflowId: run.workflowId, specs, from: latest.memo.specs });
     }
     ctx.afterRun(run.workflowId, key);
