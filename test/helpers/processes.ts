@@ -78,12 +78,13 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductPro
  * kubeconfigs the global setup wrote (global-setup.ts installRbac); for a bridge, the chart's
  * Lease ClusterRole is first bound in the namespace of its Lease (ARMADA_LEASE_NAMESPACE), which
  * in tests is the test's own namespace and not the chart's release namespace. Nothing when the
- * setup installed no RBAC (no cluster; the benchmarks).
+ * setup installed no RBAC (no cluster; the benchmarks), or when the caller names the process's
+ * ARMADA_KUBECONFIG itself (a drill's own cluster).
  */
 function runAs(script: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const component = path.basename(path.dirname(script)); // dist/bridge/main.js: bridge
   const kubeconfig = process.env[`ARMADA_TEST_${component.toUpperCase()}_KUBECONFIG`];
-  if (!kubeconfig) return {};
+  if (!kubeconfig || env.ARMADA_KUBECONFIG) return {};
   if (component === 'bridge') grantLease(env.ARMADA_LEASE_NAMESPACE ?? 'default');
   return { ARMADA_KUBECONFIG: kubeconfig };
 }
