@@ -1,16 +1,15 @@
 import { AppsV1Api } from '@kubernetes/client-node';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { deployerSpec } from '../../api/deployer';
 import { deployerRun, startRun } from '../../cli/runs';
 import type { DeployerOutcome } from '../../workflows/deployer';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
+import { eventTime, summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, startProcess, type ProductProcess } from '../helpers/processes';
 
 const HOLD_SECONDS = 10;
-
-type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
 /** The worker as production runs it, a process of its own so the drill can SIGKILL it. */
 async function startWorker(taskQueue: string): Promise<ProductProcess> {
@@ -18,15 +17,6 @@ async function startWorker(taskQueue: string): Promise<ProductProcess> {
   await worker.printed(WORKER_POLLING);
   return worker;
 }
-
-const eventTime = (e: HistoryEvent) => {
-  const t = e.eventTime!;
-  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
-};
-const summaryOf = (e: HistoryEvent) =>
-  e.userMetadata?.summary?.data
-    ? (JSON.parse(Buffer.from(e.userMetadata.summary.data).toString()) as string)
-    : '';
 
 describe('crash drill: SIGKILL the worker during a canary hold', () => {
   const namespace = uniqueName('crash');

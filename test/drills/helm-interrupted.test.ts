@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { chartRun, startRun } from '../../cli/runs';
 import type { ChartOutcome } from '../../workflows/chart';
-import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { helm, helmProcesses, sharedWorker, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
@@ -12,14 +10,6 @@ interface HelmRevision {
   revision: number;
   status: string;
   description: string;
-}
-
-/** PIDs of helm processes running `helm <verb> ... <release>`. */
-async function helmProcesses(verb: string, release: string): Promise<number[]> {
-  const { stdout } = await promisify(execFile)('pgrep', ['-f', `helm ${verb} .*${release} `]).catch(() => ({
-    stdout: '',
-  }));
-  return stdout.split('\n').filter(Boolean).map(Number);
 }
 
 /**

@@ -1,8 +1,6 @@
 import { AppsV1Api } from '@kubernetes/client-node';
-import { Client, Connection, type WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { kinds } from '../../api/kinds';
 import { manifestRun, startRun } from '../../cli/runs';
 import { NonRetryable } from '../../workflows/failures';
@@ -10,7 +8,8 @@ import type { ManifestOutcome } from '../../workflows/manifest';
 import { canaryProgressQuery } from '../../workflows/messages';
 import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
-import { helm, kubeConfig, uniqueName } from '../helpers/env';
+import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
+import { eventTime, summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
 
@@ -19,7 +18,6 @@ const HOLD_SECONDS = 6;
 const RELEASES = ['settings', 'backend', 'web', 'admin'] as const;
 type Release = (typeof RELEASES)[number];
 type Phase = 1 | 2 | 3;
-type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
 /**
  * One copy of the scenario: its own release namespace, task queue and worker process. Pods of
@@ -132,24 +130,6 @@ interface KillPoint {
   reached: () => Promise<unknown>;
   then?: () => Promise<void>;
 }
-
-/** PIDs of helm processes running `helm <verb> ... <release>`. */
-async function helmProcesses(verb: string, release: string): Promise<number[]> {
-  const { stdout } = await promisify(execFile)('pgrep', ['-f', `helm ${verb} .*${release} `]).catch(() => ({
-    stdout: '',
-  }));
-  return stdout.split('\n').filter(Boolean).map(Number);
-}
-
-const eventTime = (e: HistoryEvent) => {
-  const t = e.eventTime!;
-  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
-};
-
-const summaryOf = (e: HistoryEvent) =>
-  e.userMetadata?.summary?.data
-    ? (JSON.parse(Buffer.from(e.userMetadata.summary.data).toString()) as string)
-    : '';
 
 /**
  * Drill 1: the worker is SIGKILLed at ten points of three manifest runs — in an Armada wait,

@@ -63,6 +63,14 @@ export async function helm(...args: string[]): Promise<string> {
   return stdout;
 }
 
+/** PIDs of helm processes running `helm <verb> ... <release>` (on this machine: the worker's children). */
+export async function helmProcesses(verb: string, release: string): Promise<number[]> {
+  const { stdout } = await promisify(execFile)('pgrep', ['-f', `helm ${verb} .*${release} `]).catch(() => ({
+    stdout: '',
+  }));
+  return stdout.split('\n').filter(Boolean).map(Number);
+}
+
 /** A DNS-1123 name unique to this test run, so tests never collide on the shared cluster. */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;

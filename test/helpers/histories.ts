@@ -2,7 +2,23 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
 import { toolPath } from '../../activities/tools';
+
+export type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/** When the server wrote an event, in epoch milliseconds. */
+export function eventTime(e: HistoryEvent): number {
+  const t = e.eventTime!;
+  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+}
+
+/** The one-line summary an event carries for the Temporal UI (a timer's, an activity's), or ''. */
+export function summaryOf(e: HistoryEvent): string {
+  return e.userMetadata?.summary?.data
+    ? (JSON.parse(Buffer.from(e.userMetadata.summary.data).toString()) as string)
+    : '';
+}
 
 /** Whether this run refreshes test/histories (`ARMADA_SAVE_HISTORIES=1`). */
 export const savingHistories = Boolean(process.env.ARMADA_SAVE_HISTORIES);

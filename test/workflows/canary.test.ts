@@ -14,7 +14,7 @@ import {
   type CanaryProgress,
 } from '../../workflows/messages';
 import { sharedWorker, uniqueName } from '../helpers/env';
-import { saveHistory, savingHistories } from '../helpers/histories';
+import { saveHistory, savingHistories, summaryOf } from '../helpers/histories';
 
 /** One scale call as the stub saw it: which Deployment, to how many, in which namespace. */
 interface ScaleCall {
@@ -145,8 +145,7 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     await handle.result();
     const history = await handle.fetchHistory();
     const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
-    const summaries = timers.map((e) => JSON.parse(Buffer.from(e.userMetadata!.summary!.data!).toString()));
-    expect(summaries).toEqual(['blog-2 canary 30 % — hold 1s']);
+    expect(timers.map(summaryOf)).toEqual(['blog-2 canary 30 % — hold 1s']);
   });
 
   it('pause freezes the hold and resume runs only the time that was left', async () => {
