@@ -3,6 +3,7 @@ import {
   CancellationScope,
   condition,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -160,7 +161,11 @@ export class Canary {
     await this.scale(scales.stable, `${title}: scale old down`);
     record.readyAt = now();
 
-    const end = promoting ? 'promote' : await this.hold(step, title);
+    const end = promoting
+      ? 'promote'
+      : this.promotedBeforeReplan(step)
+        ? 'held'
+        : await this.hold(step, title);
     if (end === 'held' || end === 'approved') {
       const failed = await this.analyse(title, true);
       if (failed) return { rollback: failed };
@@ -168,6 +173,26 @@ export class Canary {
     record.endedAt = now();
     record.ended = typeof end === 'object' ? 'rolled-back' : end === 'promote' ? 'promoted' : end;
     return end;
+  }
+
+  /**
+   * Whether a re-plan found this step at 100 % and Ready with nothing left to hold: the version
+   * serves in full, so the run starts over from it instead of undoing it (a first deploy would
+   * otherwise be deleted while it serves, and the newest version created without a canary). A
+   * rollback signal or a cancellation still undoes it.
+   */
+  private promotedBeforeReplan(step: CanaryStep): boolean {
+    const { replan, stopRequested, cancelled } = this.control;
+    return (
+      replan !== null &&
+      stopRequested === null &&
+      !cancelled &&
+      step.percent === 100 &&
+      !step.approval &&
+      !step.holdSeconds &&
+      // Asked only when it applies, so other runs' histories carry no marker.
+      patched('replan-keeps-ready-100')
+    );
   }
 
   /**

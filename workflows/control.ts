@@ -32,7 +32,8 @@ export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Reques
  *
  * A re-plan (newer specs from the bridge) also starts nothing more, but undoes nothing: the
  * workflow starts over with the new specs (`startOver`) once what runs has finished. A canary
- * takes it as a rollback of the version in flight, then steps the new one from the first step.
+ * takes it as a rollback of the version in flight, then steps the new one from the first step;
+ * a version already Ready at 100 % is kept, and the new one steps from it.
  */
 export class RunControl {
   paused: { by?: string; reason?: string; since: string } | null = null;

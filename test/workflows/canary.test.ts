@@ -25,9 +25,9 @@ interface ScaleCall {
 
 /**
  * Stub Kubernetes activities for canary workflows, keyed by namespace (each test uses its own):
- * scaling and deleting are recorded, readiness of the new side can be made to fail from a replica
- * count on, analysis
- * answers with a queue of results.
+ * scaling and deleting are recorded (a scale call can be held until the test releases it),
+ * readiness of the new side can be made to fail from a replica count on, analysis answers with a
+ * queue of results.
  */
 function fakeKube() {
   const scales: ScaleCall[] = [];
@@ -35,9 +35,12 @@ function fakeKube() {
   const notReadyAt = new Map<string, number>();
   const analysis = new Map<string, boolean[]>();
   const deployments = new Map<string, { deployment: string; version: string; replicas: number }[]>();
+  /** Scale calls (`namespace/name=replicas`) that wait for their promise before they return. */
+  const scaleGates = new Map<string, Promise<void>>();
   const stubs: Partial<typeof activities> = {
     async scaleDeployment(req) {
       scales.push(req);
+      await scaleGates.get(`${req.namespace}/${req.name}=${req.replicas}`);
       return req.replicas;
     },
     async waitForResources(req) {
@@ -67,7 +70,7 @@ function fakeKube() {
       return `${req.name}-${req.version}`;
     },
   };
-  return { scales, deleted, notReadyAt, analysis, deployments, stubs };
+  return { scales, deleted, notReadyAt, analysis, deployments, scaleGates, stubs };
 }
 
 const kube = fakeKube();
@@ -366,6 +369,45 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
       { namespace: ns, names: ['nginx-1.26.0'] },
       { namespace: ns, names: ['nginx-1.25.3'] },
+    ]);
+  });
+
+  it('a re-plan arriving as the last step becomes Ready keeps that version and steps the newest against it', async () => {
+    const ns = uniqueName('dpl-replan-ready');
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+    let release!: () => void;
+    kube.scaleGates.set(`${ns}/nginx-1.25.3=0`, new Promise<void>((resolve) => (release = resolve)));
+    const workflowId = uniqueName('dpl');
+    const first = await harness().client.workflow.start(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [
+        { name: 'nginx', namespace: 'default', spec: { ...spec(ns, '1.26.0'), steps: [{ percent: 100 }] } },
+      ],
+      memo: { specs: 'Deployer/nginx@1', mode: 'deploy' },
+    });
+    // 1.26.0 is Ready at 100 % and the old side is being scaled to 0: the re-plan lands now.
+    await until(first, () => splits(ns).includes('nginx-1.25.3=0'));
+    await first.signal(replanSignal, {
+      input: { name: 'nginx', namespace: 'default', spec: spec(ns, '1.27.0') },
+      memo: { specs: 'Deployer/nginx@2', mode: 'deploy' },
+    });
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.26.0', version: '1.26.0', replicas: 10 }]);
+    release();
+    const outcome = await harness().client.workflow.getHandle<typeof deployerWorkflow>(workflowId).result();
+    if (savingHistories)
+      await saveHistory(workflowId, first.firstExecutionRunId, 'deployer-replan-ready--deployer');
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.27.0', previous: '1.26.0' });
+    // 1.26.0 stayed (no restore of 1.25.3 to 10); 1.27.0 was stepped against it.
+    expect(splits(ns).slice(0, 4)).toEqual([
+      'nginx-1.26.0=10',
+      'nginx-1.25.3=0',
+      'nginx-1.27.0=1',
+      'nginx-1.26.0=9',
+    ]);
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.25.3'] },
+      { namespace: ns, names: ['nginx-1.26.0'] },
     ]);
   });
 });
