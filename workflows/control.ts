@@ -87,10 +87,6 @@ export class RunControl {
     return !this.stopping;
   }
 
-  /**
-   * Waits for one approve signal (an approval that arrived earlier counts), or a stop, or the
-   * timeout. Returns how the wait ended.
-   */
   /** Whether an approve signal is waiting to be taken. */
   get approvalPending(): boolean {
     return this.approvals > 0;
@@ -103,6 +99,10 @@ export class RunControl {
     return true;
   }
 
+  /**
+   * Waits for one approve signal (an approval that arrived earlier counts), or a stop, or the
+   * timeout. Returns how the wait ended.
+   */
   async approval(timeout?: number): Promise<'approved' | 'stopped' | 'timed-out'> {
     const decided = () => this.approvalPending || this.stopping;
     const ended =

@@ -37,6 +37,8 @@ function fakeKube() {
   const deployments = new Map<string, { deployment: string; version: string; replicas: number }[]>();
   /** Scale calls (`namespace/name=replicas`) that wait for their promise before they return. */
   const scaleGates = new Map<string, Promise<void>>();
+  /** Called with each status write of a custom resource (`namespace/name`) before it returns. */
+  const statusHooks = new Map<string, (status: Record<string, unknown>) => Promise<void>>();
   const stubs: Partial<typeof activities> = {
     async scaleDeployment(req) {
       scales.push(req);
@@ -60,7 +62,8 @@ function fakeKube() {
       const ok = analysis.get(req.url)?.shift() ?? true;
       return { ok, message: ok ? 'ok' : `GET ${req.url}: status 503, expected 200` };
     },
-    async reportStatus() {
+    async reportStatus(req) {
+      await statusHooks.get(`${req.namespace}/${req.name}`)?.(req.status);
       return false;
     },
     async observeDeployer(ref) {
@@ -70,7 +73,7 @@ function fakeKube() {
       return `${req.name}-${req.version}`;
     },
   };
-  return { scales, deleted, notReadyAt, analysis, deployments, scaleGates, stubs };
+  return { scales, deleted, notReadyAt, analysis, deployments, scaleGates, statusHooks, stubs };
 }
 
 const kube = fakeKube();
@@ -408,6 +411,43 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
       { namespace: ns, names: ['nginx-1.25.3'] },
       { namespace: ns, names: ['nginx-1.26.0'] },
+    ]);
+  });
+
+  it('a re-plan that reaches the server with the readiness of a first deploy keeps that deploy', async () => {
+    // As the bridge e2e test saw under load: the status already says Completed when the re-plan
+    // lands, so the server refuses the task that would end the run, and the worker replays the
+    // readiness and the signal as one activation (the SDK hands signals over first).
+    const ns = uniqueName('dpl-replan-race');
+    const name = uniqueName('nginx');
+    const workflowId = uniqueName('dpl');
+    const client = harness().client;
+    let signalled = false;
+    kube.statusHooks.set(`default/${name}`, async (status) => {
+      if (status.phase !== 'Completed' || signalled) return;
+      signalled = true;
+      kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+      await client.workflow.getHandle(workflowId).signal(replanSignal, {
+        input: { name, namespace: 'default', spec: spec(ns, '1.26.0') },
+        memo: { specs: `Deployer/${name}@2`, mode: 'deploy' },
+      });
+    });
+    const first = await client.workflow.start(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [{ name, namespace: 'default', spec: spec(ns, '1.25.3') }],
+      memo: { specs: `Deployer/${name}@1`, mode: 'deploy' },
+    });
+    const outcome = await client.workflow.getHandle<typeof deployerWorkflow>(workflowId).result();
+    if (savingHistories)
+      await saveHistory(workflowId, first.firstExecutionRunId, 'deployer-replan-race--deployer');
+    expect(signalled).toBe(true);
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0', previous: '1.25.3' });
+    // 1.25.3 went on serving until 1.26.0 had stepped past it: deleted once, at the end.
+    expect(splits(ns)[0]).toBe('nginx-1.25.3=10');
+    expect(splits(ns)[1]).toBe('nginx-1.26.0=1');
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.25.3'] },
     ]);
   });
 });
