@@ -19,6 +19,7 @@ import {
 import { uniqueName } from '../helpers/env';
 import { crossObjectCases, goodManifest, hostileDocuments, type Doc } from '../fixtures/hostile';
 import { createObject, dryRunCreate, installCrds, kubectl } from '../helpers/kube';
+import { eventually } from '../helpers/processes';
 
 const examplesDir = path.resolve(__dirname, '../../examples');
 const corpusDir = path.resolve(__dirname, '../fixtures/invalid');
@@ -55,8 +56,11 @@ beforeAll(async () => {
 
 describe('the CRDs on a real API server', () => {
   it('kubectl explain shows the field descriptions from the zod schemas', async () => {
-    const out = await kubectl('explain', 'act.spec.canary.steps');
-    expect(out).toContain('Percent steps, strictly increasing');
+    // The API server publishes a new CRD's OpenAPI a moment after discovery lists it.
+    const out = await eventually('the CRD schema in OpenAPI', async () => {
+      const text = await kubectl('explain', 'act.spec.canary.steps');
+      return text.includes('Percent steps, strictly increasing') ? text : undefined;
+    });
     expect(out).toMatch(/percent\s+<integer> -required-\s+Share of replicas on the new version/);
   });
 

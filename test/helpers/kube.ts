@@ -6,6 +6,7 @@ import { toolPath } from '../../activities/tools';
 import { GROUP, VERSION } from '../../api/common';
 import { kinds, type KindName } from '../../api/kinds';
 import { kubeConfig } from './env';
+import { eventually } from './processes';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -15,10 +16,23 @@ export async function kubectl(...args: string[]): Promise<string> {
   return stdout;
 }
 
-/** Applies the generated CRDs (server-side, as the README says) and waits until they serve. */
+/**
+ * Applies the generated CRDs (server-side, as the README says) and waits until they serve:
+ * Established, then listed by discovery, which the API server updates a moment later (kubectl
+ * resolves `act` through it).
+ */
 export async function installCrds(): Promise<string> {
   const out = await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
   await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
+  const wanted = Object.values(kinds).map((k) => `${k.plural}.${GROUP}`);
+  await eventually(
+    'the CRDs in discovery',
+    async () => {
+      const listed = (await kubectl('api-resources', `--api-group=${GROUP}`, '-o', 'name')).split('\n');
+      return wanted.every((name) => listed.includes(name)) ? true : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
   return out;
 }
 
