@@ -139,24 +139,22 @@ export class Canary {
     await this.publish(`${title}: ${record.canary} new / ${record.stable} old, waiting for readiness`);
     await this.scale(scales.canary, `${title}: scale new up`);
     const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
-    const ready = await this.unlessStopped(
-      () =>
-        io.waitForResources.executeWithOptions(
-          withSummary(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`),
-          [
-            {
-              release: this.input.title,
-              subject: `canary ${this.input.title}`,
-              namespace: this.input.namespace,
-              targets: scales.canary.map((s) => ({
-                type: 'deployment',
-                fieldSelector: `metadata.name=${s.name}`,
-              })),
-              timeoutSeconds: timeout,
-            },
-          ],
-        ),
-      () => this.promotedBeforeReplan(step),
+    const ready = await this.unlessStopped(() =>
+      io.waitForResources.executeWithOptions(
+        withSummary(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`),
+        [
+          {
+            release: this.input.title,
+            subject: `canary ${this.input.title}`,
+            namespace: this.input.namespace,
+            targets: scales.canary.map((s) => ({
+              type: 'deployment',
+              fieldSelector: `metadata.name=${s.name}`,
+            })),
+            timeoutSeconds: timeout,
+          },
+        ],
+      ),
     );
     if (ready === 'stopped') return { rollback: this.stopReason() };
     if (ready instanceof Error) return { rollback: `${title} not Ready: ${rootMessage(ready)}` };
@@ -181,8 +179,7 @@ export class Canary {
    * Whether a re-plan found this step at 100 % and Ready with nothing left to hold: the version
    * serves in full, so the run starts over from it instead of undoing it (a first deploy would
    * otherwise be deleted while it serves, and the newest version created without a canary). A
-   * rollback signal or a cancellation still undoes it. Asked too when the re-plan came with the
-   * readiness (see unlessStopped).
+   * rollback signal or a cancellation still undoes it.
    */
   private promotedBeforeReplan(step: CanaryStep): boolean {
     const { replan, stopRequested, cancelled } = this.control;
@@ -360,12 +357,10 @@ export class Canary {
    * The activity can end just before a stop signal arrives and still reach the workflow in the
    * same activation as the signal (the server refuses a task that completes while a signal
    * waits, and the worker replays both); the SDK runs signal handlers first, so the stop is seen
-   * while the result is on its way. `resultStands` says whether that result counts instead.
+   * while the result is on its way. That result stands, as it would have a moment earlier, and
+   * the caller meets the stop at its next safe point.
    */
-  private async unlessStopped<T>(
-    fn: () => Promise<T>,
-    resultStands: () => boolean,
-  ): Promise<T | Error | 'stopped'> {
+  private async unlessStopped<T>(fn: () => Promise<T>): Promise<T | Error | 'stopped'> {
     const scope = new CancellationScope();
     let ended = false;
     const work = scope.run(fn).then(
@@ -376,7 +371,8 @@ export class Canary {
     if (ended) return work;
     scope.cancel();
     const late = await work;
-    return late instanceof Error || !resultStands() ? 'stopped' : late;
+    // Asked only when a result came with the stop, so other runs' histories carry no marker.
+    return late instanceof Error || !patched('result-with-stop-stands') ? 'stopped' : late;
   }
 
   private stopReason(): string {
