@@ -17,11 +17,14 @@ import { renderCanaryDetails } from './details';
 import { NonRetryable } from './failures';
 import { canaryProgressQuery, rootMessage, type CanaryProgress, type CanaryStepRecord } from './messages';
 import {
+  afterWait,
   formatSeconds,
+  nextWaitMs,
   restoreScales,
   stepScales,
   type CanaryStep,
   type DeploymentPair,
+  type HoldLeft,
   type Scale,
 } from './plan/canary';
 import { ArmadaPhase } from './search-attributes';
@@ -197,20 +200,23 @@ export class Canary {
 
   /**
    * Holds a ready step: for its sleep on a durable timer, or until approved. Pausing cancels the
-   * timer and keeps the time left; resuming starts a new timer for that remainder.
+   * timer and keeps the time left; resuming starts a new timer for that remainder. A fired timer
+   * counts as its length, not as what the workflow clock says (see afterWait).
    */
   private async hold(step: CanaryStep, title: string): Promise<StepEnd> {
     const { control } = this;
     const approval = step.approval === true;
-    let remainingMs = approval
-      ? this.input.approvalTimeoutSeconds !== undefined
-        ? this.input.approvalTimeoutSeconds * 1000
-        : undefined
-      : (step.holdSeconds ?? 0) * 1000;
     const intervalMs = this.input.analysis
       ? (durationSeconds(this.input.analysis.interval ?? DEFAULT_ANALYSIS_INTERVAL_SECONDS) ?? 0) * 1000
       : undefined;
-    let untilCheckMs = intervalMs;
+    let left: HoldLeft = {
+      remainingMs: approval
+        ? this.input.approvalTimeoutSeconds !== undefined
+          ? this.input.approvalTimeoutSeconds * 1000
+          : undefined
+        : (step.holdSeconds ?? 0) * 1000,
+      untilCheckMs: intervalMs,
+    };
     const interrupted = () =>
       control.paused !== null ||
       control.stopping ||
@@ -218,6 +224,7 @@ export class Canary {
       (approval && control.approvalPending);
 
     for (;;) {
+      const { remainingMs } = left;
       if (control.stopping) return { rollback: this.stopReason() };
       if (control.promoteRequested) {
         this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
@@ -240,7 +247,7 @@ export class Canary {
         return 'promote';
       }
 
-      const waitMs = Math.min(remainingMs ?? Infinity, untilCheckMs ?? Infinity);
+      const waitMs = nextWaitMs(left);
       const started = Date.now();
       this.progress.waitingOn = approval ? 'approval' : 'hold';
       this.progress.nextStepAt =
@@ -253,17 +260,15 @@ export class Canary {
       const summary = approval
         ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
         : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
+      let timerFired = false;
       if (waitMs === Infinity) await condition(interrupted);
-      else await condition(interrupted, waitMs, { summary });
-      const spent = Date.now() - started;
-      if (remainingMs !== undefined) remainingMs -= spent;
-      if (untilCheckMs !== undefined && intervalMs !== undefined) {
-        untilCheckMs -= spent;
-        if (untilCheckMs <= 0 && !interrupted()) {
-          untilCheckMs = intervalMs;
-          const failed = await this.analyse(title, false);
-          if (failed) return { rollback: failed };
-        }
+      else timerFired = !(await condition(interrupted, waitMs, { summary }));
+      // Runs from before the patch went by the clock alone. Asked only once a timer has fired.
+      left = afterWait(left, waitMs, timerFired && patched('hold-spends-fired-timer'), Date.now() - started);
+      if (intervalMs !== undefined && left.untilCheckMs! <= 0 && !interrupted()) {
+        left.untilCheckMs = intervalMs;
+        const failed = await this.analyse(title, false);
+        if (failed) return { rollback: failed };
       }
     }
   }

@@ -1,4 +1,12 @@
-import { canarySteps, formatSeconds, restoreScales, splitAt, stepScales } from '../../workflows/plan/canary';
+import {
+  afterWait,
+  canarySteps,
+  formatSeconds,
+  nextWaitMs,
+  restoreScales,
+  splitAt,
+  stepScales,
+} from '../../workflows/plan/canary';
 
 describe('splitAt', () => {
   it.each([
@@ -109,5 +117,32 @@ describe('formatSeconds', () => {
     [5430, '1h30m30s'],
   ])('%d s reads %s', (seconds, text) => {
     expect(formatSeconds(seconds)).toBe(text);
+  });
+});
+
+describe('nextWaitMs and afterWait: the time left of a hold', () => {
+  it('waits until the hold ends or the next check, whichever comes first', () => {
+    expect(nextWaitMs({ remainingMs: 6000 })).toBe(6000);
+    expect(nextWaitMs({ remainingMs: 30_000, untilCheckMs: 10_000 })).toBe(10_000);
+    expect(nextWaitMs({ remainingMs: 4000, untilCheckMs: 10_000 })).toBe(4000);
+    expect(nextWaitMs({})).toBe(Infinity); // an approval without a timeout
+  });
+
+  it('counts a fired timer as its full length, however little the workflow clock moved', () => {
+    // A restarted worker that replayed the run for a query saw a 6 s hold fire 404 ms in.
+    expect(afterWait({ remainingMs: 6000 }, 6000, true, 404)).toEqual({ remainingMs: 0 });
+    expect(afterWait({ remainingMs: 6000 }, 6000, true, 6093)).toEqual({ remainingMs: 0 });
+    expect(afterWait({ remainingMs: 30_000, untilCheckMs: 10_000 }, 10_000, true, 9_500)).toEqual({
+      remainingMs: 20_000,
+      untilCheckMs: 0,
+    });
+  });
+
+  it('counts an interrupted wait (a pause) as what the clock measured', () => {
+    expect(afterWait({ remainingMs: 6000, untilCheckMs: 2000 }, 2000, false, 1200)).toEqual({
+      remainingMs: 4800,
+      untilCheckMs: 800,
+    });
+    expect(afterWait({}, Infinity, false, 5000)).toEqual({});
   });
 });

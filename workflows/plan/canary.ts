@@ -88,6 +88,39 @@ export function restoreScales(pairs: readonly DeploymentPair[]): Scale[] {
   return pairs.flatMap((pair) => (pair.stable ? [{ name: pair.stable, replicas: pair.stableReplicas }] : []));
 }
 
+/**
+ * What is left of a step's hold: until it ends (none for an approval without a timeout) and
+ * until the next analysis check (none without analysis).
+ */
+export interface HoldLeft {
+  remainingMs?: number;
+  untilCheckMs?: number;
+}
+
+/** How long the hold waits next: until it ends or until the next check, whichever is first. */
+export function nextWaitMs(left: HoldLeft): number {
+  return Math.min(left.remainingMs ?? Infinity, left.untilCheckMs ?? Infinity);
+}
+
+/**
+ * What is left after one wait of `waitMs`. A wait that its timer ended spent exactly `waitMs`;
+ * only an interrupted one (pause, promote, approval, stop), which has no timer to go by, spent
+ * what the workflow clock measured, `clockMs`.
+ *
+ * The clock must not decide a fired timer's case: a worker whose first task for a run is a query
+ * (a watcher polling a restarted worker) replays the run at a workflow time that can lag the
+ * server's, and may see the timer fire "early" by it; a later replay reads the real times. A
+ * hold that went by the clock there started a second timer for the "rest" that no replay
+ * starts, and the run failed with a non-determinism error.
+ */
+export function afterWait(left: HoldLeft, waitMs: number, timerFired: boolean, clockMs: number): HoldLeft {
+  const spent = timerFired ? waitMs : clockMs;
+  return {
+    ...(left.remainingMs !== undefined && { remainingMs: left.remainingMs - spent }),
+    ...(left.untilCheckMs !== undefined && { untilCheckMs: left.untilCheckMs - spent }),
+  };
+}
+
 /** `90` → `1m30s`, `3600` → `1h`, `1.5` → `1.5s`: how holds read in summaries. */
 export function formatSeconds(seconds: number): string {
   const h = Math.floor(seconds / 3600);
