@@ -64,7 +64,7 @@ async function main(): Promise<number> {
   );
 
   const temporal = await startTemporal();
-  const connection = await Connection.connect({ address: temporal.env.address });
+  const connection = await Connection.connect({ address: temporal.address });
   const results: Results = { date: new Date().toISOString(), machine, benchmarks: {} };
   let failed = 0;
   try {
@@ -76,7 +76,7 @@ async function main(): Promise<number> {
     await writeFile(bundlePath, code);
     const ctx: BenchContext = {
       client: new Client({ connection }),
-      temporalAddress: temporal.env.address,
+      temporalAddress: temporal.address,
       bundlePath,
       kubeconfig: process.env.KUBECONFIG,
       log,
@@ -105,7 +105,7 @@ async function main(): Promise<number> {
     }
   } finally {
     await connection.close();
-    await temporal.env.teardown();
+    await temporal.server.stop();
   }
   log(`\n${formatTable(summaryRows(results))}\n\nresults: ${path.relative(repo, file)}`);
   return failed ? 1 : 0;

@@ -46,7 +46,7 @@ describe('drill: payload encryption and no secrets in logs', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'armada-enc-'));
     const port = await freePort();
     const address = `127.0.0.1:${port}`;
-    processes.push(await startDevServer(port, path.join(dir, 'temporal.db')));
+    processes.push(await startDevServer(port, { dbFile: path.join(dir, 'temporal.db') }));
     const env = { TEMPORAL_ADDRESS: address, ARMADA_TASK_QUEUE: taskQueue, ARMADA_ENCRYPTION_KEYS: keys };
     const worker = startProcess('dist/worker/main.js', { ...env, ARMADA_LOG_LEVEL: 'debug' });
     processes.push(worker);

@@ -47,7 +47,7 @@ describe('drill: Temporal server killed and restarted mid-deploy', () => {
     const port = await freePort();
     const address = `127.0.0.1:${port}`;
     const dbFile = path.join(dir, 'temporal.db');
-    const startServer = () => startDevServer(port, dbFile);
+    const startServer = () => startDevServer(port, { dbFile });
     const first = await startServer();
     server = first;
     worker = startProcess('dist/worker/main.js', { TEMPORAL_ADDRESS: address, ARMADA_TASK_QUEUE: taskQueue });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
-import { startTemporal } from './temporal';
+import { startTemporal, type TestTemporal } from './temporal';
 
 const repo = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -31,10 +31,10 @@ export interface SuiteRbac {
  * kubeconfig per ServiceAccount (installRbac).
  */
 export default async function globalSetup(): Promise<void> {
-  const { env, uiUrl } = await startTemporal();
-  (globalThis as { __temporal__?: unknown }).__temporal__ = env;
-  process.env.TEMPORAL_ADDRESS = env.address;
-  process.env.ARMADA_TEST_TEMPORAL_UI = uiUrl;
+  const temporal = await startTemporal();
+  (globalThis as { __temporal__?: TestTemporal }).__temporal__ = temporal;
+  process.env.TEMPORAL_ADDRESS = temporal.address;
+  process.env.ARMADA_TEST_TEMPORAL_UI = temporal.uiUrl;
 
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),

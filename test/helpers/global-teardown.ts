@@ -1,13 +1,12 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
 import type { SuiteRbac } from './global-setup';
+import type { TestTemporal } from './temporal';
 
 export default async function globalTeardown(): Promise<void> {
-  const env = (globalThis as { __temporal__?: TestWorkflowEnvironment }).__temporal__;
-  await env?.teardown();
+  await (globalThis as { __temporal__?: TestTemporal }).__temporal__?.server.stop();
   // The run's RBAC release (global-setup.ts installRbac): its ClusterRoles are cluster-wide.
   const rbac = (globalThis as { __armadaRbac__?: SuiteRbac }).__armadaRbac__;
   if (rbac) {

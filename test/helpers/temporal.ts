@@ -1,4 +1,3 @@
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
@@ -6,29 +5,26 @@ import { toolPath } from '../../activities/tools';
 import { searchAttributes } from '../../workflows/search-attributes';
 import { eventually, spawnCaptured, type ProductProcess } from './processes';
 
-/** A running dev server and the address of its web UI. */
+/** A running dev server: where it serves, its web UI, and the process (the caller stops it). */
 export interface TestTemporal {
-  env: TestWorkflowEnvironment;
+  address: string;
   uiUrl: string;
+  server: ProductProcess;
 }
 
 /**
- * Starts a real `temporal server start-dev` from the locally built CLI (never a download), with
- * the project's search attributes registered and its web UI on a free port (the UI test opens
- * it in a browser). The caller tears it down.
+ * Starts a real `temporal server start-dev` from the locally built CLI (never a download), in
+ * memory, with the project's search attributes and its web UI on a free port (the UI test opens
+ * it in a browser).
+ *
+ * Not the SDK's TestWorkflowEnvironment.createLocal: it gives the server a fixed 5 s to answer,
+ * which a loaded 2-core machine can miss ("ephemeral server … did not start within 5s").
  */
 export async function startTemporal(): Promise<TestTemporal> {
-  const ip = '127.0.0.1';
-  const uiPort = await freePort(ip);
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: toolPath('temporal') },
-      ip,
-      uiPort,
-      searchAttributes,
-    },
-  });
-  return { env, uiUrl: `http://${ip}:${uiPort}` };
+  const port = await freePort();
+  const uiPort = await freePort();
+  const server = await startDevServer(port, { uiPort });
+  return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, server };
 }
 
 /** A port nothing listens on right now, as the OS hands it out. */
@@ -44,11 +40,14 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /**
- * A dev server of a test's own, as a process it can kill, keeping its state in `dbFile` (so a
- * restart on the same file finds the runs again), with the project's search attributes;
- * resolves once it serves.
+ * A dev server as a process the caller can kill, with the project's search attributes; resolves
+ * once it serves. With `dbFile` it keeps its state there (a restart on the same file finds the
+ * runs again), else in memory; with `uiPort` it serves its web UI there, else none.
  */
-export async function startDevServer(port: number, dbFile: string): Promise<ProductProcess> {
+export async function startDevServer(
+  port: number,
+  { dbFile, uiPort }: { dbFile?: string; uiPort?: number } = {},
+): Promise<ProductProcess> {
   const address = `127.0.0.1:${port}`;
   const server = spawnCaptured(
     toolPath('temporal'),
@@ -59,9 +58,8 @@ export async function startDevServer(port: number, dbFile: string): Promise<Prod
       '127.0.0.1',
       '--port',
       String(port),
-      '--headless',
-      '--db-filename',
-      dbFile,
+      ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
+      ...(dbFile === undefined ? [] : ['--db-filename', dbFile]),
       '--log-level',
       'error',
       ...searchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
