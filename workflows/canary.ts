@@ -264,8 +264,11 @@ export class Canary {
       if (waitMs === Infinity) await condition(interrupted);
       else timerFired = !(await condition(interrupted, waitMs, { summary }));
       // Runs from before the patch went by the clock alone. Asked only once a timer has fired.
-      left = afterWait(left, waitMs, timerFired && patched('hold-spends-fired-timer'), Date.now() - started);
-      if (intervalMs !== undefined && left.untilCheckMs! <= 0 && !interrupted()) {
+      const exact = timerFired && patched('hold-spends-fired-timer');
+      left = afterWait(left, waitMs, exact, Date.now() - started);
+      // A hold that has just ended gets the step's final check, not one more between timers.
+      const holdEnded = exact && left.remainingMs === 0;
+      if (intervalMs !== undefined && left.untilCheckMs! <= 0 && !interrupted() && !holdEnded) {
         left.untilCheckMs = intervalMs;
         const failed = await this.analyse(title, false);
         if (failed) return { rollback: failed };

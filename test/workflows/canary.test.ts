@@ -263,6 +263,24 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-new=3', 'web-old=10']);
   });
 
+  it('checks the analysis on its interval and once before passing the step', async () => {
+    const ns = uniqueName('checks');
+    const url = `http://metrics.${ns}.invalid/health`;
+    const handle = await start(
+      canaryRun(ns, [{ percent: 10, holdSeconds: 2 }, { percent: 100 }], { analysis: { url, interval: 1 } }),
+    );
+    expect((await handle.result()).result).toBe('promoted');
+    const checks = (await handle.fetchHistory()).events!.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkAnalysis',
+    );
+    // The hold ends on the second interval: the step's final check is the only one there.
+    expect(checks.map(summaryOf)).toEqual([
+      'web canary 10 %: analysis check',
+      'web canary 10 %: analysis before passing the step',
+      'web canary 100 %: analysis before passing the step',
+    ]);
+  });
+
   it('rolls back when the analysis fails more often than failure_limit', async () => {
     const ns = uniqueName('analysis');
     const url = `http://metrics.${ns}.invalid/health`;
