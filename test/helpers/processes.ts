@@ -127,7 +127,8 @@ export function startBridge(namespace: string, env: NodeJS.ProcessEnv): ProductP
 /**
  * Polls `check` every 250 ms until it returns a value (what the cluster, Temporal or a process
  * says, never a sleep standing in for it); a check that throws counts as not yet. On timeout the
- * error shows the last lines `process` printed.
+ * error shows the last lines `process` printed; when `process` exits first, the wait ends there
+ * and the error shows its first lines too (where a crash says why).
  */
 export async function eventually<T>(
   what: string,
@@ -135,13 +136,23 @@ export async function eventually<T>(
   opts: { process?: ProductProcess; timeoutMs?: number } = {},
 ): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  const child = opts.process?.child;
   for (;;) {
+    // Read before the check, so a check that passed just before the process ended still counts.
+    const exited = child && (child.exitCode !== null || child.signalCode !== null);
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      const tail = (opts.process?.output() ?? '').split('\n').slice(-30).join('\n');
-      throw new Error(`timed out waiting for ${what}; the process's last lines:\n${tail}`);
+    const lines = (opts.process?.output() ?? '').split('\n');
+    if (exited) {
+      const shown = lines.length > 40 ? [...lines.slice(0, 20), '…', ...lines.slice(-20)] : lines;
+      throw new Error(
+        `${what}: the process exited (${child.exitCode ?? child.signalCode}) first; it printed:\n${shown.join('\n')}`,
+      );
     }
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}; the process's last lines:\n${lines.slice(-30).join('\n')}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

@@ -12,19 +12,34 @@ export interface TestTemporal {
   server: ProductProcess;
 }
 
+/** Attempts at starting the suite's dev server, each on ports of its own. */
+const DEV_SERVER_ATTEMPTS = 3;
+
 /**
  * Starts a real `temporal server start-dev` from the locally built CLI (never a download), in
  * memory, with the project's search attributes and its web UI on a free port (the UI test opens
  * it in a browser).
  *
  * Not the SDK's TestWorkflowEnvironment.createLocal: it gives the server a fixed 5 s to answer,
- * which a loaded 2-core machine can miss ("ephemeral server … did not start within 5s").
+ * which a loaded 2-core machine can miss ("ephemeral server … did not start within 5s"). Once,
+ * right after the sandbox cluster started, the server died while starting (a Go panic in its
+ * set-up, whose first lines were not kept; a port taken between the pick and the bind fits):
+ * a start that fails is logged, with what the server printed, and tried again on new ports.
  */
 export async function startTemporal(): Promise<TestTemporal> {
-  const port = await freePort();
-  const uiPort = await freePort();
-  const server = await startDevServer(port, { uiPort });
-  return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, server };
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const uiPort = await freePort();
+    try {
+      const server = await startDevServer(port, { uiPort });
+      return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, server };
+    } catch (err) {
+      if (attempt === DEV_SERVER_ATTEMPTS) throw err;
+      console.warn(
+        `dev server start ${attempt} of ${DEV_SERVER_ATTEMPTS} failed, trying new ports: ${String(err)}`,
+      );
+    }
+  }
 }
 
 /** A port nothing listens on right now, as the OS hands it out. */
@@ -70,6 +85,11 @@ export async function startDevServer(
     promisify(execFile)(toolPath('temporal'), ['operator', 'cluster', 'health', '--address', address]).then(
       ({ stdout }) => (stdout.includes('SERVING') ? true : undefined),
     );
-  await eventually('the dev server serving', health, { process: server, timeoutMs: 60_000 });
+  try {
+    await eventually('the dev server serving', health, { process: server, timeoutMs: 60_000 });
+  } catch (err) {
+    await server.stop('SIGKILL');
+    throw err;
+  }
   return server;
 }
