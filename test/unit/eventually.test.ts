@@ -18,7 +18,7 @@ describe('eventually, the suite’s wait for what a process or the cluster says'
   });
 
   it('times out with the process’s last lines', async () => {
-    const quiet = spawnCaptured('sh', ['-c', 'echo waiting; sleep 30'], {});
+    const quiet = spawnCaptured('sh', ['-c', 'echo waiting; exec sleep 30'], {});
     await quiet.printed('waiting');
     await expect(
       eventually('never', async () => undefined, { process: quiet, timeoutMs: 300 }),
