@@ -2,7 +2,7 @@ import { CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { kubeConfig } from '../activities/kube/client';
+import { kubeConfig } from '../kube/client';
 import { toolPath } from '../activities/tools';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { toolPath } from '../activities/tools';
 import { applicableDocuments } from '../cli/documents';
-import { manifestWorkflowId } from '../cli/runs';
+import { manifestWorkflowId } from '../runs/targets';
 import { planManifest, type ManifestPlan } from '../workflows/plan/manifest';
 import { startRealWorker } from './bridge';
 import type { Sizes } from './config';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { armadaChartSpec, type ArmadaChartSpec } from '../api/chart';
 import { armadaChartGroupSpec, type ArmadaChartGroupSpec } from '../api/chart-group';
 import { armadaManifestSpec } from '../api/manifest';
-import { manifestRun, startRun } from '../cli/runs';
+import { manifestRun, startRun } from '../runs/requests';
 import type { ManifestDocuments } from '../workflows/plan/manifest';
 import type { Sizes } from './config';
 import { startStubWorker, type BenchContext } from './context';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { metricsPort, parseEnv } from '../worker/config';
-import { temporalVariables, withTemporalConnection } from '../worker/temporal-connection';
-import { DEFAULT_TASK_QUEUE } from '../worker/worker';
+import { metricsPort, parseEnv, taskQueueVariable } from '../runs/config';
+import { temporalVariables, withTemporalConnection } from '../runs/connection';
 
 const seconds = (name: string, fallback: number) =>
   z.coerce.number().positive(`${name} must be a positive number of seconds`).default(fallback);
@@ -21,7 +20,7 @@ const namespaces = z
 const configSchema = z
   .object({
     ...temporalVariables,
-    ARMADA_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE).describe('task queue of the worker'),
+    ...taskQueueVariable,
     ARMADA_NAMESPACES: namespaces.describe('comma-separated namespaces to watch; empty: every namespace'),
     ARMADA_DRIFT_NAMESPACES: namespaces.describe(
       'comma-separated namespaces whose Helm-managed objects are watched for drift; empty: every namespace',

@@ -2,15 +2,16 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ArmadaChartSpec } from '../api/chart';
 import { kinds } from '../api/kinds';
 import {
+  CANARY_LABEL,
   MANAGED_BY_LABEL,
   RELEASE_NAME_ANNOTATION,
   RELEASE_NAMESPACE_ANNOTATION,
-} from '../activities/helm/manifest';
-import { CANARY_LABEL } from '../activities/kube/canary-copies';
-import { driftRun, startRun } from '../cli/runs';
+} from '../kube/labels';
+import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
 import { driftWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
-import { chartRelease, latestRun, type BridgeContext } from './reconcile';
+import { latestRun } from '../runs/control';
+import { chartRelease, type BridgeContext } from './reconcile';
 import type { ArmadaObject, Change, WatchedResource } from './watch';
 
 const HELM_SELECTOR = `${MANAGED_BY_LABEL}=Helm`;

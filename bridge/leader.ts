@@ -7,7 +7,7 @@ import {
   type V1LeaseSpec,
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { abortWith, apiMessage, isStatus } from '../activities/kube/client';
+import { abortWith, apiMessage, isStatus } from '../kube/client';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;

@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { hostname } from 'node:os';
 import { kinds, type KindName } from '../api/kinds';
-import { apiMessage, kubeConfig } from '../activities/kube/client';
-import { clientConnectionOptions } from '../worker/temporal-connection';
-import { loadDataConverter } from '../worker/codec';
+import { apiMessage, kubeConfig } from '../kube/client';
+import { clientConnectionOptions } from '../runs/connection';
+import { loadDataConverter } from '../runs/codec';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';

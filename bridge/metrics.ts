@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { kinds, type KindName } from '../api/kinds';
-import type { RunMemo } from '../cli/runs';
+import type { RunMemo } from '../runs/requests';
 import { collectProcessMetrics } from '../worker/process-metrics';
 import { ACTIONS, parseKey } from './reconcile';
 import type { Change } from './watch';

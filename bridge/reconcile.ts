@@ -7,20 +7,19 @@ import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import type { DeployerSpec } from '../api/deployer';
 import { validateObject } from '../api/validate';
-import { recordEvent, reportStatus } from '../activities/kube/status';
-import { kubeApi } from '../activities/kube/client';
+import { recordEvent, writeStatus } from '../kube/status';
+import { kubeApi } from '../kube/client';
+import { control, latestRun, type ControlCommand } from '../runs/control';
 import {
   chartRun,
-  control,
   deployerRun,
   groupRun,
   manifestRun,
   startRun,
-  targetWorkflowId,
-  type ControlCommand,
   type RunMemo,
   type RunRequest,
-} from '../cli/runs';
+} from '../runs/requests';
+import { targetWorkflowId } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import {
   PlanError,
@@ -218,29 +217,6 @@ export function specsOf(objects: readonly ArmadaObject[]): string {
   return formatSpecs(
     objects.map((o) => ({ kind: o.kind, name: o.metadata.name, generation: o.metadata.generation })),
   );
-}
-
-interface RunState {
-  runId: string;
-  running: boolean;
-  status: string;
-  memo: RunMemo;
-}
-
-/** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */
-export async function latestRun(client: Client, workflowId: string): Promise<RunState | null> {
-  try {
-    const description = await client.workflow.getHandle(workflowId).describe();
-    return {
-      runId: description.runId,
-      running: description.status.name === 'RUNNING',
-      status: description.status.name,
-      memo: (description.memo ?? {}) as unknown as RunMemo,
-    };
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return null;
-    throw err;
-  }
 }
 
 /**
@@ -466,7 +442,7 @@ async function markInvalid(
   )?.conditions?.find((c) => c.type === 'Invalid');
   if (invalid?.status === 'True' && invalid.message === message) return; // said already
   ctx.log('warn', 'invalid object', { key: objectKey(kind, namespace, name), message });
-  await reportStatus({
+  await writeStatus({
     kind,
     namespace,
     name,
@@ -480,7 +456,7 @@ async function clearInvalid(kind: KindName, obj: ArmadaObject): Promise<void> {
     ?.conditions;
   if (!conditions?.some((c) => c.type === 'Invalid' && c.status === 'True')) return;
   const { namespace, name } = obj.metadata;
-  await reportStatus({
+  await writeStatus({
     kind,
     namespace,
     name,

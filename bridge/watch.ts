@@ -7,7 +7,7 @@ import {
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { abortWith, apiMessage } from '../activities/kube/client';
+import { abortWith, apiMessage } from '../kube/client';
 import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
 

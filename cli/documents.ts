@@ -6,6 +6,7 @@ import { kinds } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import type { DeployerSpec } from '../api/deployer';
 import type { ManifestDocuments } from '../workflows/plan/manifest';
+import type { StandaloneDocument } from '../runs/requests';
 
 interface Parsed {
   kind: string;
@@ -26,12 +27,6 @@ async function readDocuments(file: string): Promise<Parsed[]> {
 export type Applicable =
   | { kind: 'ArmadaManifest'; manifest: ManifestDocuments }
   | { kind: 'standalone'; objects: StandaloneDocument[] };
-
-export type StandaloneDocument =
-  | { kind: 'ArmadaChart'; name: string; namespace: string; spec: ArmadaChartSpec }
-  | { kind: 'Deployer'; name: string; namespace: string; spec: DeployerSpec };
-export type DeployerDocument = Extract<StandaloneDocument, { kind: 'Deployer' }>;
-export type ChartDocument = Extract<StandaloneDocument, { kind: 'ArmadaChart' }>;
 
 /**
  * The run an already validated file asks for: its ArmadaManifest when it has one, else its

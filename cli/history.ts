@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { formatSeconds } from '../workflows/plan/canary';
 import type { RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
-import type { Target } from './runs';
+import type { Target } from '../runs/targets';
 
 /** One past (or running) run of an object, as `history --output json` prints it; absent values are null. */
 export interface RunRecord {

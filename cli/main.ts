@@ -1,27 +1,17 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
-import { connect, temporalTarget } from './connect';
+import { connect, temporalTarget } from '../runs/connect';
 import { applicableDocuments } from './documents';
 import { formatHistory, historyOf } from './history';
 import type { ChartOutcome } from '../workflows/chart';
 import type { DeployerOutcome } from '../workflows/deployer';
 import type { ManifestOutcome } from '../workflows/manifest';
 import { rootMessage } from '../workflows/messages';
-import {
-  control,
-  follow,
-  formatProgress,
-  statusOf,
-  chartRun,
-  deployerRun,
-  manifestRun,
-  startRun,
-  noRun,
-  resolveTarget,
-  targetWorkflowId,
-  type ControlCommand,
-} from './runs';
+import { control, follow, statusOf, type ControlCommand } from '../runs/control';
+import { formatProgress } from '../runs/progress';
+import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
+import { noRun, resolveTarget, targetWorkflowId } from '../runs/targets';
 import { formatProblem, validateFiles } from './validate';
 import { watch, type Terminal } from './watch';
 

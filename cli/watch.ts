@@ -7,7 +7,8 @@ import type { GroupOutcome } from '../workflows/group';
 import type { ManifestOutcome } from '../workflows/manifest';
 import { progressQuery, rootMessage, type CanaryProgress, type Progress } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
-import { formatProgress, noRun, type AnyProgress } from './runs';
+import { formatProgress, type AnyProgress } from '../runs/progress';
+import { noRun } from '../runs/targets';
 
 type Print = (line: string) => void;
 

@@ -1,7 +1,7 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AesGcmCodec, loadKeys } from './codec';
+import { AesGcmCodec, loadKeys } from '../runs/codec';
 
 /** A payload as the Temporal UI and CLI send it to a codec server: proto3 JSON, bytes in base64. */
 interface JsonPayload {

@@ -4,8 +4,8 @@ import { loadConfig } from './config';
 import { coreLogFilter, jsonLogger, logLine } from './logger';
 import { WorkerMetrics } from './metrics';
 import { serveMetrics } from './process-metrics';
-import { nativeConnectionOptions } from './temporal-connection';
-import { dataConverterFor, loadKeys } from './codec';
+import { nativeConnectionOptions } from '../runs/connection';
+import { dataConverterFor, loadKeys } from '../runs/codec';
 import { createWorker } from './worker';
 
 /**

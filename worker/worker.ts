@@ -5,8 +5,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
-
-export const DEFAULT_TASK_QUEUE = 'armada';
+import { DEFAULT_TASK_QUEUE } from '../runs/config';
 
 export interface ArmadaWorkerOptions {
   connection: NativeConnection;
@@ -24,7 +23,7 @@ export interface ArmadaWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** After `shutdown()`, when `run()` gives up waiting and throws (default: never). */
   shutdownForceTime?: WorkerOptions['shutdownForceTime'];
-  /** Payload encryption (worker/codec.ts), when keys are configured. */
+  /** Payload encryption (runs/codec.ts), when keys are configured. */
   dataConverter?: WorkerOptions['dataConverter'];
 }
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { runProcess } from '../process';
 import { toolPath } from '../tools';
-import { kubeconfigEnv } from '../kube/client';
+import { kubeconfigEnv } from '../../kube/client';
 import { NonRetryable } from '../../workflows/failures';
 import { helmFailure } from './errors';
 

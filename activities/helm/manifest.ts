@@ -2,12 +2,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { parseAllDocuments, type Tags } from 'yaml';
 import { NonRetryable } from '../../workflows/failures';
 
-/** Helm's marks on the objects of a release: this label, and the release in two annotations. */
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const HELM_ANNOTATION_PREFIX = 'meta.helm.sh/';
-export const RELEASE_NAME_ANNOTATION = `${HELM_ANNOTATION_PREFIX}release-name`;
-export const RELEASE_NAMESPACE_ANNOTATION = `${HELM_ANNOTATION_PREFIX}release-namespace`;
-
 /** An object of a rendered manifest, as far as anyone here reads it. */
 export interface RenderedObject {
   apiVersion?: unknown;

@@ -4,17 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DeploymentPair } from '../../workflows/plan/canary';
 import { runHelm } from '../helm/exec';
-import { HELM_ANNOTATION_PREFIX, MANAGED_BY_LABEL, renderedObjects } from '../helm/manifest';
-import { apiFailure, isStatus, kubeApi } from './client';
+import {
+  CANARY_LABEL,
+  CANARY_OF_LABEL,
+  CANARY_SUFFIX,
+  HELM_ANNOTATION_PREFIX,
+  MANAGED_BY_LABEL,
+} from '../../kube/labels';
+import { renderedObjects } from '../helm/manifest';
+import { apiFailure, isStatus, kubeApi } from '../../kube/client';
 
 export type { DeploymentPair };
-
-/** On a canary copy's pods and in its selector, value "true": what sets its pods apart from the stable ones. */
-export const CANARY_LABEL = 'armada.airshipit.org/canary';
-/** On a canary copy's metadata: the name of the stable Deployment it is a copy of. */
-export const CANARY_OF_LABEL = 'armada.airshipit.org/canary-of';
-/** Appended to the stable Deployment's name to name its copy. */
-export const CANARY_SUFFIX = '-canary';
 
 export interface CanaryCopiesRequest {
   release: string;

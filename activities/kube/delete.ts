@@ -1,6 +1,6 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { ArmadaChartSpec } from '../../api/chart';
-import { kubeApi } from './client';
+import { kubeApi } from '../../kube/client';
 import { labelSelector } from './readiness';
 
 type PreDelete = NonNullable<NonNullable<NonNullable<ArmadaChartSpec['upgrade']>['pre']>['delete']>;

@@ -1,5 +1,5 @@
 import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
-import { apiFailure, isStatus, kubeApi } from './client';
+import { apiFailure, isStatus, kubeApi } from '../../kube/client';
 import { deployerDeploymentName } from '../../workflows/plan/names';
 import { labelSelector } from './readiness';
 

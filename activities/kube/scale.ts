@@ -1,5 +1,5 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { kubeApi } from './client';
+import { kubeApi } from '../../kube/client';
 
 export interface ScaleRequest {
   namespace: string;

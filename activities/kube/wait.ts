@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { NonRetryable } from '../../workflows/failures';
 import { currentActivity } from '../process';
-import { abortWith, apiMessage, kubeApi } from './client';
+import { abortWith, apiMessage, kubeApi } from '../../kube/client';
 import {
   daemonSetReady,
   deploymentReady,

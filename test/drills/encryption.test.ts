@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { releaseWorkflowId } from '../../workflows/plan/names';
-import { AesGcmCodec, parseKeys } from '../../worker/codec';
+import { AesGcmCodec, parseKeys } from '../../runs/codec';
 import { codecServer } from '../../worker/codec-server';
 import { helm, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';

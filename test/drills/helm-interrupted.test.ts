@@ -1,6 +1,6 @@
 import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
-import { chartRun, startRun } from '../../cli/runs';
+import { chartRun, startRun } from '../../runs/requests';
 import type { ChartOutcome } from '../../workflows/chart';
 import { helm, helmProcesses, sharedWorker, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';

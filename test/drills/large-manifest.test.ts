@@ -2,7 +2,7 @@ import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import type { ArmadaManifestSpec } from '../../api/manifest';
-import { manifestRun, startRun } from '../../cli/runs';
+import { manifestRun, startRun } from '../../runs/requests';
 import type { ManifestOutcome } from '../../workflows/manifest';
 import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';

@@ -2,7 +2,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection, type WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { kinds } from '../../api/kinds';
-import { manifestRun, startRun } from '../../cli/runs';
+import { manifestRun, startRun } from '../../runs/requests';
 import { NonRetryable } from '../../workflows/failures';
 import type { ManifestOutcome } from '../../workflows/manifest';
 import { canaryProgressQuery } from '../../workflows/messages';

@@ -2,12 +2,8 @@ import { ApiException, AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernet
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  CANARY_LABEL,
-  CANARY_OF_LABEL,
-  createCanaryCopies,
-  deleteDeployments,
-} from '../../activities/kube/canary-copies';
+import { createCanaryCopies, deleteDeployments } from '../../activities/kube/canary-copies';
+import { CANARY_LABEL, CANARY_OF_LABEL } from '../../kube/labels';
 import { scaleDeployment } from '../../activities/kube/scale';
 import { NonRetryable } from '../../workflows/failures';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';

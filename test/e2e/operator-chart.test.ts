@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { kubeApi } from '../../activities/kube/client';
+import { kubeApi } from '../../kube/client';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 

@@ -5,7 +5,7 @@ import type * as activities from '../../activities';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
-import { manifestRun, startRun } from '../../cli/runs';
+import { manifestRun, startRun } from '../../runs/requests';
 import type { manifestWorkflow } from '../../workflows/manifest';
 import { approveSignal } from '../../workflows/messages';
 import type { ManifestDocuments } from '../../workflows/plan/manifest';

@@ -1,10 +1,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { hostPort } from '../../cli/connect';
+import { hostPort } from '../../runs/connect';
 import { formatHistory, historyQuery, outcomeOf, type RunRecord } from '../../cli/history';
 import { main } from '../../cli/main';
-import { formatProgress, resolveTarget, targetWorkflowId } from '../../cli/runs';
+import { formatProgress } from '../../runs/progress';
+import { resolveTarget, targetWorkflowId } from '../../runs/targets';
 import { changedLines, describeOutcome, frame, watchLines } from '../../cli/watch';
 import type { ChartState, Progress } from '../../workflows/messages';
 import { canaryAtStep2 } from '../helpers/canary-progress';

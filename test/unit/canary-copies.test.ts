@@ -1,12 +1,7 @@
 import type { V1Deployment } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  CANARY_LABEL,
-  CANARY_OF_LABEL,
-  canaryCopy,
-  renderedDeployments,
-  templateArgs,
-} from '../../activities/kube/canary-copies';
+import { canaryCopy, renderedDeployments, templateArgs } from '../../activities/kube/canary-copies';
+import { CANARY_LABEL, CANARY_OF_LABEL } from '../../kube/labels';
 import { NonRetryable } from '../../workflows/failures';
 
 const stableLabels = { 'app.kubernetes.io/name': 'hello', 'app.kubernetes.io/instance': 'web' };

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AesGcmCodec, KEY_ID_METADATA, loadKeys, parseKeys } from '../../worker/codec';
+import { AesGcmCodec, KEY_ID_METADATA, loadKeys, parseKeys } from '../../runs/codec';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);

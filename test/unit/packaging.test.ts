@@ -62,7 +62,7 @@ describe('deploy/Dockerfile', () => {
       .filter((source) => source.startsWith('/app/dist/'))
       .map((source) => path.basename(source))
       .sort();
-    expect(fromBuild).toEqual(['activities', 'api', 'bridge', 'cli', 'worker', 'workflows']);
+    expect(fromBuild).toEqual(['activities', 'api', 'bridge', 'cli', 'kube', 'runs', 'worker', 'workflows']);
   });
 
   it('builds helm at the pinned version and runs as a user that is not root', () => {

@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { loadConfig as loadBridgeConfig } from '../../bridge/config';
-import { hostPort, temporalTarget } from '../../cli/connect';
+import { hostPort, temporalTarget } from '../../runs/connect';
 import { loadConfig as loadWorkerConfig } from '../../worker/config';
 import {
   clientConnectionOptions,
   loadTemporalConnection,
   nativeConnectionOptions,
   type TemporalConnection,
-} from '../../worker/temporal-connection';
+} from '../../runs/connection';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'temporal-connection-'));
 const at = (name: string) => path.join(dir, name);

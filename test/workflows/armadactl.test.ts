@@ -6,7 +6,7 @@ import { armadaChartSpec } from '../../api/chart';
 import { applicableDocuments } from '../../cli/documents';
 import type { RunRecord } from '../../cli/history';
 import { main } from '../../cli/main';
-import { chartRun, manifestRun, startRun, type RunRequest } from '../../cli/runs';
+import { chartRun, manifestRun, startRun, type RunRequest } from '../../runs/requests';
 import type { Terminal } from '../../cli/watch';
 import { approveSignal, progressQuery, replanSignal } from '../../workflows/messages';
 import { temporalHarness, uniqueName, type Harness } from '../helpers/env';

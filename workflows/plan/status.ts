@@ -1,4 +1,4 @@
-import type { Condition } from '../../activities/kube/status';
+import type { Condition } from '../../kube/status';
 
 /** A run's phase as CR status shows it: the conditions and whether the target is met. */
 export function statusFor(

@@ -8,7 +8,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../workflows/failures';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 

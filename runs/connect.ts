@@ -1,14 +1,15 @@
 import { Client, Connection } from '@temporalio/client';
 import { connect as tcpConnect } from 'node:net';
-import { loadDataConverter } from '../worker/codec';
-import { clientConnectionOptions, loadTemporalConnection } from '../worker/temporal-connection';
+import { loadDataConverter } from './codec';
+import { DEFAULT_TASK_QUEUE } from './config';
+import { clientConnectionOptions, loadTemporalConnection } from './connection';
 
 /**
  * Where armadactl finds Temporal: the SDK's standard variables and the Temporal CLI's profile,
- * as the worker reads them (worker/temporal-connection.ts), and the worker's task queue.
+ * as the worker reads them (runs/connection.ts), and the worker's task queue.
  */
 export function temporalTarget(env = process.env) {
-  return { ...loadTemporalConnection(env), taskQueue: env.ARMADA_TASK_QUEUE ?? 'armada' };
+  return { ...loadTemporalConnection(env), taskQueue: env.ARMADA_TASK_QUEUE || DEFAULT_TASK_QUEUE };
 }
 
 /** How long armadactl waits for Temporal to answer before it gives up. */

@@ -1,0 +1,190 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { ArmadaChartSpec } from '../api/chart';
+import type { DeployerSpec } from '../api/deployer';
+import type { KindName } from '../api/kinds';
+import type { ChartRun } from '../workflows/chart';
+import type { DeployerRun } from '../workflows/deployer';
+import type { GroupRun } from '../workflows/group';
+import type { ManifestRun } from '../workflows/manifest';
+import { describeDrift, type DriftRun } from '../workflows/plan/drift';
+import {
+  planGroup,
+  planManifest,
+  type GroupDocuments,
+  type ManifestDocuments,
+} from '../workflows/plan/manifest';
+import { driftWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import type { RunMemo } from '../workflows/plan/specs';
+import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
+
+/** An object that runs on its own (one release, or one Deployer), as a file or the cluster holds it. */
+export type StandaloneDocument =
+  | { kind: 'ArmadaChart'; name: string; namespace: string; spec: ArmadaChartSpec }
+  | { kind: 'Deployer'; name: string; namespace: string; spec: DeployerSpec };
+export type DeployerDocument = Extract<StandaloneDocument, { kind: 'Deployer' }>;
+export type ChartDocument = Extract<StandaloneDocument, { kind: 'ArmadaChart' }>;
+
+/**
+ * Everything needed to start one object's run: the bridge starts it, or sends its input to the
+ * running workflow as a re-plan; armadactl starts it.
+ */
+export type { RunMemo };
+
+export interface RunRequest<Input = unknown> {
+  workflowType: string;
+  workflowId: string;
+  input: Input;
+  memo: RunMemo;
+  options: Omit<WorkflowStartOptions, 'workflowId' | 'args' | 'memo' | 'taskQueue'>;
+  /** What it deploys and how a person names it, for the refusal when a run is in progress. */
+  what: string;
+  target: string;
+}
+
+/** Starts a run under its ID; refuses, naming the run and what to do, when one is running. */
+export async function startRun(client: Client, taskQueue: string, req: RunRequest): Promise<string> {
+  try {
+    await client.workflow.start(req.workflowType, {
+      ...req.options,
+      taskQueue,
+      workflowId: req.workflowId,
+      args: [req.input],
+      memo: { ...req.memo },
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new Error(
+        `${req.what} already has a run in progress (workflow ${req.workflowId}); ` +
+          `follow it with \`armadactl status ${req.target}\` or stop it with \`armadactl rollback ${req.target}\``,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  return req.workflowId;
+}
+
+function searchAttributes(kind: KindName, namespace: string, name: string): TypedSearchAttributes {
+  return new TypedSearchAttributes([
+    { key: ArmadaKind, value: kind },
+    { key: ArmadaName, value: name },
+    { key: ArmadaNamespace, value: namespace },
+    { key: ArmadaPhase, value: 'Pending' },
+  ]);
+}
+
+type Mode = RunMemo['mode'];
+
+/** A manifest's run. Throws PlanError when the documents do not resolve. */
+export function manifestRun(
+  docs: ManifestDocuments,
+  mode: Mode = 'deploy',
+  specs?: string,
+): RunRequest<ManifestRun> {
+  const plan = planManifest(docs);
+  const charts = plan.groups.reduce((n, g) => n + g.charts.length, 0);
+  return {
+    workflowType: 'manifestWorkflow',
+    workflowId: objectWorkflowId('ArmadaManifest', plan.namespace, plan.manifest),
+    input: { plan, mode },
+    memo: { specs, mode },
+    options: {
+      staticSummary: `ArmadaManifest ${plan.namespace}/${plan.manifest}: ${plan.groups.length} groups × ${charts} charts`,
+      typedSearchAttributes: searchAttributes('ArmadaManifest', plan.namespace, plan.manifest),
+    },
+    what: `manifest ${plan.namespace}/${plan.manifest}`,
+    target: plan.manifest,
+  };
+}
+
+/** The run of a group no manifest lists. Throws PlanError when a chart it lists is missing. */
+export function groupRun(docs: GroupDocuments, mode: Mode = 'deploy', specs?: string): RunRequest<GroupRun> {
+  const group = planGroup(docs);
+  const { namespace, name } = docs;
+  return {
+    workflowType: 'groupWorkflow',
+    workflowId: objectWorkflowId('ArmadaChartGroup', namespace, name),
+    input: { group, namespace, mode },
+    memo: { specs, mode },
+    options: {
+      staticSummary: `ArmadaChartGroup ${namespace}/${name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
+      typedSearchAttributes: searchAttributes('ArmadaChartGroup', namespace, name),
+    },
+    what: `group ${namespace}/${name}`,
+    target: `acg/${name}`,
+  };
+}
+
+/**
+ * A standalone ArmadaChart's run (a chart no group lists) under its release lock;
+ * `target_state: uninstalled` uninstalls the release.
+ */
+export function chartRun(
+  doc: ChartDocument,
+  mode: Mode = doc.spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
+  specs?: string,
+): RunRequest<ChartRun> {
+  const { spec } = doc;
+  return {
+    workflowType: 'chartWorkflow',
+    workflowId: releaseWorkflowId(spec.namespace, spec.release),
+    input: {
+      chart: doc.name,
+      release: spec.release,
+      namespace: spec.namespace,
+      spec,
+      mode,
+      resourceNamespace: doc.namespace,
+    },
+    memo: { specs, mode },
+    options: {
+      staticSummary: `ArmadaChart ${doc.namespace}/${doc.name}: ${mode} ${spec.namespace}/${spec.release}`,
+      typedSearchAttributes: searchAttributes('ArmadaChart', doc.namespace, doc.name),
+    },
+    what: `release ${spec.namespace}/${spec.release}`,
+    target: `act/${doc.name}`,
+  };
+}
+
+/** A Deployer's rollout. */
+export function deployerRun(
+  doc: DeployerDocument,
+  mode: Mode = 'deploy',
+  specs?: string,
+): RunRequest<DeployerRun> {
+  const { deployment } = doc.spec;
+  return {
+    workflowType: 'deployerWorkflow',
+    workflowId: objectWorkflowId('Deployer', doc.namespace, doc.name),
+    input: { name: doc.name, namespace: doc.namespace, spec: doc.spec, mode },
+    memo: { specs, mode },
+    options: {
+      staticSummary: `Deployer ${doc.namespace}/${doc.name}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,
+      typedSearchAttributes: searchAttributes('Deployer', doc.namespace, doc.name),
+    },
+    what: `Deployer ${doc.namespace}/${doc.name}`,
+    target: `dpl/${doc.name}`,
+  };
+}
+
+/** A drift run of a release (see workflows/drift.ts), listed under its ArmadaChart. */
+export function driftRun(input: DriftRun): RunRequest<DriftRun> {
+  const { namespace, release, chart } = input;
+  return {
+    workflowType: 'driftWorkflow',
+    workflowId: driftWorkflowId(namespace, release),
+    input,
+    memo: { mode: 'deploy' },
+    options: {
+      staticSummary: `drift of ${namespace}/${release} (${input.policy}): ${describeDrift(input.objects)}`,
+      typedSearchAttributes: searchAttributes('ArmadaChart', chart.namespace, chart.name),
+    },
+    what: `release ${namespace}/${release}`,
+    target: `act/${chart.name}`,
+  };
+}
