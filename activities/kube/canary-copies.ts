@@ -1,8 +1,13 @@
-import { AppsV1Api, type V1Deployment } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  type V1Deployment,
+  type V2HorizontalPodAutoscaler,
+} from '@kubernetes/client-node';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { DeploymentPair } from '../../workflows/plan/canary';
+import { capacityReplicas, type DeploymentPair } from '../../workflows/plan/canary';
 import { runHelm } from '../helm/exec';
 import {
   CANARY_LABEL,
@@ -107,6 +112,26 @@ async function readDeployment(
   }
 }
 
+/** The namespace's autoscaling/v2 HorizontalPodAutoscalers. */
+async function listHpas(namespace: string): Promise<V2HorizontalPodAutoscaler[]> {
+  try {
+    return (await kubeApi(AutoscalingV2Api).listNamespacedHorizontalPodAutoscaler({ namespace })).items;
+  } catch (err) {
+    throw apiFailure(`list HorizontalPodAutoscalers in ${namespace}`, err);
+  }
+}
+
+/**
+ * The minReplicas of the HPA among `hpas` whose scaleTargetRef is Deployment `name` (1, the
+ * API's default, when it sets none); the largest when several do; undefined when none does.
+ */
+export function hpaMinReplicas(hpas: readonly V2HorizontalPodAutoscaler[], name: string): number | undefined {
+  const mins = hpas
+    .filter(({ spec }) => spec?.scaleTargetRef.kind === 'Deployment' && spec.scaleTargetRef.name === name)
+    .map(({ spec }) => spec?.minReplicas ?? 1);
+  return mins.length ? Math.max(...mins) : undefined;
+}
+
 /**
  * Creates `copy`, or, when it exists already (a retried attempt), replaces it with `copy` but
  * keeps its live replicas: the canary may have been scaled since.
@@ -138,11 +163,15 @@ async function createOrReplace(apps: AppsV1Api, namespace: string, copy: V1Deplo
  * a copy of each of its Deployments beside the live one, at 0 replicas, outside the release
  * (see canaryCopy). The release itself is not touched.
  * Idempotent: an existing copy gets the rendered spec but keeps its live replicas.
+ * Reads: the live Deployments of the rendered names and the namespace's HorizontalPodAutoscalers.
  * Writes: one Deployment `<name>-canary` per rendered Deployment, in the request's namespace.
  * Returns: one pair per rendered Deployment, in rendered order: the copy, the live stable
- * Deployment of the same name (null when the revision adds it), R (rendered spec.replicas,
- * default 1) and the stable's live replicas now (0 without one); [] for a chart without
- * Deployments. A helm failure is thrown as runHelm classifies it.
+ * Deployment of the same name (null when the revision adds it), R and the stable's live
+ * replicas now (0 without one); [] for a chart without Deployments. R is capacityReplicas of the
+ * rendered spec.replicas (default 1), the stable's live replicas and the minReplicas of an HPA
+ * whose scaleTargetRef is the stable: never below what the stable runs now, so the first step
+ * does not shrink a Deployment an HPA or a person scaled above the chart's count.
+ * A helm failure is thrown as runHelm classifies it; an API failure as apiFailure does.
  */
 export async function createCanaryCopies(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
@@ -155,19 +184,27 @@ export async function createCanaryCopies(req: CanaryCopiesRequest): Promise<Depl
     await rm(dir, { recursive: true, force: true });
   }
 
+  const deployments = renderedDeployments(manifest);
+  if (!deployments.length) return [];
   const apps = kubeApi(AppsV1Api);
+  const hpas = await listHpas(req.namespace);
   const pairs: DeploymentPair[] = [];
-  for (const rendered of renderedDeployments(manifest)) {
+  for (const rendered of deployments) {
     const copy = canaryCopy(rendered, req.release);
     copy.metadata!.namespace = req.namespace;
     const name = rendered.metadata!.name!;
     const stable = await readDeployment(apps, req.namespace, name);
     await createOrReplace(apps, req.namespace, copy);
+    const live = stable ? (stable.spec?.replicas ?? 1) : undefined;
     pairs.push({
       canary: copy.metadata!.name!,
       stable: stable ? name : null,
-      replicas: rendered.spec?.replicas ?? 1,
-      stableReplicas: stable ? (stable.spec?.replicas ?? 1) : 0,
+      replicas: capacityReplicas({
+        rendered: rendered.spec?.replicas,
+        live,
+        hpaMin: stable ? hpaMinReplicas(hpas, name) : undefined,
+      }),
+      stableReplicas: live ?? 0,
     });
   }
   return pairs;

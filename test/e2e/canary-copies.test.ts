@@ -1,4 +1,11 @@
-import { ApiException, AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  type V1Deployment,
+  type V2CrossVersionObjectReference,
+} from '@kubernetes/client-node';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,9 +13,25 @@ import { createCanaryCopies, deleteDeployments } from '../../activities/kube/can
 import { CANARY_LABEL, CANARY_OF_LABEL } from '../../kube/labels';
 import { scaleDeployment } from '../../activities/kube/scale';
 import { NonRetryable } from '../../workflows/failures';
+import { stepScales } from '../../workflows/plan/canary';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
+import { kubectl } from '../helpers/kube';
 
 const CHART = 'examples/charts/hello';
+
+/** Installs the example chart as `release`, revision 1: 4 replicas of image 1.0.0. */
+const installAt4 = (release: string, namespace: string) =>
+  helm(
+    'upgrade',
+    '--install',
+    release,
+    CHART,
+    '--namespace',
+    namespace,
+    '--create-namespace',
+    '--set',
+    'replicaCount=4',
+  );
 
 /** Whether every `key: value` of a selector's matchLabels is among `labels`. */
 function selects(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) {
@@ -25,19 +48,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
   const core = kc.makeApiClient(CoreV1Api);
   const read = (name: string) => apps.readNamespacedDeployment({ namespace, name });
 
-  beforeAll(async () => {
-    await helm(
-      'upgrade',
-      '--install',
-      release,
-      CHART,
-      '--namespace',
-      namespace,
-      '--create-namespace',
-      '--set',
-      'replicaCount=4',
-    );
-  });
+  beforeAll(() => installAt4(release, namespace));
   afterAll(() => core.deleteNamespace({ name: namespace }));
 
   it('copies the new revision’s Deployment beside the stable one, at 0 replicas', async () => {
@@ -156,5 +167,66 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
     expect((error as Error).message).toMatch(
       new RegExp(`^create Deployment ${missing}/${canary}: HTTP 404: `),
     );
+  });
+});
+
+describe('createCanaryCopies sizes R from the live stable and its HPA, never below the live count', () => {
+  const namespace = uniqueName('canary-capacity');
+  const release = uniqueName('scaled');
+  const canary = `${release}-canary`;
+  /** The chart renders 4 replicas, before and after. */
+  const newRevision = { replicaCount: 4, image: { tag: '2.0.0' } };
+  const kc = kubeConfig();
+  const apps = kc.makeApiClient(AppsV1Api);
+  const autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  const replicasOf = async (name: string) =>
+    (await apps.readNamespacedDeployment({ namespace, name })).spec?.replicas;
+  const createHpa = (name: string, minReplicas: number, scaleTargetRef: V2CrossVersionObjectReference) =>
+    autoscaling.createNamespacedHorizontalPodAutoscaler({
+      namespace,
+      body: { metadata: { name }, spec: { scaleTargetRef, minReplicas, maxReplicas: 20 } },
+    });
+
+  beforeAll(() => installAt4(release, namespace));
+  afterAll(() => kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace }));
+
+  it('takes R from a stable scaled above the chart (rendered 4, live 10), so the first step keeps 10', async () => {
+    await kubectl('scale', 'deployment', release, '--namespace', namespace, '--replicas=10');
+
+    const pairs = await createCanaryCopies({ release, namespace, chart: CHART, values: newRevision });
+    expect(pairs).toEqual([{ canary, stable: release, replicas: 10, stableReplicas: 10 }]);
+
+    // The first step (10 %) as the canary workflow runs it: the copy up first, then the stable down.
+    const first = stepScales(pairs, 10);
+    for (const scale of [...first.canary, ...first.stable]) {
+      await scaleDeployment({ namespace, name: scale.name, replicas: scale.replicas });
+    }
+    expect([await replicasOf(canary), await replicasOf(release)]).toEqual([1, 9]);
+  });
+
+  it('takes R from the minReplicas of the HPA that targets the stable (6, over rendered 4 and live 4)', async () => {
+    await kubectl('scale', 'deployment', release, '--namespace', namespace, '--replicas=4');
+    await createHpa(release, 6, { apiVersion: 'apps/v1', kind: 'Deployment', name: release });
+    // HPAs of something else: another Deployment, and a StatefulSet of the stable's name.
+    await createHpa(`${release}-other`, 8, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: `${release}-other`,
+    });
+    await createHpa(`${release}-sts`, 9, { apiVersion: 'apps/v1', kind: 'StatefulSet', name: release });
+
+    const [pair, ...rest] = await createCanaryCopies({
+      release,
+      namespace,
+      chart: CHART,
+      values: newRevision,
+    });
+    expect(rest).toEqual([]);
+    expect(pair).toMatchObject({ canary, stable: release, replicas: 6 });
+    // The sandbox's controller-manager runs the HPA controller, which lifts the stable to its
+    // minReplicas as soon as it sees the HPA: the live count read may be either.
+    expect([4, 6]).toContain(pair.stableReplicas);
+    const first = stepScales([pair], 10);
+    expect([first.canary[0].replicas, first.stable[0].replicas]).toEqual([1, 5]);
   });
 });

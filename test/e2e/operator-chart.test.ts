@@ -87,6 +87,7 @@ const workerMay: Check[] = [
   ['delete a collection of pods (upgrade.pre.delete)', ['deletecollection', 'pods']],
   ['replace a Deployment (canary copies)', ['update', 'deployments.apps']],
   ['scale a Deployment (canary steps)', ['patch', 'deployments.apps', '--subresource=scale']],
+  ['list HorizontalPodAutoscalers (canary capacity)', ['list', 'horizontalpodautoscalers.autoscaling']],
   ['create a Service (managedResources)', ['create', 'services']],
   ['patch a ConfigMap (managedResources)', ['patch', 'configmaps']],
   ['delete an Ingress (managedResources)', ['delete', 'ingresses.networking.k8s.io']],
@@ -233,6 +234,52 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
       'armadacharts.armada.airshipit.org',
     );
+  });
+});
+
+describe('the operator chart with an empty managedResources', () => {
+  const release = uniqueName('armada-bare');
+  const namespace = uniqueName('operator-bare');
+  let asWorker: string;
+
+  beforeAll(async () => {
+    await helm(
+      'install',
+      release,
+      chart,
+      '--namespace',
+      namespace,
+      '--create-namespace',
+      '--skip-crds',
+      '--set-json',
+      'managedResources=[]',
+      '--set',
+      'worker.replicas=0',
+      '--set',
+      'bridge.replicas=0',
+    );
+    asWorker = await serviceAccountKubeconfig(namespace, `${release}-armada-temporal-worker`);
+  });
+  afterAll(async () => {
+    await helm('uninstall', release, '--namespace', namespace, '--ignore-not-found').catch(() => '');
+    await kubectl('delete', 'namespace', namespace, '--ignore-not-found', '--wait=false');
+  });
+
+  // The worker's own code needs these whatever charts it deploys.
+  it.each<Check>([
+    ['list HorizontalPodAutoscalers (canary capacity)', ['list', 'horizontalpodautoscalers.autoscaling']],
+    ['replace a Deployment (canary copies)', ['update', 'deployments.apps']],
+    ['scale a Deployment (canary steps)', ['patch', 'deployments.apps', '--subresource=scale']],
+    ['list Helm release Secrets', ['list', 'secrets']],
+  ])('still lets the worker %s', async (_action, args) => {
+    expect(await canI(asWorker, [...args, '--namespace', SOME_NAMESPACE])).toBe(true);
+  });
+
+  it.each<Check>([
+    ['create a HorizontalPodAutoscaler', ['create', 'horizontalpodautoscalers.autoscaling']],
+    ['create a Service', ['create', 'services']],
+  ])('no longer lets the worker %s (only managedResources grants it)', async (_action, args) => {
+    expect(await canI(asWorker, [...args, '--namespace', SOME_NAMESPACE])).toBe(false);
   });
 });
 

@@ -1,6 +1,11 @@
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1Deployment, V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { canaryCopy, renderedDeployments, templateArgs } from '../../activities/kube/canary-copies';
+import {
+  canaryCopy,
+  hpaMinReplicas,
+  renderedDeployments,
+  templateArgs,
+} from '../../activities/kube/canary-copies';
 import { CANARY_LABEL, CANARY_OF_LABEL } from '../../kube/labels';
 import { NonRetryable } from '../../workflows/failures';
 
@@ -200,5 +205,41 @@ describe('templateArgs', () => {
       '/tmp/v.json',
     ]);
     expect(args.join(' ')).not.toContain('s3cret');
+  });
+});
+
+describe('hpaMinReplicas', () => {
+  /** An HPA named `name` of `kind`/`target`, with `minReplicas` when given. */
+  const hpa = (
+    name: string,
+    kind: string,
+    target: string,
+    minReplicas?: number,
+  ): V2HorizontalPodAutoscaler => ({
+    metadata: { name },
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind, name: target },
+      maxReplicas: 20,
+      ...(minReplicas !== undefined && { minReplicas }),
+    },
+  });
+  const others = [hpa('api', 'Deployment', 'api', 8), hpa('web-sts', 'StatefulSet', 'web', 9)];
+
+  it.each([
+    [
+      'is the minReplicas of the HPA that targets the Deployment',
+      [...others, hpa('web', 'Deployment', 'web', 6)],
+      6,
+    ],
+    ['is 1, the API’s default, for an HPA without minReplicas', [hpa('web', 'Deployment', 'web')], 1],
+    [
+      'is the largest when several HPAs target it',
+      [hpa('a', 'Deployment', 'web', 3), hpa('b', 'Deployment', 'web', 5)],
+      5,
+    ],
+    ['is undefined when only other Deployments and kinds have HPAs', others, undefined],
+    ['is undefined without HPAs', [], undefined],
+  ])('%s', (_case, hpas, min) => {
+    expect(hpaMinReplicas(hpas, 'web')).toBe(min);
   });
 });

@@ -1,6 +1,7 @@
 import {
   afterWait,
   canarySteps,
+  capacityReplicas,
   formatSeconds,
   nextWaitMs,
   restoreScales,
@@ -39,6 +40,25 @@ describe('splitAt', () => {
     [10, -5],
   ])('refuses %p replicas at %p %%', (total, percent) => {
     expect(() => splitAt(total, percent)).toThrow(RangeError);
+  });
+});
+
+describe('capacityReplicas: R, never below what the stable side runs now', () => {
+  it.each([
+    // [case, inputs, R]
+    ['a stable scaled above the chart keeps its live count', { rendered: 4, live: 10 }, 10], // 10 %: 1/9
+    ['a stable at the chart’s count keeps the chart’s count', { rendered: 4, live: 4 }, 4], // 10 %: 1/3
+    ['a stable scaled below the chart gets the chart’s count', { rendered: 4, live: 2 }, 4], // 10 %: 1/3
+    ['an HPA’s minimum above both is the floor', { rendered: 4, live: 4, hpaMin: 6 }, 6], // 10 %: 1/5
+    ['a live count above the HPA’s minimum wins', { rendered: 4, live: 10, hpaMin: 6 }, 10], // 10 %: 1/9
+    ['a chart above both the live count and the HPA wins', { rendered: 8, live: 5, hpaMin: 3 }, 8], // 10 %: 1/7
+    ['a Deployment the revision adds takes the chart’s count', { rendered: 3 }, 3], // 10 %: 1 canary, no stable
+    ['a chart without replicas counts as 1', {}, 1], // 10 %: 1 canary, no stable
+    ['a chart without replicas follows the live stable', { live: 5 }, 5], // 10 %: 1/4
+    ['a chart at 0 beside no stable stays at 0', { rendered: 0 }, 0], // 10 %: nothing to split
+    ['a stable scaled to 0 under a chart at 0 stays at 0', { rendered: 0, live: 0 }, 0], // 10 %: 0/0
+  ])('%s', (_case, inputs, replicas) => {
+    expect(capacityReplicas(inputs)).toBe(replicas);
   });
 });
 

@@ -58,10 +58,36 @@ export interface DeploymentPair {
   canary: string;
   /** The Deployment running the current version; null when there is none (a new Deployment). */
   stable: string | null;
-  /** Replicas at 100 % (R). */
+  /** Replicas at 100 % (R); a chart canary's comes from capacityReplicas. */
   replicas: number;
   /** The stable Deployment's replicas before the canary began: what a rollback restores. */
   stableReplicas: number;
+}
+
+/** What a pair's R is decided from: the new revision's replicas and the stable side as it runs now. */
+export interface Capacity {
+  /** spec.replicas of the rendered Deployment; undefined (the chart leaves it out) counts as 1, the API's default. */
+  rendered?: number;
+  /** spec.replicas of the live stable Deployment; undefined when there is none. */
+  live?: number;
+  /** minReplicas of a HorizontalPodAutoscaler whose scaleTargetRef is the stable Deployment; undefined without one. */
+  hpaMin?: number;
+}
+
+/**
+ * R, a pair's replicas at 100 %: max(rendered, live, hpaMin). A canary splits R between the two
+ * sides, so R below the live count would shrink the service at the first step: a chart that
+ * renders 4 replicas of a Deployment an HPA (or a person) has scaled to 10 would go from 10
+ * to 1 + 3. An HPA's minReplicas counts too: a split below it is one the HPA undoes.
+ *
+ * Worked examples (the split at 10 %):
+ * - rendered 4, live 10 → R 10: 1 canary / 9 stable, not 1/3;
+ * - rendered 4, live 4, HPA minReplicas 6 → R 6: 1/5;
+ * - rendered 4, live 2 (scaled down by hand) → R 4: 1/3, the chart's value;
+ * - rendered unset, no stable (the revision adds the Deployment) → R 1: 1/0.
+ */
+export function capacityReplicas({ rendered, live, hpaMin }: Capacity): number {
+  return Math.max(rendered ?? 1, live ?? 0, hpaMin ?? 0);
 }
 
 export interface Scale {
