@@ -1,11 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { GROUP, VERSION } from '../../api/common';
 import { sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
-const API_VERSION = 'armada.airshipit.org/v1alpha1';
+const API_VERSION = `${GROUP}/${VERSION}`;
 
 interface Condition {
   type: string;
@@ -13,27 +11,6 @@ interface Condition {
   reason: string;
   observedGeneration?: number;
 }
-
-/** `kubectl apply` of objects, as a user applies a file of them. */
-async function apply(namespace: string, objects: object[]): Promise<void> {
-  const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-kstatus-')), 'objects.json');
-  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  await kubectl('apply', '-n', namespace, '-f', file);
-}
-
-/** An ArmadaChart of the example hello chart at one replica. */
-const helloChart = (name: string, releases: string, extra: object = {}) => ({
-  apiVersion: API_VERSION,
-  kind: 'ArmadaChart',
-  metadata: { name },
-  spec: {
-    release: name,
-    namespace: releases,
-    source: { type: 'local', location: 'examples/charts/hello' },
-    values: { replicaCount: 1 },
-    ...extra,
-  },
-});
 
 /** The real `kubectl wait` a user or a CD tool runs: its exit code and what it printed. */
 async function kubectlWait(...args: string[]): Promise<{ code: number; out: string }> {
@@ -73,7 +50,7 @@ describe('kstatus conditions: kubectl wait gates on every kind (bridge process, 
   });
 
   it('kubectl wait --for=condition=Ready returns for a manifest, its group and chart, a standalone chart and a Deployer', async () => {
-    await apply(crs, [
+    await applyObjects(crs, [
       {
         apiVersion: API_VERSION,
         kind: 'ArmadaManifest',
@@ -147,7 +124,7 @@ describe('kstatus conditions: kubectl wait gates on every kind (bridge process, 
   });
 
   it('a chart whose run failed is Stalled and not Ready, and kubectl wait for Stalled returns', async () => {
-    await apply(crs, [
+    await applyObjects(crs, [
       helloChart('lost', releases, { source: { type: 'local', location: 'examples/charts/no-such-chart' } }),
     ]);
     const { code, out } = await kubectlWait(
@@ -168,7 +145,7 @@ describe('kstatus conditions: kubectl wait gates on every kind (bridge process, 
 
   it('an invalid object is Stalled and not Ready, and kubectl wait for Ready on it times out', async () => {
     // on_timeout without an approval step: the API server takes it, the bridge's validator not.
-    await apply(crs, [
+    await applyObjects(crs, [
       helloChart('bad', releases, { canary: { steps: [{ percent: 50, sleep: 1 }], on_timeout: 'promote' } }),
     ]);
     const conditions = await eventually(
