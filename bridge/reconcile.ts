@@ -446,7 +446,14 @@ async function markInvalid(
     kind,
     namespace,
     name,
-    status: { conditions: [{ type: 'Invalid', status: 'True', reason: 'InvalidSpec', message }] },
+    // kstatus: an invalid spec stalls the object (only a change moves it on) and it is not Ready.
+    status: {
+      conditions: [
+        { type: 'Invalid', status: 'True', reason: 'InvalidSpec', message },
+        { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message },
+        { type: 'Ready', status: 'False', reason: 'InvalidSpec', message },
+      ],
+    },
     event: { type: 'Warning', reason: 'InvalidSpec', message },
   });
 }
@@ -460,8 +467,12 @@ async function clearInvalid(kind: KindName, obj: ArmadaObject): Promise<void> {
     kind,
     namespace,
     name,
+    // Stalled came with Invalid; Ready and Reconciling follow the run this object now gets.
     status: {
-      conditions: [{ type: 'Invalid', status: 'False', reason: 'Valid', message: 'the spec is valid' }],
+      conditions: [
+        { type: 'Invalid', status: 'False', reason: 'Valid', message: 'the spec is valid' },
+        { type: 'Stalled', status: 'False', reason: 'Valid', message: 'the spec is valid' },
+      ],
     },
     event: { type: 'Normal', reason: 'Valid', message: 'the spec is valid again' },
   });

@@ -1,5 +1,7 @@
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
@@ -14,6 +16,32 @@ const repo = path.resolve(__dirname, '../..');
 export async function kubectl(...args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(toolPath('kubectl'), args, { cwd: repo, env: process.env });
   return stdout;
+}
+
+/** `kubectl apply` of objects in `namespace`, as a user applies a file of them (a List, in JSON). */
+export async function applyObjects(namespace: string, objects: object[]): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-apply-')), 'objects.json');
+  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  return kubectl('apply', '-n', namespace, '-f', file);
+}
+
+/**
+ * A standalone ArmadaChart of the example chart examples/charts/hello at one replica: release
+ * `name` in `releases`, its Deployment and Service named `name`; `spec` adds or replaces fields.
+ */
+export function helloChart(name: string, releases: string, spec: object = {}) {
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'ArmadaChart',
+    metadata: { name },
+    spec: {
+      release: name,
+      namespace: releases,
+      source: { type: 'local', location: 'examples/charts/hello' },
+      values: { replicaCount: 1 },
+      ...spec,
+    },
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { renderCanaryDetails, renderDetails } from '../../workflows/details';
 import { canaryAtStep2 } from '../helpers/canary-progress';
-import { statusFor } from '../../workflows/plan/status';
+import { PHASES, statusFor } from '../../workflows/plan/status';
 
 describe('renderDetails', () => {
   it('renders groups and charts as a markdown table with states and revisions', () => {
@@ -42,19 +42,45 @@ describe('renderDetails', () => {
 });
 
 describe('statusFor', () => {
-  it.each([
-    ['Deployed', 'deployed', true, ['True', 'False', 'False']],
-    ['Running', 'running', false, ['False', 'True', 'False']],
-    ['Failed', 'failed', false, ['False', 'False', 'True']],
-    ['RolledBack', 'rolledback', false, ['False', 'False', 'True']],
-    ['Uninstalled', 'uninstalled', true, ['True', 'False', 'False']],
-  ])('phase %s is %s, satisfied %s, Ready/Progressing/Failed %j', (phase, state, satisfied, conditions) => {
+  // Ready, Reconciling, Stalled (kstatus)
+  const READY = ['True', 'False', 'False'] as const;
+  const RECONCILING = ['False', 'True', 'False'] as const;
+  const STALLED = ['False', 'False', 'True'] as const;
+  const cases = [
+    ['a manifest run deploying its groups is reconciling', 'Running', RECONCILING],
+    ['a group or chart run deploying is reconciling', 'Deploying', RECONCILING],
+    ['a run uninstalling is reconciling', 'Uninstalling', RECONCILING],
+    ['a manifest waiting for an approval is reconciling, not stalled', 'WaitingApproval', RECONCILING],
+    ['a canary between steps is reconciling', 'Progressing', RECONCILING],
+    ['a manifest rolling back is reconciling until the rollback ends', 'RollingBack', RECONCILING],
+    ['a deployed object is ready and satisfied', 'Deployed', READY],
+    ['an uninstalled object is ready and satisfied', 'Uninstalled', READY],
+    ['a failed run leaves its object stalled', 'Failed', STALLED],
+    ['a rolled-back run leaves its object stalled', 'RolledBack', STALLED],
+    ['a group stopped before all its charts ran is stalled', 'Stopped', STALLED],
+    ['a phase this table does not know reads as reconciling, never as ready', 'Promoting', RECONCILING],
+  ] as const;
+
+  it.each(cases)('%s (%s)', (_, phase, [ready, reconciling, stalled]) => {
     const status = statusFor(phase, 'm');
-    expect(status.actual_state).toBe(state);
-    expect(status.satisfied).toBe(satisfied);
-    expect(status.conditions.map((c) => [c.type, c.status])).toEqual(
-      ['Ready', 'Progressing', 'Failed'].map((t, i) => [t, conditions[i]]),
-    );
+    expect(status.satisfied).toBe(ready === 'True');
+    expect(status.conditions.map((c) => [c.type, c.status, c.reason, c.message])).toEqual([
+      ['Ready', ready, phase, 'm'],
+      ['Reconciling', reconciling, phase, 'm'],
+      ['Stalled', stalled, phase, 'm'],
+      // kept beside kstatus's: Progressing as Reconciling, Failed as Stalled
+      ['Progressing', reconciling, phase, 'm'],
+      ['Failed', stalled, phase, 'm'],
+    ]);
+  });
+
+  it('has a case above for every phase it knows', () => {
+    const covered = new Set<string>(cases.map((c) => c[1]));
+    expect(Object.keys(PHASES).filter((phase) => !covered.has(phase))).toEqual([]);
+  });
+
+  it('shows the phase in lower case as actual_state', () => {
+    expect(statusFor('RolledBack', 'm').actual_state).toBe('rolledback');
   });
 });
 
