@@ -61,51 +61,80 @@ export async function writeStatus(
     plural: kinds[report.kind].plural,
     name: report.name,
   };
-  let current: {
-    metadata: { generation?: number; uid?: string };
-    status?: { conditions?: (Condition & { lastTransitionTime: string })[] };
-  };
-  try {
-    current = (await api.getNamespacedCustomObjectStatus(target)) as typeof current;
-  } catch (err) {
-    if (err instanceof ApiException && err.code === 404) return false;
-    throw err;
-  }
-  const now = new Date().toISOString();
   const workflow = report.status.workflow as { id: string; run_id: string; url?: string } | undefined;
   if (workflow) workflow.url = runUrl(temporalNamespace, workflow.id, workflow.run_id);
-  const generation = report.observedGeneration ?? current.metadata.generation;
-  const previous = current.status?.conditions ?? [];
-  const conditions = report.status.conditions
-    ? [
-        ...previous.filter((p) => !report.status.conditions!.some((c) => c.type === p.type)),
-        ...report.status.conditions.map((c) => {
-          const before = previous.find((p) => p.type === c.type);
-          const lastTransitionTime = before && before.status === c.status ? before.lastTransitionTime : now;
-          return { ...c, lastTransitionTime, observedGeneration: generation };
-        }),
-      ]
-    : undefined;
-  await api.patchNamespacedCustomObjectStatus(
-    {
-      ...target,
-      body: {
-        status: { ...report.status, ...(conditions && { conditions }), observedGeneration: generation },
-      },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-  if (report.event) {
-    // Events are a courtesy: one refused (e.g. in a namespace being deleted) must not fail the
-    // status write, nor the run that reports it.
-    await recordEvent(report, current.metadata.uid, report.event).catch((err: unknown) =>
-      warn('event not recorded', {
-        object: `${report.kind} ${report.namespace}/${report.name}`,
-        error: String(err),
-      }),
-    );
+  // Conditions are merged here, read-modify-write: the patch names the resourceVersion read, so
+  // two writers at once (a phase and a pause) never undo each other's conditions; the loser
+  // reads again.
+  for (let attempt = 1; ; attempt++) {
+    let current: {
+      metadata: { generation?: number; uid?: string; resourceVersion?: string };
+      status?: { conditions?: (Condition & { lastTransitionTime: string })[] };
+    };
+    try {
+      current = (await api.getNamespacedCustomObjectStatus(target)) as typeof current;
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return false;
+      throw err;
+    }
+    const generation = report.observedGeneration ?? current.metadata.generation;
+    const conditions =
+      report.status.conditions &&
+      mergeConditions(current.status?.conditions ?? [], report.status.conditions, generation);
+    try {
+      await api.patchNamespacedCustomObjectStatus(
+        {
+          ...target,
+          body: {
+            metadata: { resourceVersion: current.metadata.resourceVersion },
+            status: { ...report.status, ...(conditions && { conditions }), observedGeneration: generation },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 409 && attempt < WRITE_ATTEMPTS) continue;
+      throw err;
+    }
+    if (report.event) await recordCourtesyEvent(report, current.metadata.uid, warn);
+    return true;
   }
-  return true;
+}
+
+/** Writes retried at once when another writer changed the object in between. */
+const WRITE_ATTEMPTS = 5;
+
+/**
+ * `previous` conditions with `next` merged in by type; a condition keeps its lastTransitionTime
+ * while its status stays the same.
+ */
+function mergeConditions(
+  previous: (Condition & { lastTransitionTime: string })[],
+  next: Condition[],
+  generation: number | undefined,
+) {
+  const now = new Date().toISOString();
+  return [
+    ...previous.filter((p) => !next.some((c) => c.type === p.type)),
+    ...next.map((c) => {
+      const before = previous.find((p) => p.type === c.type);
+      const lastTransitionTime = before && before.status === c.status ? before.lastTransitionTime : now;
+      return { ...c, lastTransitionTime, observedGeneration: generation };
+    }),
+  ];
+}
+
+/**
+ * Events are a courtesy: one refused (e.g. in a namespace being deleted) must not fail the
+ * status write, nor the run that reports it.
+ */
+async function recordCourtesyEvent(report: StatusReport, uid: string | undefined, warn: Warn): Promise<void> {
+  await recordEvent(report, uid, report.event!).catch((err: unknown) =>
+    warn('event not recorded', {
+      object: `${report.kind} ${report.namespace}/${report.name}`,
+      error: String(err),
+    }),
+  );
 }
 
 /** A Kubernetes Event on one custom resource (what `kubectl describe` lists). */

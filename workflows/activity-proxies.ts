@@ -34,17 +34,10 @@ export function withSummary(summary: string): ActivityOptions {
  * run as local activities: inside the workflow task that asks for them, with no activity task
  * to dispatch and no workflow task to wake the workflow afterwards. Each server round trip
  * they saved sat on the path from a group's last chart to the next group's first (issue 9).
- * They are short, so they need no heartbeat; a failed attempt retries in the worker, later
- * ones behind a timer, with the same backoff as every other activity.
+ * They are short, so they need no heartbeat. They are retried briefly (about 7 s in all), not
+ * for minutes: status is never the reason a deploy waits or fails (see status.ts).
  */
-const LOCAL_ACTIVITY_OPTIONS = {
-  startToCloseTimeout: '1 minute',
-  retry: ACTIVITY_OPTIONS.retry,
-} satisfies LocalActivityOptions;
-
-export const local = proxyLocalActivities<typeof activities>(LOCAL_ACTIVITY_OPTIONS);
-
-/** Call-site options of a local activity: its timeouts plus the summary the Temporal UI shows. */
-export function localWithSummary(summary: string): LocalActivityOptions {
-  return { ...LOCAL_ACTIVITY_OPTIONS, summary };
-}
+export const statusWrites = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+} satisfies LocalActivityOptions);

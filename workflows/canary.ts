@@ -3,7 +3,6 @@ import {
   CancellationScope,
   condition,
   log,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -15,7 +14,13 @@ import { io, withSummary } from './activity-proxies';
 import { RunControl } from './control';
 import { renderCanaryDetails } from './details';
 import { NonRetryable } from './failures';
-import { canaryProgressQuery, rootMessage, type CanaryProgress, type CanaryStepRecord } from './messages';
+import {
+  canaryProgressQuery,
+  rootMessage,
+  type CanaryProgress,
+  type CanaryStepRecord,
+  type Carried,
+} from './messages';
 import {
   afterWait,
   formatSeconds,
@@ -27,8 +32,9 @@ import {
   type HoldLeft,
   type Scale,
 } from './plan/canary';
+import { stepGate } from './plan/gates';
 import { ArmadaPhase } from './search-attributes';
-import { report } from './status';
+import { report, reportPause, statusWriteFailures } from './status';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
@@ -47,6 +53,8 @@ export interface CanaryRun {
   analysis?: CanarySpec['analysis'];
   /** The custom resource whose status shows the progress; none for a run applied from a file alone. */
   resource?: { kind: Extract<KindName, 'ArmadaChart' | 'Deployer'>; namespace: string; name: string };
+  /** Pause and approvals from the run this one continued from. */
+  carried?: Carried;
 }
 
 export interface CanaryOutcome {
@@ -60,8 +68,10 @@ export interface CanaryOutcome {
  * workflow, so signals reach it by its ID). Cancelling it rolls it back.
  */
 export async function canaryWorkflow(run: CanaryRun): Promise<CanaryOutcome> {
-  const control = new RunControl().listen();
-  return CancellationScope.nonCancellable(() => new Canary(run, control).run());
+  const control = new RunControl(run.carried);
+  const canary = new Canary(run, control);
+  control.listen();
+  return CancellationScope.nonCancellable(() => canary.run());
 }
 
 type StepEnd = 'held' | 'approved' | 'promote' | { rollback: string };
@@ -105,10 +115,26 @@ export class Canary {
         };
       }),
     };
-    setHandler(canaryProgressQuery, () => ({
-      ...this.progress,
-      ...(this.control.paused && { paused: { ...this.control.paused, ...this.progress.paused } }),
-    }));
+    setHandler(canaryProgressQuery, () => {
+      const { paused, ...control } = this.control.progress();
+      return {
+        ...this.progress,
+        ...control,
+        ...(paused && { paused: { ...paused, ...this.progress.paused } }),
+        ...statusWriteFailures(),
+      };
+    });
+    control.promoteRefusal = () => {
+      if (this.progress.phase !== 'Progressing')
+        return `the canary is ${this.progress.phase}; nothing to promote`;
+      if (control.promoteRequested) return `promoting already (asked by ${who(control.promoteRequested)})`;
+      return undefined;
+    };
+    control.approvalHint =
+      'approve a canary while a step waits for approval (armadactl status shows the step)';
+    const resource = input.resource;
+    if (resource)
+      control.followPause((paused) => reportPause(resource.kind, resource.namespace, resource.name, paused));
   }
 
   async run(): Promise<CanaryOutcome> {
@@ -168,7 +194,7 @@ export class Canary {
       ? 'promote'
       : this.promotedBeforeReplan(step)
         ? 'held'
-        : await this.hold(step, title);
+        : await this.hold(step, index, title);
     if (end === 'held' || end === 'approved') {
       const failed = await this.analyse(title, true);
       if (failed) return { rollback: failed };
@@ -192,9 +218,7 @@ export class Canary {
       !cancelled &&
       step.percent === 100 &&
       !step.approval &&
-      !step.holdSeconds &&
-      // Asked only when it applies, so other runs' histories carry no marker.
-      patched('replan-keeps-ready-100')
+      !step.holdSeconds
     );
   }
 
@@ -203,9 +227,19 @@ export class Canary {
    * timer and keeps the time left; resuming starts a new timer for that remainder. A fired timer
    * counts as its length, not as what the workflow clock says (see afterWait).
    */
-  private async hold(step: CanaryStep, title: string): Promise<StepEnd> {
+  private async hold(step: CanaryStep, index: number, title: string): Promise<StepEnd> {
     const { control } = this;
     const approval = step.approval === true;
+    if (approval) control.openGate(stepGate(index, step.percent));
+    try {
+      return await this.holdOpen(step, approval, title);
+    } finally {
+      if (approval) control.closeGate();
+    }
+  }
+
+  private async holdOpen(step: CanaryStep, approval: boolean, title: string): Promise<StepEnd> {
+    const { control } = this;
     const intervalMs = this.input.analysis
       ? (durationSeconds(this.input.analysis.interval ?? DEFAULT_ANALYSIS_INTERVAL_SECONDS) ?? 0) * 1000
       : undefined;
@@ -221,7 +255,7 @@ export class Canary {
       control.paused !== null ||
       control.stopping ||
       control.promoteRequested !== null ||
-      (approval && control.approvalPending);
+      (approval && control.approved !== null);
 
     for (;;) {
       const { remainingMs } = left;
@@ -230,7 +264,7 @@ export class Canary {
         this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
         return 'promote';
       }
-      if (approval && control.takeApproval()) return 'approved';
+      if (approval && control.approved) return 'approved';
       if (control.paused) {
         this.progress.nextStepAt = undefined;
         this.progress.paused = { ...control.paused, remainingSeconds: remainingMs && remainingMs / 1000 };
@@ -263,11 +297,9 @@ export class Canary {
       let timerFired = false;
       if (waitMs === Infinity) await condition(interrupted);
       else timerFired = !(await condition(interrupted, waitMs, { summary }));
-      // Runs from before the patch went by the clock alone. Asked only once a timer has fired.
-      const exact = timerFired && patched('hold-spends-fired-timer');
-      left = afterWait(left, waitMs, exact, Date.now() - started);
+      left = afterWait(left, waitMs, timerFired, Date.now() - started);
       // A hold that has just ended gets the step's final check, not one more between timers.
-      const holdEnded = exact && left.remainingMs === 0;
+      const holdEnded = timerFired && left.remainingMs === 0;
       if (intervalMs !== undefined && left.untilCheckMs! <= 0 && !interrupted() && !holdEnded) {
         left.untilCheckMs = intervalMs;
         const failed = await this.analyse(title, false);
@@ -379,8 +411,7 @@ export class Canary {
     if (ended) return work;
     scope.cancel();
     const late = await work;
-    // Asked only when a result came with the stop, so other runs' histories carry no marker.
-    return late instanceof Error || !patched('result-with-stop-stands') ? 'stopped' : late;
+    return late instanceof Error ? 'stopped' : late;
   }
 
   private stopReason(): string {

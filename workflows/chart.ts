@@ -2,14 +2,15 @@ import {
   ApplicationFailure,
   log,
   ParentClosePolicy,
-  patched,
-  setHandler,
   startChild,
   workflowInfo,
+  setHandler,
   type ChildWorkflowHandle,
+  type SignalDefinition,
 } from '@temporalio/workflow';
-import { announceReplan, startOver } from './control';
-import { chartOutcomeStatus, report } from './status';
+import { RunControl, startOver } from './control';
+import { undoChanges } from './saga';
+import { chartOutcomeStatus, chartState, report, reportPause, statusWriteFailures } from './status';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { canarySteps } from './plan/canary';
@@ -18,7 +19,7 @@ import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, withSummary as summaryOf } from './activity-proxies';
 import { NonRetryable } from './failures';
-import { replanSignal, rootMessage, type Replan } from './messages';
+import { progressQuery, replanSignal, rootMessage, type Carried, type ChartProgress } from './messages';
 import {
   classifyRelease,
   nextAction,
@@ -39,6 +40,8 @@ export interface ChartRun {
   mode?: 'deploy' | 'uninstall';
   /** Namespace of the ArmadaChart custom resource (status, the canary's workflow ID); default `default`. */
   resourceNamespace?: string;
+  /** Pause and approvals from the run this one continued from (a re-plan). */
+  carried?: Carried;
 }
 
 export interface WrittenRelease {
@@ -52,8 +55,8 @@ export interface ChartOutcome {
   chart: string;
   release: string;
   namespace: string;
-  /** What this run did to the release. */
-  action: 'installed' | 'upgraded' | 'unchanged' | 'skipped' | 'uninstalled';
+  /** What this run did to the release (`rolled-back`: a standalone chart's rollback put it back). */
+  action: 'installed' | 'upgraded' | 'unchanged' | 'skipped' | 'uninstalled' | 'rolled-back';
   /** The revision before this run; null when the release did not exist. */
   before: number | null;
   revision: number | null;
@@ -72,60 +75,98 @@ function waitTimeoutSeconds(spec: ArmadaChartSpec): number {
  * The workflow ID is the release's lock (`helm:<namespace>/<release>`): one run per release.
  */
 export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
-  // A chart of a group has its status written by the group; a standalone chart writes its own.
-  if (workflowInfo().parent || !patched('standalone-chart-status')) return driveRelease(run);
-  const replan = new ChartReplan().listen();
+  const canary = new CanaryChild();
+  const control = new RunControl(run.carried, {
+    approvalHint: run.spec.canary
+      ? `a chart's gates are its canary's steps: approve act/${run.chart} while a step waits`
+      : `ArmadaChart ${run.chart} has no canary, so no approval gates`,
+  });
+  control.onReplan = (replan) => canary.signal(replanSignal, replan);
+  canary.control = control;
+  const progress: ChartProgress = {
+    chart: run.chart,
+    release: run.release,
+    namespace: run.namespace,
+    state: 'deploying',
+  };
+  let phase = 'Running';
+  setHandler(progressQuery, () => ({
+    phase,
+    groups: [{ name: run.chart, sequenced: true, state: 'running', charts: [progress] }],
+    ...control.progress(),
+    ...statusWriteFailures(),
+  }));
+  control.listen((signal, req) => canary.signal(signal, req));
+  // A chart of a group has its status written by the group, and its rollback is the saga of
+  // the manifest or group that runs it; a standalone chart does both itself.
+  if (workflowInfo().parent) return driveRelease(run, control, canary);
   const where = `${run.namespace}/${run.release}`;
   const resource = ['ArmadaChart', run.resourceNamespace ?? 'default', run.chart] as const;
+  control.followPause((paused) => reportPause(...resource, paused));
   await report(...resource, 'Deploying', where);
   let outcome: ChartOutcome | undefined;
   try {
-    outcome = await driveRelease(run, replan);
+    outcome = await driveRelease(run, control, canary);
   } catch (err) {
     // A failure under a re-plan (its canary rolled back for it) is not the end: the new specs run.
-    if (!replan.pending) {
+    if (!control.replan) {
+      phase = 'Failed';
+      Object.assign(progress, { state: 'failed', error: rootMessage(err) });
       await report(...resource, 'Failed', rootMessage(err));
       throw err;
     }
   }
-  if (replan.pending) return startOver(replan.pending);
+  if (control.replan) return startOver(control.replan, control);
+  if (control.stopRequested && (outcome!.action === 'installed' || outcome!.action === 'upgraded')) {
+    // A rollback asked for while helm wrote the release: put it back as it was before this run.
+    await report(
+      ...resource,
+      'RollingBack',
+      `rollback requested by ${control.stopRequested.by ?? 'an operator'}`,
+    );
+    await undoChanges([
+      { chart: run.chart, release: run.release, namespace: run.namespace, before: outcome!.before },
+    ]);
+    outcome = { ...outcome!, action: 'rolled-back', revision: outcome!.before };
+  }
   const done = chartOutcomeStatus(outcome!);
+  phase = done.phase;
+  Object.assign(progress, { state: chartState(outcome!), revision: outcome!.revision ?? undefined });
   await report(...resource, done.phase, done.message, { helm: done.helm });
   return outcome!;
 }
 
 /**
- * A standalone chart run's re-plan: the newest specs the bridge sent, passed on to the canary
- * child while one runs (it rolls back at once; a Helm call in flight finishes instead).
+ * The canary child of a chart run while one runs: pause, resume, rollback and a re-plan sent to
+ * the chart run go on to it (it rolls back at once on a re-plan; a Helm call in flight finishes
+ * instead). One that came before the child started is passed on when it starts.
  */
-class ChartReplan {
-  pending: Replan | null = null;
-  private canary?: ChildWorkflowHandle<typeof canaryWorkflow>;
-  private told = false;
-
-  listen(): this {
-    setHandler(replanSignal, (replan) => {
-      this.pending = replan;
-      announceReplan(replan);
-      this.tellCanary();
-    });
-    return this;
-  }
+class CanaryChild {
+  control?: RunControl;
+  private handle?: ChildWorkflowHandle<typeof canaryWorkflow>;
+  private replanTold = false;
 
   /** The canary child that now runs. */
-  follow(canary: ChildWorkflowHandle<typeof canaryWorkflow>): void {
-    this.canary = canary;
-    this.tellCanary();
+  follow(handle: ChildWorkflowHandle<typeof canaryWorkflow>): void {
+    this.handle = handle;
+    const control = this.control!;
+    control.approvalHint = `the canary runs as ${handle.workflowId}: approve it there (armadactl approve act/NAME)`;
+    control.promoteRefusal = () =>
+      `the canary runs as ${handle.workflowId}: promote it there (armadactl promote act/NAME)`;
+    if (control.replan) this.signal(replanSignal, control.replan);
   }
 
-  private tellCanary(): void {
-    if (!this.pending || !this.canary || this.told) return;
-    this.told = true;
-    this.canary.signal(replanSignal, this.pending).catch(() => undefined);
+  signal<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): void {
+    if (!this.handle) return;
+    if (signal.name === replanSignal.name) {
+      if (this.replanTold) return;
+      this.replanTold = true;
+    }
+    this.handle.signal(signal, ...args).catch(() => undefined);
   }
 }
 
-async function driveRelease(run: ChartRun, replan?: ChartReplan): Promise<ChartOutcome> {
+async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryChild): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
   const ref = { release, namespace };
   const observed = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [
@@ -193,6 +234,9 @@ async function driveRelease(run: ChartRun, replan?: ChartReplan): Promise<ChartO
         break;
       case 'install':
       case 'upgrade': {
+        // The chart run's safe point, before it writes the release: a pause holds here; a
+        // rollback, a cancellation or a re-plan write nothing.
+        if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
         if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
           await io.deleteResources.executeWithOptions(summaryOf(`pre-upgrade deletes for ${release}`), [
             { namespace, resources: spec.upgrade.pre.delete },
@@ -201,7 +245,7 @@ async function driveRelease(run: ChartRun, replan?: ChartReplan): Promise<ChartO
         // A canary steps copies of the new revision's Deployments first; the release itself
         // is upgraded only once they reach 100 %. A first install has no stable side to step from.
         const canaryCopies =
-          action.action === 'upgrade' && spec.canary ? await runCanary(run, prepared.ref, replan) : [];
+          action.action === 'upgrade' && spec.canary ? await runCanary(run, prepared.ref, canary) : [];
         // From here on the release has been written (even a failed upgrade records a revision):
         // a failure carries `before`, so a manifest rollback still puts the release back.
         let result;
@@ -258,7 +302,7 @@ async function driveRelease(run: ChartRun, replan?: ChartReplan): Promise<ChartO
  * release is upgraded; throws CanaryRolledBack when the canary rolled back (the copies are gone,
  * the stables restored, the release never touched).
  */
-async function runCanary(run: ChartRun, chart: string, replan?: ChartReplan): Promise<string[]> {
+async function runCanary(run: ChartRun, chart: string, follower: CanaryChild): Promise<string[]> {
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
   const pairs = await io.createCanaryCopies.executeWithOptions(summaryOf(`canary copies of ${release}`), [
@@ -295,7 +339,7 @@ async function runCanary(run: ChartRun, chart: string, replan?: ChartReplan): Pr
     parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     memo: workflowInfo().memo,
   });
-  replan?.follow(child);
+  follower.follow(child);
   const outcome = await child.result();
   if (outcome.result === 'rolled-back') throw canaryRolledBack(outcome, `${namespace}/${release}`);
   return pairs.map((p) => p.canary);

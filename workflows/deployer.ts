@@ -3,7 +3,7 @@ import type { DeployerSpec } from '../api/deployer';
 import { io, withSummary } from './activity-proxies';
 import { Canary } from './canary';
 import { RunControl, startOver } from './control';
-import { canaryProgressQuery, type CanaryStepRecord } from './messages';
+import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
 import { canarySteps, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName } from './plan/names';
 import { report } from './status';
@@ -15,6 +15,8 @@ export interface DeployerRun {
   spec: DeployerSpec;
   /** `uninstall` deletes every Deployment of the Deployer (the custom resource was deleted). */
   mode?: 'deploy' | 'uninstall';
+  /** Pause and approvals from the run this one continued from (a re-plan). */
+  carried?: Carried;
 }
 
 export interface DeployerOutcome {
@@ -34,7 +36,10 @@ export interface DeployerOutcome {
  * rollback keeps the old one at its replicas and deletes the new one.
  */
 export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcome> {
-  const control = new RunControl().listen();
+  const control = new RunControl(run.carried);
+  control.promoteRefusal = () =>
+    'the Deployer is starting its rollout; promote once it steps (armadactl status dpl/NAME)';
+  control.listen();
   return CancellationScope.nonCancellable(() => rollOut(run, control));
 }
 
@@ -101,7 +106,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
     // old versions go); the run starts over from what now serves.
     if (outcome.result !== 'rolled-back') await deleteVersions(deployment.namespace, old);
-    return startOver(control.replan);
+    return startOver(control.replan, control);
   }
   if (outcome.result === 'rolled-back') {
     return {

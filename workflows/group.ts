@@ -5,7 +5,6 @@ import {
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
   ParentClosePolicy,
-  patched,
   setHandler,
   WorkflowIdReusePolicy,
   workflowInfo,
@@ -14,11 +13,13 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
-import { chartOutcomeStatus, report } from './status';
+import { chartOutcomeStatus, chartState, report, reportPause, statusWriteFailures } from './status';
+import { changesOf, undoChanges } from './saga';
 import {
   chartProgressSignal,
   progressQuery,
   rootMessage,
+  type Carried,
   type ChartProgress,
   type GroupProgress,
 } from './messages';
@@ -29,6 +30,8 @@ export interface GroupRun {
   /** Namespace of the custom resources (the group's and its charts'), for their status. */
   namespace: string;
   mode?: ChartRun['mode'];
+  /** Pause and approvals from the run this one continued from (a re-plan of a standalone group). */
+  carried?: Carried;
 }
 
 export interface GroupOutcome {
@@ -39,30 +42,30 @@ export interface GroupOutcome {
   failed: { chart: string; error: string; written?: WrittenRelease }[];
   /** A rollback signal stopped the group before all its charts ran. */
   stopped: boolean;
+  /** Releases a standalone group's rollback put back, newest change first. */
+  rolledBack?: string[];
 }
 
 /**
  * Deploys one group's charts: all at once (`sequenced: false`), or one at a time in order,
  * stopping at the first failure (`sequenced: true`). Each chart runs as a child workflow whose
  * ID locks its release. Pause holds before the next chart; a rollback signal starts no more
- * charts and lets running ones finish.
+ * charts and lets running ones finish; then a group no manifest lists undoes what this run
+ * changed (in a manifest, the manifest's saga does).
  */
 export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
-  const control = new RunControl().listen();
+  const control = new RunControl(run.carried, {
+    approvalHint: workflowInfo().parent
+      ? 'the gates of a manifest are approved on the manifest'
+      : 'a group has no approval gates; a canary waits at its own: approve act/NAME',
+  }).listen();
   // Cancellation reaches the group through `control`: running charts finish, no new one starts.
   return CancellationScope.nonCancellable(() => runGroup(run, control));
 }
 
 async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcome> {
-  // Groups of runs recorded before the group wrote its own status replay without it.
-  const reportGroup = patched('group-status')
-    ? (phase: string, message: string) =>
-        report('ArmadaChartGroup', run.namespace, run.group.name, phase, message)
-    : async () => {};
-  // Since this patch a chart's progress signal goes out alongside what it waits for (the child's
-  // start, the chart's status write) instead of before or after it: one server round trip less
-  // at each end of every chart, the group's first and last among them.
-  const overlapProgress = patched('concurrent-chart-progress');
+  const reportGroup = (phase: string, message: string) =>
+    report('ArmadaChartGroup', run.namespace, run.group.name, phase, message);
   const uninstall = run.mode === 'uninstall';
   await reportGroup(uninstall ? 'Uninstalling' : 'Deploying', `${run.group.charts.length} charts`);
   const progress: GroupProgress = {
@@ -76,7 +79,14 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
       state: 'pending',
     })),
   };
-  setHandler(progressQuery, () => ({ phase: progress.state, group: run.group.name, groups: [progress] }));
+  setHandler(progressQuery, () => ({
+    phase: progress.state,
+    group: run.group.name,
+    groups: [progress],
+    ...control.progress(),
+    ...statusWriteFailures(),
+  }));
+  control.followPause((paused) => reportPause('ArmadaChartGroup', run.namespace, run.group.name, paused));
 
   const parent = workflowInfo().parent;
   const publish = async (chart: ChartProgress) => {
@@ -87,10 +97,10 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
   const result: GroupOutcome = { group: run.group.name, outcomes: [], failed: [], stopped: false };
   const deploy = async (plan: ChartPlan, chartProgress: ChartProgress) => {
     chartProgress.state = 'deploying';
+    // The progress signal goes out alongside what it waits for (the child's start, the chart's
+    // status write), not before or after it: one server round trip less at each end of a chart.
     const announced = publish(chartProgress);
-    if (overlapProgress)
-      announced.catch(() => undefined); // awaited below, after the start
-    else await announced;
+    announced.catch(() => undefined); // awaited below, after the start
     const where = `${plan.namespace}/${plan.release}`;
     // The chart's status links to its own workflow, once that has started.
     let workflow: { id: string; run_id: string } | undefined;
@@ -101,7 +111,7 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
       await report('ArmadaChart', run.namespace, plan.chart, 'Deploying', where, { workflow });
       const outcome = await child.result();
       result.outcomes.push(outcome);
-      chartProgress.state = stateOf(outcome);
+      chartProgress.state = chartState(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
       const done = chartOutcomeStatus(outcome);
       const reportDone = () =>
@@ -109,11 +119,9 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
           workflow,
           helm: done.helm,
         });
-      if (overlapProgress) {
-        await announced; // delivered long ago, while the chart ran; keeps the signals in order
-        await Promise.all([reportDone(), publish(chartProgress)]);
-        published = true;
-      } else await reportDone();
+      await announced; // delivered long ago, while the chart ran; keeps the signals in order
+      await Promise.all([reportDone(), publish(chartProgress)]);
+      published = true;
     } catch (err) {
       const error = rootMessage(err);
       result.failed.push({ chart: plan.chart, error, written: writtenRelease(err) });
@@ -138,9 +146,17 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
     await Promise.all(run.group.charts.map((plan, i) => deploy(plan, progress.charts[i])));
   }
   // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
-  if (control.replan && !result.failed.length) return startOver(control.replan);
+  if (control.replan && !result.failed.length) return startOver(control.replan, control);
   result.stopped =
     control.stopping && result.outcomes.length + result.failed.length < run.group.charts.length;
+  // A rollback of a group no manifest lists undoes what this run changed, as a manifest's does.
+  if (control.stopRequested && !uninstall && !workflowInfo().parent) {
+    await reportGroup('RollingBack', `rollback requested by ${control.stopRequested.by ?? 'an operator'}`);
+    progress.state = 'stopped';
+    result.rolledBack = await undoChanges(changesOf(result));
+    await reportGroup('RolledBack', `rolled back: ${result.rolledBack.join(', ') || 'nothing had changed'}`);
+    return result;
+  }
   progress.state = result.failed.length ? 'failed' : result.stopped ? 'stopped' : 'done';
   const summary = `${result.outcomes.length}/${run.group.charts.length} charts ${uninstall ? 'uninstalled' : 'deployed'}`;
   if (result.failed.length)
@@ -157,20 +173,6 @@ function writtenRelease(err: unknown): WrittenRelease | undefined {
       return e.details?.[0] as WrittenRelease;
   }
   return undefined;
-}
-
-function stateOf(outcome: ChartOutcome): ChartProgress['state'] {
-  switch (outcome.action) {
-    case 'installed':
-    case 'upgraded':
-      return 'deployed';
-    case 'unchanged':
-      return 'unchanged';
-    case 'skipped':
-      return 'skipped';
-    case 'uninstalled':
-      return 'uninstalled';
-  }
 }
 
 /**

@@ -12,19 +12,22 @@ import {
 } from '@temporalio/workflow';
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
+import { gateBefore } from './plan/gates';
 import { renderDetails } from './details';
 import { groupWorkflow, type GroupOutcome } from './group';
-import { io, withSummary } from './activity-proxies';
-import { chartProgressSignal, pauseSignal, progressQuery, type Progress } from './messages';
+import { chartProgressSignal, pauseSignal, progressQuery, type Carried, type Progress } from './messages';
 import type { ManifestPlan } from './plan/manifest';
-import { compensations, type ReleaseChange } from './plan/rollback';
+import type { ReleaseChange } from './plan/rollback';
+import { changesOf, undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
-import { report } from './status';
+import { report, reportPause, statusWriteFailures } from './status';
 
 export interface ManifestRun {
   plan: ManifestPlan;
   /** `uninstall` removes every release, groups in reverse order. */
   mode?: 'deploy' | 'uninstall';
+  /** Pause and approvals from the run this one continued from (a re-plan). */
+  carried?: Carried;
 }
 
 export interface ManifestOutcome {
@@ -42,7 +45,9 @@ export interface ManifestOutcome {
  * newest first, even if the run is being cancelled.
  */
 export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcome> {
-  const control = new RunControl();
+  const control = new RunControl(run.carried, {
+    approvalHint: 'a canary waits at its own gates: approve act/NAME or dpl/NAME',
+  });
   // Cancellation reaches the run through `control` (see RunControl), never mid-step.
   return CancellationScope.nonCancellable(() => runManifest(run, control));
 }
@@ -81,10 +86,8 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
     if (i >= 0) charts[i] = chart;
     setCurrentDetails(renderDetails(progress));
   });
-  setHandler(progressQuery, () => ({
-    ...progress,
-    paused: control.paused ?? undefined,
-  }));
+  setHandler(progressQuery, () => ({ ...progress, ...control.progress(), ...statusWriteFailures() }));
+  control.followPause((paused) => reportPause('ArmadaManifest', plan.namespace, plan.manifest, paused));
   const total = plan.groups.length;
   const setPhase = async (phase: string, message: string, waitingOn?: string) => {
     progress.phase = phase;
@@ -109,6 +112,8 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
   /** What a timed-out approval gate asked for, if one timed out. */
   let timedOutInto: 'stop' | 'rollback' | undefined;
   const groups = uninstall ? [...plan.groups].reverse() : plan.groups;
+  /** Who approved the gate just passed, for the next status write. */
+  let approvedNote = '';
 
   for (const group of groups) {
     const groupProgress = progress.groups.find((g) => g.name === group.name)!;
@@ -121,18 +126,24 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
         `approve before group ${group.name}`,
       );
       const timeout = group.approval.timeoutSeconds;
-      const decision = await control.approval(timeout === undefined ? undefined : timeout * 1000);
-      if (decision === 'stopped') break;
-      if (decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
+      const gate = gateBefore(group.name);
+      const wait = await control.approval(gate, timeout === undefined ? undefined : timeout * 1000);
+      if (wait.decision === 'stopped') break;
+      if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
         failure = `approval before group ${group.name} timed out`;
         timedOutInto = group.approval.onTimeout;
         groupProgress.state = 'stopped';
         break;
       }
+      if (wait.decision === 'approved') {
+        const { by, reason } = wait.by;
+        approvedNote = `; ${gate} approved by ${by ?? 'an operator'}${reason ? ` (${reason})` : ''}`;
+      }
     }
     groupProgress.state = 'running';
     progress.group = group.name;
-    await setPhase(uninstall ? 'Uninstalling' : 'Running', `group ${group.name}`);
+    await setPhase(uninstall ? 'Uninstalling' : 'Running', `group ${group.name}${approvedNote}`);
+    approvedNote = '';
     currentGroup = await startChild(groupWorkflow, {
       workflowId: `${workflowInfo().workflowId}/group/${group.name}`,
       args: [{ group, namespace: plan.namespace, mode: run.mode }],
@@ -144,15 +155,8 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
     const outcome = await currentGroup.result();
     currentGroup = undefined;
     outcomes.push(outcome);
-    // Chart states arrived by chartProgress signals; here only the saga's record of changes,
-    // including releases written by charts that failed afterwards (wait, test).
-    for (const chart of outcome.outcomes) {
-      if (chart.action === 'installed' || chart.action === 'upgraded') {
-        const { release, namespace, before } = chart;
-        changes.push({ chart: chart.chart, release, namespace, before });
-      }
-    }
-    for (const failed of outcome.failed) if (failed.written) changes.push(failed.written);
+    // Chart states arrived by chartProgress signals; here only the saga's record of changes.
+    changes.push(...changesOf(outcome));
     groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
     if (outcome.failed.length) {
       failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
@@ -163,7 +167,7 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
   // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
   // charts still at their spec come out unchanged.
   if (control.replan && failure === undefined && !control.stopRequested && !control.cancelled)
-    return startOver(control.replan);
+    return startOver(control.replan, control);
   setCurrentDetails(renderDetails(progress));
 
   const rollBack =
@@ -179,25 +183,12 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
       failure ??
         `rollback requested${control.stopRequested?.reason ? `: ${control.stopRequested.reason}` : ''}`,
     );
-    {
-      for (const step of compensations(changes)) {
-        const where = `${step.namespace}/${step.release}`;
-        if (step.action === 'rollback') {
-          await io.helmRollback.executeWithOptions(
-            withSummary(`rollback ${where} to revision ${step.revision}`),
-            [step],
-          );
-        } else {
-          await io.helmUninstall.executeWithOptions(
-            withSummary(`uninstall ${where} (installed by this run)`),
-            [step],
-          );
-        }
-        rolledBack.push(where);
+    rolledBack.push(
+      ...(await undoChanges(changes, (where) => {
         for (const g of progress.groups)
           for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
-      }
-    }
+      })),
+    );
   }
 
   const result: ManifestOutcome = {

@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunMemo } from './plan/specs';
 
 /** Who asked for something and why; shown by the progress query (and, later, in CR status). */
@@ -12,10 +12,62 @@ export const pauseSignal = defineSignal<[Request?]>('pause');
 export const resumeSignal = defineSignal<[Request?]>('resume');
 /** Start no more charts, let running ones finish, then undo what this run changed. */
 export const rollbackSignal = defineSignal<[Request?]>('rollback');
-/** Pass the approval gate the run waits at. */
-export const approveSignal = defineSignal<[Request?]>('approve');
-/** A canary skips its remaining steps and goes to 100 %. */
+/**
+ * An approval of the gate a run waits at: a manifest's `before group NAME`, a canary's `step N
+ * (P %)`. Naming the gate makes the approval pass that gate only: one sent for another gate, or
+ * while no gate waits, is refused, never kept for a later gate.
+ */
+export interface Approval extends Request {
+  gate?: string;
+}
+
+/**
+ * Approve and promote are Updates: the validator refuses (the caller sees why) when no gate
+ * waits, the gate named is not the one waiting, or the run has no canary to promote; the
+ * accepted ones stand in the history with who and why. They answer what they did.
+ */
+export const approveUpdate = defineUpdate<string, [Approval]>('approve');
+export const promoteUpdate = defineUpdate<string, [Request]>('promote');
+/**
+ * The same as signals, for tools that can only signal (`temporal workflow signal`, the UI's
+ * signal form): checked the same way; a refused one is logged and shown by the progress query
+ * and the run's current details, never silently dropped.
+ */
+export const approveSignal = defineSignal<[Approval?]>('approve');
 export const promoteSignal = defineSignal<[Request?]>('promote');
+
+/** A pause as the run keeps it: who asked, why, and since when (RFC 3339). */
+export interface Pause extends Request {
+  since: string;
+}
+
+/** An approval gate the run waits at now. */
+export interface Gate {
+  name: string;
+  since: string;
+}
+
+/** A passed gate: who approved it, why, and when. */
+export interface Approved extends Request {
+  gate: string;
+  at: string;
+}
+
+/** A control message the run refused (a signal cannot answer its sender): what, and why. */
+export interface Refusal extends Request {
+  verb: string;
+  why: string;
+  at: string;
+}
+
+/** What a run hands on to the run it continues as (a re-plan, a long hold): pause and approvals stand. */
+export interface Carried {
+  paused?: Pause;
+  /** The gate approved in the same moment the run continued as new: the new run passes it. */
+  approved?: Approved;
+  /** Approvals already given in this run's chain, for its status. */
+  approvals?: Approved[];
+}
 
 /**
  * Newer specs for a running run (the bridge saw a new generation): the run's input and memo as
@@ -47,11 +99,20 @@ export interface GroupProgress {
   charts: ChartProgress[];
 }
 
-export interface Progress {
+/** What every run's progress shows of its control: pause, the gate waiting, approvals, refusals. */
+export interface ControlProgress {
+  paused?: Pause;
+  gate?: Gate;
+  approvals?: Approved[];
+  refused?: Refusal[];
+  /** Status writes that failed after their retries (the run went on): how many, the last error. */
+  statusWriteFailures?: { count: number; last: string };
+}
+
+export interface Progress extends ControlProgress {
   phase: string;
   group?: string;
   waitingOn?: string;
-  paused?: { by?: string; reason?: string; since: string };
   groups: GroupProgress[];
 }
 
@@ -72,7 +133,7 @@ export interface CanaryStepRecord {
   ended?: 'held' | 'approved' | 'timed-out' | 'promoted' | 'rolled-back';
 }
 
-export interface CanaryProgress {
+export interface CanaryProgress extends Omit<ControlProgress, 'paused'> {
   kind: 'canary';
   /** What is rolled out, e.g. `blog-2` or `web/nginx-1.26.0`. */
   target: string;
@@ -85,7 +146,7 @@ export interface CanaryProgress {
   waitingOn?: string;
   /** When the current hold ends (RFC 3339); absent while paused or waiting for approval. */
   nextStepAt?: string;
-  paused?: { by?: string; reason?: string; since: string; remainingSeconds?: number };
+  paused?: Pause & { remainingSeconds?: number };
   /** Why the canary rolled back or was promoted early. */
   reason?: string;
   history: CanaryStepRecord[];

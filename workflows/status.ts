@@ -1,12 +1,23 @@
-import { patched, workflowInfo } from '@temporalio/workflow';
+import { log, workflowInfo } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
 import type * as activities from '../activities';
 import type { ChartOutcome } from './chart';
-import { io, local, localWithSummary, withSummary } from './activity-proxies';
-import { statusFor } from './plan/status';
+import { statusWrites } from './activity-proxies';
+import { rootMessage, type ChartProgress, type ControlProgress, type Pause } from './messages';
+import { readingOf, statusFor } from './plan/status';
 import { generationIn, type RunMemo } from './plan/specs';
 
 type StatusReport = Parameters<typeof activities.reportStatus>[0];
+
+type StatusWriteFailures = NonNullable<ControlProgress['statusWriteFailures']>;
+
+// Per run: the workflow sandbox gives every run its own module state.
+let failures: StatusWriteFailures | undefined;
+
+/** Failed status writes of this run, for its progress query; none when every write went through. */
+export function statusWriteFailures(): Pick<ControlProgress, 'statusWriteFailures'> {
+  return failures ? { statusWriteFailures: { ...failures } } : {};
+}
 
 /**
  * Writes a CR's status and an Event through the status activity (a no-op when the CR is not on
@@ -14,8 +25,9 @@ type StatusReport = Parameters<typeof activities.reportStatus>[0];
  * as observedGeneration the generation this run deploys (from its memo's specs), not whatever
  * generation the object has reached meanwhile.
  *
- * A local activity since patch `local-status-report` (see activity-proxies); runs recorded
- * before it replay with the activity task they scheduled.
+ * A status write is never on the deploy's critical path: it is retried briefly (a local
+ * activity, see activity-proxies), and one that still fails is logged and counted in the
+ * progress query, and the run goes on. The next write carries the newer state anyway.
  */
 export async function report(
   kind: KindName,
@@ -25,24 +37,61 @@ export async function report(
   message: string,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const { workflowId, runId, memo } = workflowInfo();
-  const summary = `status of ${kind} ${namespace}/${name}: ${phase}`;
-  const write = patched('local-status-report')
-    ? (request: StatusReport) => local.reportStatus.executeWithOptions(localWithSummary(summary), [request])
-    : (request: StatusReport) => io.reportStatus.executeWithOptions(withSummary(summary), [request]);
-  await write({
+  const { memo } = workflowInfo();
+  await write(`${phase}`, {
     kind,
     namespace,
     name,
     observedGeneration: generationIn((memo as RunMemo | undefined)?.specs, kind, name),
-    status: {
-      ...statusFor(phase, message),
-      reason: message,
-      workflow: { id: workflowId, run_id: runId },
-      ...extra,
-    },
-    event: { type: phase === 'Failed' ? 'Warning' : 'Normal', reason: phase, message },
+    status: { ...statusFor(phase, message), reason: message, workflow: runLink(), ...extra },
+    event: { type: readingOf(phase) === 'stalled' ? 'Warning' : 'Normal', reason: phase, message },
   });
+}
+
+/**
+ * Shows a pause in the CR: `status.paused {by, reason, since}` and the condition `Paused`, as
+ * Argo Rollouts keeps its pause conditions; null clears them on resume.
+ */
+export async function reportPause(
+  kind: KindName,
+  namespace: string,
+  name: string,
+  paused: Pause | null,
+): Promise<void> {
+  const message = paused
+    ? `paused by ${paused.by ?? 'an operator'}${paused.reason ? `: ${paused.reason}` : ''}`
+    : 'resumed';
+  await write(paused ? 'Paused' : 'Resumed', {
+    kind,
+    namespace,
+    name,
+    status: {
+      paused,
+      conditions: [
+        { type: 'Paused', status: paused ? 'True' : 'False', reason: paused ? 'Paused' : 'Resumed', message },
+      ],
+    },
+    event: { type: 'Normal', reason: paused ? 'Paused' : 'Resumed', message },
+  });
+}
+
+function runLink(): { id: string; run_id: string } {
+  const { workflowId, runId } = workflowInfo();
+  return { id: workflowId, run_id: runId };
+}
+
+async function write(what: string, request: StatusReport): Promise<void> {
+  const { kind, namespace, name } = request;
+  try {
+    await statusWrites.reportStatus.executeWithOptions(
+      { summary: `status of ${kind} ${namespace}/${name}: ${what}` },
+      [request],
+    );
+  } catch (err) {
+    const last = `${kind} ${namespace}/${name} (${what}): ${rootMessage(err)}`;
+    failures = { count: (failures?.count ?? 0) + 1, last };
+    log.warn('status not written; the run goes on', { error: last });
+  }
 }
 
 /** How a finished chart run reads in its ArmadaChart's status: phase, message, Helm revisions. */
@@ -52,8 +101,30 @@ export function chartOutcomeStatus(outcome: ChartOutcome): {
   helm: { revision?: number; previous_revision?: number };
 } {
   return {
-    phase: outcome.action === 'uninstalled' ? 'Uninstalled' : 'Deployed',
+    phase:
+      outcome.action === 'uninstalled'
+        ? 'Uninstalled'
+        : outcome.action === 'rolled-back'
+          ? 'RolledBack'
+          : 'Deployed',
     message: `${outcome.namespace}/${outcome.release} ${outcome.action}`,
     helm: { revision: outcome.revision ?? undefined, previous_revision: outcome.before ?? undefined },
   };
+}
+
+/** How a finished chart run reads in a progress table. */
+export function chartState(outcome: ChartOutcome): ChartProgress['state'] {
+  switch (outcome.action) {
+    case 'installed':
+    case 'upgraded':
+      return 'deployed';
+    case 'unchanged':
+      return 'unchanged';
+    case 'skipped':
+      return 'skipped';
+    case 'uninstalled':
+      return 'uninstalled';
+    case 'rolled-back':
+      return 'rolled-back';
+  }
 }
