@@ -9,7 +9,7 @@ import type { DeployerSpec } from '../api/deployer';
 import { validateObject } from '../api/validate';
 import { recordEvent, writeStatus } from '../kube/status';
 import { kubeApi } from '../kube/client';
-import { control, latestRun, type ControlCommand } from '../runs/control';
+import { CONTROL_COMMANDS, ControlRefused, control, latestRun, type ControlCommand } from '../runs/control';
 import {
   chartRun,
   deployerRun,
@@ -19,7 +19,7 @@ import {
   type RunMemo,
   type RunRequest,
 } from '../runs/requests';
-import { targetWorkflowId } from '../runs/targets';
+import { placeOf, routeOf, type Listings } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import {
   PlanError,
@@ -28,7 +28,7 @@ import {
   type ManifestDocuments,
 } from '../workflows/plan/manifest';
 import { formatSpecs } from '../workflows/plan/specs';
-import { objectWorkflowId, prefixedRelease, releaseWorkflowId } from '../workflows/plan/names';
+import { prefixedRelease } from '../workflows/plan/names';
 import type { ReconcileMetrics } from './metrics';
 import type { ArmadaObject } from './watch';
 
@@ -37,7 +37,9 @@ export const FINALIZER = 'armada.airshipit.org/finalizer';
 /** `kubectl annotate act/shop armada.airshipit.org/action=pause` becomes the pause signal. */
 export const ACTION_ANNOTATION = 'armada.airshipit.org/action';
 export const REASON_ANNOTATION = 'armada.airshipit.org/reason';
-export const ACTIONS: readonly ControlCommand[] = ['pause', 'resume', 'approve', 'promote', 'rollback'];
+/** On an approve action: the gate it approves (`before group apps`, `step 2 (50 %)`); optional. */
+export const GATE_ANNOTATION = 'armada.airshipit.org/gate';
+export const ACTIONS: readonly ControlCommand[] = CONTROL_COMMANDS;
 
 /** The queue's key of an object: `ArmadaChart/default/shop`. */
 export function objectKey(kind: KindName, namespace: string, name: string): string {
@@ -366,9 +368,11 @@ async function ensureFinalizer(kind: KindName, obj: ArmadaObject): Promise<void>
 }
 
 /**
- * `armada.airshipit.org/action`: sends the signal to the object's run, removes the annotation,
- * and records an Event with who asked (the field manager that wrote the annotation) and what
- * happened.
+ * `armada.airshipit.org/action`: sends the command to the run that steers the object (routeOf:
+ * its canary, its own run, or the manifest or group that runs it), removes the annotation, and
+ * records an Event with who asked (the field manager that wrote the annotation) and what the run
+ * answered, or why it was refused (a Warning). `armada.airshipit.org/gate` names the gate an
+ * approve is for.
  */
 async function takeAction(
   ctx: BridgeContext,
@@ -377,7 +381,8 @@ async function takeAction(
   action: string,
 ): Promise<void> {
   const { namespace, name } = obj.metadata;
-  const reason = obj.metadata.annotations?.[REASON_ANNOTATION];
+  const annotations = obj.metadata.annotations ?? {};
+  const reason = annotations[REASON_ANNOTATION];
   const by = annotationWriter(obj) ?? 'unknown';
   let outcome: string;
   let type: 'Normal' | 'Warning' = 'Normal';
@@ -385,17 +390,24 @@ async function takeAction(
     outcome = `unknown action "${action}"; use one of ${ACTIONS.join(', ')}`;
     type = 'Warning';
   } else {
-    const workflowId = actionTarget(kind, obj);
+    const command = action as ControlCommand;
     try {
-      await control(ctx.client, workflowId, action as ControlCommand, { by, reason });
-      outcome = `${action} sent to ${workflowId}`;
+      const done = await control(ctx.client, routeOf(placeInCache(ctx, kind, obj), command), command, {
+        by,
+        reason,
+        gate: annotations[GATE_ANNOTATION],
+      });
+      outcome = `${done.answer} (${done.workflowId})`;
     } catch (err) {
-      outcome = `${action} not sent: ${(err as Error).message}`;
+      if (!(err instanceof ControlRefused)) throw err;
+      outcome = `refused: ${err.message}`;
       type = 'Warning';
     }
   }
   await patchObject(kind, obj, {
-    metadata: { annotations: { [ACTION_ANNOTATION]: null, [REASON_ANNOTATION]: null } },
+    metadata: {
+      annotations: { [ACTION_ANNOTATION]: null, [REASON_ANNOTATION]: null, [GATE_ANNOTATION]: null },
+    },
   });
   await recordEvent({ kind, namespace, name }, obj.metadata.uid, {
     type,
@@ -411,14 +423,19 @@ async function takeAction(
   });
 }
 
-/** Which run an action steers: a chart's canary (when it has one) or the object's own run. */
-function actionTarget(kind: KindName, obj: ArmadaObject): string {
+/** Where an object sits among the cached manifests and groups of its namespace. */
+function placeInCache(ctx: BridgeContext, kind: KindName, obj: ArmadaObject) {
   const { namespace, name } = obj.metadata;
-  if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
-  const spec = obj.spec as ArmadaChartSpec;
-  return spec.canary
-    ? targetWorkflowId(`act/${name}`, namespace)
-    : releaseWorkflowId(spec.namespace, spec.release);
+  const listed = (k: 'ArmadaChartGroup' | 'ArmadaManifest') =>
+    ctx
+      .objects(k)
+      .list(namespace)
+      .filter((o) => !gone(o))
+      .map((o) => ({ name: o.metadata.name, spec: o.spec }));
+  return placeOf(kind, namespace, name, obj.spec, {
+    groups: listed('ArmadaChartGroup'),
+    manifests: listed('ArmadaManifest'),
+  } as Listings);
 }
 
 /** The manager whose managedFields entry owns the action annotation: who asked. */

@@ -8,10 +8,11 @@ import type { ChartOutcome } from '../workflows/chart';
 import type { DeployerOutcome } from '../workflows/deployer';
 import type { ManifestOutcome } from '../workflows/manifest';
 import { rootMessage } from '../workflows/messages';
-import { control, follow, statusOf, type ControlCommand } from '../runs/control';
+import { CONTROL_COMMANDS, control, follow, statusOf, type ControlCommand } from '../runs/control';
+import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
-import { noRun, resolveTarget, targetWorkflowId } from '../runs/targets';
+import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
 import { formatProblem, validateFiles } from './validate';
 import { watch, type Terminal } from './watch';
 
@@ -233,24 +234,39 @@ const controlUsage: Record<ControlCommand, string> = {
   pause:
     'holds the run before its next chart or group starts (Helm calls already running finish); a canary freezes its step, keeping the time left on its hold',
   resume: 'lets a paused run go on',
-  approve: 'passes the approval gate or canary step the run waits at',
+  approve:
+    'passes the approval gate the run waits at now (a manifest: `before group NAME`; a canary: `step N (P %)`); refused when none waits, or when --gate names another',
   promote: 'makes a canary skip its remaining steps and go to 100 %',
   rollback:
     'starts no more charts, lets running ones finish, then undoes every change of the run; a canary restores the old version and removes the new one',
 };
-for (const command of Object.keys(controlUsage) as ControlCommand[]) {
+for (const command of CONTROL_COMMANDS) {
   commands[command] = {
-    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]\n\n${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.\nTARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME (a group no manifest lists), dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's canary).`,
-    options: { reason: { type: 'string' }, ...namespaceOption },
+    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''}
+
+${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.
+TARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME, act/NAME or dpl/NAME. A group or chart a
+manifest lists is steered through the manifest's run, a chart with canary steps through its
+canary while it runs (README, "Run control"); armadactl reads where the object sits from the
+cluster when one is configured, else steers act/NAME's canary and the others' own runs.
+Exit 1 when the command was refused or no run takes it, with the reason.`,
+    options: {
+      reason: { type: 'string' },
+      ...(command === 'approve' && { gate: { type: 'string' } }),
+      ...namespaceOption,
+    },
     async run({ values, positionals }, out) {
-      const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
+      const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
+      const { kind, namespace, name } = target;
       const { client, close } = await connect();
       try {
-        await control(client, workflowId, command, {
+        const place = (await placeFromCluster(kind, namespace, name)) ?? placeByName(kind, namespace, name);
+        const done = await control(client, routeOf(place, command), command, {
           by: process.env.USER,
           reason: values.reason as string | undefined,
+          gate: values.gate as string | undefined,
         });
-        out(`${command}: sent to ${workflowId}`);
+        out(`${command}: ${done.answer} (${done.workflowId})`);
         return 0;
       } finally {
         await close();

@@ -1,17 +1,18 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  approveSignal,
+  approveUpdate,
   pauseSignal,
   progressQuery,
-  promoteSignal,
+  promoteUpdate,
   resumeSignal,
   rollbackSignal,
-  type Request,
+  rootMessage,
+  type Approval,
 } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
 import { formatProgress, type AnyProgress } from './progress';
-import { noRun } from './targets';
+import { noRun, type Route } from './targets';
 
 /** The progress of a run (a manifest's or a canary's), read by the query; a clear error when there is no such run. */
 export async function progressOf(client: Client, workflowId: string): Promise<AnyProgress> {
@@ -53,36 +54,75 @@ export async function statusOf(client: Client, workflowId: string): Promise<RunS
   };
 }
 
-const signals = {
-  pause: pauseSignal,
-  resume: resumeSignal,
-  approve: approveSignal,
-  promote: promoteSignal,
-  rollback: rollbackSignal,
-};
-export type ControlCommand = keyof typeof signals;
+/** The control commands, as armadactl and the action annotation name them. */
+export const CONTROL_COMMANDS = ['pause', 'resume', 'approve', 'promote', 'rollback'] as const;
+export type ControlCommand = (typeof CONTROL_COMMANDS)[number];
 
-/** Sends pause/resume/approve/promote/rollback to a running manifest or canary. */
+/** A command that went nowhere, or that the run refused; the message says why and what to do. */
+export class ControlRefused extends Error {
+  override name = 'ControlRefused';
+}
+
+/** What a control command did: the run that took it, and its answer. */
+export interface ControlResult {
+  workflowId: string;
+  answer: string;
+}
+
+/**
+ * Sends a control command along its route (runs/targets.ts, routeOf) to the first run on it
+ * that is running. Approve and promote are Updates: the run's refusal comes back as
+ * ControlRefused. Pause and resume are checked against the run's progress first (pausing a
+ * paused run, resuming one that is not paused), so nothing is sent that would do nothing.
+ */
 export async function control(
   client: Client,
-  workflowId: string,
+  route: Route,
   command: ControlCommand,
-  req: Request,
-): Promise<void> {
+  req: Approval,
+): Promise<ControlResult> {
+  if ('refused' in route) throw new ControlRefused(route.refused);
+  const workflowId = await firstRunning(client, route.workflowIds, command);
   const handle = client.workflow.getHandle(workflowId);
-  let status;
+  const refused = (why: string) => new ControlRefused(`${command} refused by ${workflowId}: ${why}`);
   try {
-    status = (await handle.describe()).status.name;
+    switch (command) {
+      case 'approve': {
+        const answer = await handle.executeUpdate(approveUpdate, {
+          args: [{ ...req, gate: req.gate ?? route.gate }],
+        });
+        return { workflowId, answer };
+      }
+      case 'promote':
+        return { workflowId, answer: await handle.executeUpdate(promoteUpdate, { args: [req] }) };
+      case 'pause':
+      case 'resume': {
+        const paused = (await handle.query(progressQuery).catch(() => undefined))?.paused;
+        if (command === 'pause' && paused)
+          throw refused(`paused already since ${paused.since}${paused.by ? ` by ${paused.by}` : ''}`);
+        if (command === 'resume' && paused === undefined) throw refused('it is not paused');
+        await handle.signal(command === 'pause' ? pauseSignal : resumeSignal, req);
+        return { workflowId, answer: command === 'pause' ? 'pausing at the next safe point' : 'resumed' };
+      }
+      case 'rollback':
+        await handle.signal(rollbackSignal, req);
+        return { workflowId, answer: 'rolling back: no more charts or steps start, then this run is undone' };
+    }
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new Error(`no run of ${workflowId}; nothing to ${command}`, { cause: err });
+    if (err instanceof WorkflowUpdateFailedError) throw refused(rootMessage(err));
     throw err;
   }
-  if (status !== 'RUNNING')
-    throw new Error(
-      `the run of ${workflowId} is ${status.toLowerCase()}, not running; nothing to ${command}`,
-    );
-  await handle.signal(signals[command], req);
+}
+
+/** The first of `workflowIds` with a running run; refused, naming what was found, when none runs. */
+async function firstRunning(client: Client, workflowIds: string[], command: ControlCommand): Promise<string> {
+  const found: string[] = [];
+  for (const workflowId of workflowIds) {
+    const run = await latestRun(client, workflowId);
+    if (run?.running) return workflowId;
+    found.push(run ? `${workflowId} is ${run.status.toLowerCase()}` : `${workflowId} has never run`);
+  }
+  throw new ControlRefused(`nothing to ${command}: ${found.join('; ') || 'no run drives it'}`);
 }
 
 /**

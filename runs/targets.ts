@@ -1,5 +1,14 @@
+import type { ArmadaChartSpec } from '../api/chart';
+import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import { kinds, type KindName } from '../api/kinds';
-import { canaryWorkflowId, objectWorkflowId } from '../workflows/plan/names';
+import type { ArmadaManifestSpec } from '../api/manifest';
+import { gateBefore } from '../workflows/plan/gates';
+import {
+  canaryWorkflowId,
+  objectWorkflowId,
+  prefixedRelease,
+  releaseWorkflowId,
+} from '../workflows/plan/names';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
 export function manifestWorkflowId(namespace: string, name: string): string {
@@ -52,4 +61,96 @@ export function targetWorkflowId(target: string, namespace: string): string {
 /** The error for a target that has never run, saying how to start it. */
 export function noRun(what: string, cause?: unknown): Error {
   return new Error(`no run of ${what}; start one with \`armadactl apply\``, { cause });
+}
+
+/** Where an object sits: what drives it (the manifest or group that lists it) and what it deploys. */
+export interface ObjectPlace {
+  kind: KindName;
+  namespace: string;
+  name: string;
+  /** The manifest that lists it (a group), or that lists its group (a chart). */
+  manifest?: string;
+  /** The group that lists it (a chart). */
+  group?: string;
+  /** A chart's Helm release as its run names it (prefixed when a manifest lists it); unknown: absent. */
+  release?: { namespace: string; release: string };
+  /** An ArmadaChart with canary steps. */
+  canary?: boolean;
+}
+
+/** What an operator can do to a run: the control commands, and reading its progress. */
+export type Verb = 'pause' | 'resume' | 'approve' | 'promote' | 'rollback' | 'progress';
+
+/**
+ * Where a verb on an object goes: the runs to try, in order (the first one running takes it),
+ * with the gate an approval names when the object stands for one; or why it cannot go anywhere.
+ */
+export type Route = { workflowIds: string[]; gate?: string } | { refused: string };
+
+/**
+ * Which run steers an object, for every kind and verb (README, "Run control"):
+ * - a manifest, a Deployer, a group no manifest lists: their own run;
+ * - a group a manifest lists: the manifest's run (its pause, its saga); approving the group
+ *   passes the manifest's gate before it, and only that gate;
+ * - a chart: its canary while one runs, else the run that drives it: its manifest's, its
+ *   group's, or its own release's (`helm:<namespace>/<release>`) when it stands alone;
+ *   approve and promote go to its canary only, and a chart without one refuses them.
+ * What a run cannot do (approve with no gate waiting, promote without a canary) it refuses
+ * itself, so the refusal names what the run waits for.
+ */
+export function routeOf(place: ObjectPlace, verb: Verb): Route {
+  const { kind, namespace, name } = place;
+  const driver = (): string[] => {
+    if (place.manifest) return [objectWorkflowId('ArmadaManifest', namespace, place.manifest)];
+    if (kind === 'ArmadaChart') {
+      if (place.group) return [objectWorkflowId('ArmadaChartGroup', namespace, place.group)];
+      return place.release ? [releaseWorkflowId(place.release.namespace, place.release.release)] : [];
+    }
+    return [objectWorkflowId(kind, namespace, name)];
+  };
+  if (kind !== 'ArmadaChart') {
+    const gate =
+      kind === 'ArmadaChartGroup' && place.manifest && verb === 'approve' ? gateBefore(name) : undefined;
+    return { workflowIds: driver(), ...(gate && { gate }) };
+  }
+  const canary = canaryWorkflowId(namespace, name);
+  if (verb === 'approve' || verb === 'promote')
+    return place.canary
+      ? { workflowIds: [canary] }
+      : { refused: `ArmadaChart ${namespace}/${name} has no canary steps: nothing to ${verb}` };
+  return { workflowIds: place.canary ? [canary, ...driver()] : driver() };
+}
+
+/** The manifest and group specs an object's place is read from (its namespace's, not being deleted). */
+export interface Listings {
+  groups: { name: string; spec: Pick<ArmadaChartGroupSpec, 'chart_group'> }[];
+  manifests: { name: string; spec: Pick<ArmadaManifestSpec, 'chart_groups' | 'release_prefix'> }[];
+}
+
+/** Where an object sits among the manifests and groups of its namespace (see ObjectPlace). */
+export function placeOf(
+  kind: KindName,
+  namespace: string,
+  name: string,
+  spec: unknown,
+  { groups, manifests }: Listings,
+): ObjectPlace {
+  const place: ObjectPlace = { kind, namespace, name };
+  const manifestOf = (group: string) => manifests.find((m) => m.spec.chart_groups.includes(group));
+  if (kind === 'ArmadaChartGroup') place.manifest = manifestOf(name)?.name;
+  if (kind === 'ArmadaChart') {
+    const chart = spec as Pick<ArmadaChartSpec, 'release' | 'namespace' | 'canary'>;
+    const group = groups.find((g) => g.spec.chart_group.includes(name));
+    const manifest = group && manifestOf(group.name);
+    Object.assign(place, {
+      group: group?.name,
+      manifest: manifest?.name,
+      release: {
+        namespace: chart.namespace,
+        release: prefixedRelease(manifest?.spec.release_prefix, chart.release),
+      },
+      canary: chart.canary !== undefined,
+    });
+  }
+  return place;
 }

@@ -154,6 +154,6 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
       '--field-selector',
       'involvedObject.name=hello,reason=Action',
     );
-    expect(events).toContain('asked to pause: pause not sent');
+    expect(events).toContain('asked to pause: refused: nothing to pause: helm:');
   });
 });

@@ -232,7 +232,9 @@ spec:
       return d.metadata.annotations?.['armada.airshipit.org/action'] === undefined ? true : undefined;
     });
     const events = await eventsOf(crs, 'nginx', 'Action');
-    expect(events).toContain('kubectl-annotate asked to pause (look): pause sent to Deployer:');
+    expect(events).toContain(
+      'kubectl-annotate asked to pause (look): pausing at the next safe point (Deployer:',
+    );
     await kubectl('annotate', 'dpl', 'nginx', '-n', crs, 'armada.airshipit.org/action=resume');
     await eventually('resumed', async () =>
       (await handle.query(canaryProgressQuery)).paused ? undefined : true,
@@ -357,7 +359,7 @@ ${charts}`,
     expect(at('settings').start).toBeGreaterThanOrEqual(at('backend').close);
   });
 
-  it('an annotation rolls back a running manifest (waiting at its approval gate)', async () => {
+  it('annotations steer a manifest through its chart and groups, and roll it back', async () => {
     const gated = await manifestFile(releases, 'g', [
       ['  on_failure: rollback', '  on_failure: rollback\n  approval:\n    before: [apps]'],
     ]);
@@ -368,6 +370,40 @@ ${charts}`,
     });
     const deployedFirst = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
     expect(deployedFirst.map((r) => r.name).sort()).toEqual(['g-backend', 'g-settings']);
+
+    // A chart the manifest lists (its release is g-web, not web) is steered through the manifest.
+    await kubectl('annotate', 'act', 'web', '-n', crs, 'armada.airshipit.org/action=pause');
+    const paused = await eventually('the manifest paused, in its status', async () => {
+      const m = await json('get', 'amf', 'demo', '-n', crs);
+      return m.status?.paused ? m : undefined;
+    });
+    expect(paused.status.paused.by).toBe('kubectl-annotate');
+    expect(paused.status.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Paused', status: 'True' }),
+    );
+    expect(await eventsOf(crs, 'web', 'Action')).toContain(
+      `kubectl-annotate asked to pause: pausing at the next safe point (ArmadaManifest:${crs}/demo)`,
+    );
+    await kubectl('annotate', 'act', 'web', '-n', crs, 'armada.airshipit.org/action=resume');
+    await eventually('the pause cleared', async () => {
+      const m = await json('get', 'amf', 'demo', '-n', crs);
+      return m.status?.paused === undefined &&
+        m.status?.conditions?.some(
+          (c: { type: string; status: string }) => c.type === 'Paused' && c.status === 'False',
+        )
+        ? true
+        : undefined;
+    });
+    // A group's approve passes the manifest's gate before that group, and no other.
+    await kubectl('annotate', 'acg', 'platform', '-n', crs, 'armada.airshipit.org/action=approve');
+    expect(
+      await eventually('the refusal as an Event', async () => {
+        const events = await eventsOf(crs, 'platform', 'Action');
+        return events.includes('refused') ? events : undefined;
+      }),
+    ).toContain('the gate waiting is "before group apps", not "before group platform"');
+    expect((await json('get', 'amf', 'demo', '-n', crs)).status.actual_state).toBe('waitingapproval');
+
     await kubectl('annotate', 'amf', 'demo', '-n', crs, 'armada.airshipit.org/action=rollback');
     await eventually('the manifest rolled back, its releases gone', async () => {
       const m = await json('get', 'amf', 'demo', '-n', crs);
@@ -377,6 +413,6 @@ ${charts}`,
         : undefined;
     });
     const events = await eventsOf(crs, 'demo', 'Action');
-    expect(events).toContain('kubectl-annotate asked to rollback: rollback sent to ArmadaManifest:');
+    expect(events).toContain(`kubectl-annotate asked to rollback: rolling back`);
   });
 });

@@ -298,7 +298,7 @@ describe('armadactl errors that say what to do (real dev server)', () => {
     [['history', 'demo'], 'no run of ArmadaManifest:NS/demo; start one with `armadactl apply`'],
     [['history', 'act/web'], 'no run of ArmadaChart:NS/web; start one with `armadactl apply`'],
     [['status', 'dpl/nginx'], 'no run of Deployer:NS/nginx; start one with `armadactl apply`'],
-    [['pause', 'demo'], 'no run of ArmadaManifest:NS/demo; nothing to pause'],
+    [['pause', 'demo'], 'nothing to pause: ArmadaManifest:NS/demo has never run'],
   ])('%j of an object that never ran: %s', async (argv, message) => {
     const { code, err } = await armadactl([...argv, '-n', ns]);
     expect(err).toEqual([`armadactl ${argv[0]}: ${message.replace('NS', ns)}`]);
@@ -318,9 +318,7 @@ describe('armadactl errors that say what to do (real dev server)', () => {
       await h.client.workflow.getHandle(id).result();
     });
     const { code, err } = await armadactl(['rollback', 'demo', '-n', ns]);
-    expect(err).toEqual([
-      `armadactl rollback: the run of ArmadaManifest:${ns}/demo is completed, not running; nothing to rollback`,
-    ]);
+    expect(err).toEqual([`armadactl rollback: nothing to rollback: ArmadaManifest:${ns}/demo is completed`]);
     expect(code).toBe(1);
   });
 
