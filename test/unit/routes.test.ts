@@ -1,0 +1,103 @@
+import { placeOf, routeOf, type ObjectPlace, type Verb } from '../../runs/targets';
+
+/** One namespace's objects: manifest demo (prefix d) lists platform; platform lists web (canary) and db. */
+const listings = {
+  manifests: [{ name: 'demo', spec: { chart_groups: ['platform'], release_prefix: 'd' } }],
+  groups: [
+    { name: 'platform', spec: { chart_group: ['web', 'db'] } },
+    { name: 'solo', spec: { chart_group: ['cache'] } },
+  ],
+};
+const chart = (release: string, canary = false) => ({
+  release,
+  namespace: 'apps',
+  ...(canary && { canary: { steps: [{ percent: 50 }] } }),
+});
+const place = (kind: ObjectPlace['kind'], name: string, spec: unknown = {}) =>
+  placeOf(kind, 'ns', name, spec, listings);
+
+const objects: [string, ObjectPlace][] = [
+  ['a manifest', place('ArmadaManifest', 'demo')],
+  ['a group a manifest lists', place('ArmadaChartGroup', 'platform')],
+  ['a group on its own', place('ArmadaChartGroup', 'solo')],
+  ['a chart of a manifest, with a canary', place('ArmadaChart', 'web', chart('web', true))],
+  ['a chart of a manifest, without one', place('ArmadaChart', 'db', chart('db'))],
+  ['a chart of a group on its own', place('ArmadaChart', 'cache', chart('cache'))],
+  ['a chart on its own', place('ArmadaChart', 'lone', chart('lone'))],
+  ['a chart on its own, with a canary', place('ArmadaChart', 'shop', chart('shop', true))],
+  ['a Deployer', place('Deployer', 'nginx')],
+];
+
+const M = 'ArmadaManifest:ns/demo';
+const refused = (what: string) => ({
+  refused: expect.stringMatching(new RegExp(`^ArmadaChart ns/${what} has no canary`)),
+});
+
+/** What each verb reaches, per object, in the order of `objects`. */
+const expected: Record<Verb, unknown[]> = {
+  pause: [
+    { workflowIds: [M] },
+    { workflowIds: [M] },
+    { workflowIds: ['ArmadaChartGroup:ns/solo'] },
+    { workflowIds: ['ArmadaChart:ns/web/canary', M] },
+    { workflowIds: [M] },
+    { workflowIds: ['ArmadaChartGroup:ns/solo'] },
+    { workflowIds: ['helm:apps/lone'] },
+    { workflowIds: ['ArmadaChart:ns/shop/canary', 'helm:apps/shop'] },
+    { workflowIds: ['Deployer:ns/nginx'] },
+  ],
+  approve: [
+    { workflowIds: [M] },
+    { workflowIds: [M], gate: 'before group platform' },
+    { workflowIds: ['ArmadaChartGroup:ns/solo'] },
+    { workflowIds: ['ArmadaChart:ns/web/canary'] },
+    refused('db'),
+    refused('cache'),
+    refused('lone'),
+    { workflowIds: ['ArmadaChart:ns/shop/canary'] },
+    { workflowIds: ['Deployer:ns/nginx'] },
+  ],
+  promote: [
+    { workflowIds: [M] },
+    { workflowIds: [M] },
+    { workflowIds: ['ArmadaChartGroup:ns/solo'] },
+    { workflowIds: ['ArmadaChart:ns/web/canary'] },
+    refused('db'),
+    refused('cache'),
+    refused('lone'),
+    { workflowIds: ['ArmadaChart:ns/shop/canary'] },
+    { workflowIds: ['Deployer:ns/nginx'] },
+  ],
+  // resume, rollback and progress go where pause goes
+  resume: [],
+  rollback: [],
+  progress: [],
+};
+for (const verb of ['resume', 'rollback', 'progress'] as const) expected[verb] = expected.pause;
+
+describe('routeOf: which run every kind of object and every verb reaches', () => {
+  it('places a chart of a manifest under its prefixed release, its group and its manifest', () => {
+    expect(place('ArmadaChart', 'web', chart('web', true))).toEqual({
+      kind: 'ArmadaChart',
+      namespace: 'ns',
+      name: 'web',
+      group: 'platform',
+      manifest: 'demo',
+      release: { namespace: 'apps', release: 'd-web' },
+      canary: true,
+    });
+    expect(place('ArmadaChart', 'lone', chart('lone')).release).toEqual({
+      namespace: 'apps',
+      release: 'lone',
+    });
+  });
+
+  for (const verb of Object.keys(expected) as Verb[]) {
+    it.each(objects.map(([what, p], i) => [what, p, i] as const))(
+      `${verb} of %s goes where the table says`,
+      (_what, p, i) => {
+        expect(routeOf(p, verb)).toEqual(expected[verb][i]);
+      },
+    );
+  }
+});
