@@ -12,7 +12,7 @@ import {
 } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
 import { formatProgress, type AnyProgress } from './progress';
-import { noRun, type Route } from './targets';
+import { noRun, type Route, type Verb } from './targets';
 
 /** The progress of a run (a manifest's or a canary's), read by the query; a clear error when there is no such run. */
 export async function progressOf(client: Client, workflowId: string): Promise<AnyProgress> {
@@ -114,15 +114,15 @@ export async function control(
   }
 }
 
-/** The first of `workflowIds` with a running run; refused, naming what was found, when none runs. */
-async function firstRunning(client: Client, workflowIds: string[], command: ControlCommand): Promise<string> {
+/** The first of `workflowIds` with a running run; ControlRefused, naming what was found, when none runs. */
+export async function firstRunning(client: Client, workflowIds: string[], verb: Verb): Promise<string> {
   const found: string[] = [];
   for (const workflowId of workflowIds) {
     const run = await latestRun(client, workflowId);
     if (run?.running) return workflowId;
     found.push(run ? `${workflowId} is ${run.status.toLowerCase()}` : `${workflowId} has never run`);
   }
-  throw new ControlRefused(`nothing to ${command}: ${found.join('; ') || 'no run drives it'}`);
+  throw new ControlRefused(`nothing to ${verb}: ${found.join('; ') || 'no run drives it'}`);
 }
 
 /**
