@@ -182,7 +182,15 @@ export const commonStatus = {
   conditions: z
     .array(condition)
     .optional()
-    .describe('Current conditions (Ready, Progressing, Invalid, ...).'),
+    .describe('Current conditions (Ready, Reconciling, Stalled, Paused, Invalid, ...).'),
+  paused: z
+    .strictObject({
+      by: z.string().optional().describe('Who paused the run.'),
+      reason: z.string().optional().describe('Why, as they said it.'),
+      since: z.string().describe('When the run was paused (RFC 3339).'),
+    })
+    .optional()
+    .describe('Set while the run is paused (condition Paused); cleared on resume.'),
   workflow: z
     .strictObject({
       id: z.string().describe('Temporal workflow ID.'),
