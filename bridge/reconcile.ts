@@ -30,6 +30,7 @@ import {
 import { formatSpecs } from '../workflows/plan/specs';
 import { prefixedRelease } from '../workflows/plan/names';
 import type { ReconcileMetrics } from './metrics';
+import { clearStandaloneLeftovers } from './standalone';
 import type { ArmadaObject } from './watch';
 
 /** Added before a run starts, removed once the uninstall path has finished. */
@@ -95,6 +96,11 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   }
   const target = (obj.spec as { target_state?: string }).target_state;
   if (target === 'uninitialized') return;
+  if (kind === 'ArmadaManifest') {
+    // Its charts give up the unprefixed releases their own runs installed before it listed them.
+    const releaseOf = (chart: ArmadaObject) => chartRelease(ctx, chart);
+    if (await clearStandaloneLeftovers(ctx, obj, { key, releaseOf })) return;
+  }
   await ensureRun(ctx, kind, obj, target === 'uninstalled' ? 'uninstall' : 'deploy');
 }
 

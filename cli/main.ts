@@ -3,6 +3,7 @@ import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
 import { applicableDocuments } from './documents';
+import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
 import type { ChartOutcome } from '../workflows/chart';
 import type { DeployerOutcome } from '../workflows/deployer';
@@ -77,7 +78,16 @@ path, message}]}. Exit code 0 only when every document is valid.`,
 Validates a multi-document file, then starts its run on the worker: the ArmadaManifest's (with
 its groups and charts) when the file has one, else a run for each ArmadaChart (one release) and
 each Deployer in it. With --wait, shows the progress until it ends: exit 0 when every chart is
-deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
+deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.
+
+The ownership rule: an object that is on the cluster (a custom resource of the same kind,
+namespace and name) is the cluster's, and the bridge deploys it. apply checks every object the
+run would deploy (the manifest, its groups and charts; each ArmadaChart and Deployer) and, when
+the cluster holds any, exits 1 naming them, having started nothing: change them with kubectl
+apply -f FILE, or delete them from the cluster first to deploy them from files. The cluster is
+the one the bridge and worker use (ARMADA_KUBECONFIG, else KUBECONFIG, else ~/.kube/config,
+else in-cluster); when none is configured or it does not answer within 5 s, apply says so and
+goes on without the check.`,
     options: {
       filename: { type: 'string', short: 'f' },
       wait: { type: 'boolean', short: 'w' },
@@ -103,6 +113,12 @@ deployed (a Deployer: at 100 %), 1 when a run failed or was rolled back.`,
         values.namespace as string,
         values.manifest as string | undefined,
       );
+      // The ownership rule: an object on the cluster is the cluster's (the bridge deploys it).
+      const cluster = await clusterView(objectsOf(applicable));
+      if (!cluster.reachable)
+        out(`no cluster reachable (${cluster.reason}); not checked for objects it owns`);
+      else if (cluster.owned.length)
+        throw new Error(ownedRefusal(cluster.owned, file, values.namespace as string));
       const { client, close } = await connect();
       try {
         const { taskQueue } = temporalTarget();

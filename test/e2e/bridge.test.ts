@@ -123,6 +123,33 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
       'b-web deployed',
     ]);
     expect(await runsOf(objectWorkflowId('ArmadaManifest', crs, 'demo'))).toHaveLength(1);
+
+    // What the run wrote into the custom resources: state, conditions, revision, run link, events.
+    const web = await json('get', 'act', 'web', '-n', crs);
+    expect(web.status).toMatchObject({
+      actual_state: 'deployed',
+      satisfied: true,
+      observedGeneration: web.metadata.generation,
+      helm: { revision: 1 },
+    });
+    expect(web.status.workflow.url).toMatch(
+      new RegExp(`^http://localhost:8233/namespaces/default/workflows/helm%3A${releases}%2Fb-web/`),
+    );
+    const ready = web.status.conditions.find((c: { type: string }) => c.type === 'Ready');
+    expect(ready).toMatchObject({
+      status: 'True',
+      reason: 'Deployed',
+      observedGeneration: web.metadata.generation,
+    });
+    expect(manifest.status).toMatchObject({ actual_state: 'deployed', progress: { ready: 2, total: 2 } });
+    const events = (await json('get', 'events', '-n', crs)).items as {
+      involvedObject: { kind: string };
+      reason: string;
+    }[];
+    const reasons = events.filter((e) => e.involvedObject.kind === 'ArmadaManifest').map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['Running', 'Deployed']));
+    const columns = (await kubectl('get', 'act', '-n', crs)).split('\n').find((l) => l.startsWith('web '));
+    expect(columns?.split(/\s{2,}/).slice(1, 4)).toEqual(['deployed', 'deployed', 'true']);
   });
 
   it('re-applying the same file starts nothing; changing a chart value runs the manifest again', async () => {

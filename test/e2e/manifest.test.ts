@@ -1,8 +1,11 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { main } from '../../cli/main';
-import { helm, sharedWorker } from '../helpers/env';
+import { manifestWorkflowId } from '../../runs/targets';
+import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 
 const example = path.resolve(__dirname, '../../examples/sequenced-manifest.yaml');
@@ -57,15 +60,89 @@ describe('armadactl apply of the example manifest (real worker, helm, sandbox cl
   const harness = sharedWorker();
 
   beforeAll(async () => {
-    // The manifest's custom resources are on the cluster too, so the run writes their status.
+    // The manifest's objects are not on the cluster: files drive them (the ownership rule).
     await installCrds();
     await kubectl('create', 'namespace', CR_NAMESPACE);
-    await kubectl('apply', '-n', CR_NAMESPACE, '-f', example);
     process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
   });
 
-  it('deploys every chart, group after group, and exits 0', async () => {
+  describe('the ownership rule: an object on the cluster is the cluster’s', () => {
+    /** Whether Temporal has any run of a workflow ID (describe reads it at once, unlike a list). */
+    const anyRun = (workflowId: string) =>
+      harness()
+        .client.workflow.getHandle(workflowId)
+        .describe()
+        .then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return false;
+            throw err;
+          },
+        );
+    /** The example's documents, releases in `namespace` (so a run that wrongly starts touches only it). */
+    const exampleIn = async (namespace: string) =>
+      (await readFile(example, 'utf8'))
+        .replaceAll('namespace: demo', `namespace: ${namespace}`)
+        .split('\n---\n');
+    const fileOf = async (docs: string[]) => {
+      const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-owned-')), 'objects.yaml');
+      await writeFile(file, docs.join('\n---\n'));
+      return file;
+    };
+    const armadactlApply = async (file: string, namespace: string) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(
+        ['apply', '-f', file, '-n', namespace],
+        (l) => out.push(l),
+        (l) => err.push(l),
+      );
+      return { code, out, err: err.join('\n') };
+    };
+    let owned = '';
+    beforeEach(async () => {
+      owned = uniqueName('owned');
+      await kubectl('create', 'namespace', owned);
+    });
+    afterEach(() => kubectl('delete', 'namespace', owned, '--wait=false'));
+
+    it('refuses a manifest whose ArmadaManifest is on the cluster, naming it, and starts nothing', async () => {
+      const file = await fileOf(await exampleIn(owned));
+      await kubectl('apply', '-n', owned, '-f', file);
+      const { code, out, err } = await armadactlApply(file, owned);
+      expect({ code, out }).toEqual({ code: 1, out: [] });
+      expect(err).toContain(`ArmadaManifest ${owned}/demo is on the cluster`);
+      expect(err).toContain(`kubectl apply -n ${owned} -f ${file}`);
+      expect(await anyRun(manifestWorkflowId(owned, 'demo'))).toBe(false);
+    });
+
+    it('refuses a manifest file when only one of the charts it names is on the cluster', async () => {
+      const docs = await exampleIn(owned);
+      await kubectl('apply', '-n', owned, '-f', await fileOf(docs.filter((d) => d.includes('name: web'))));
+      const { code, err } = await armadactlApply(await fileOf(docs), owned);
+      expect(code).toBe(1);
+      expect(err).toContain(`ArmadaChart ${owned}/web is on the cluster`);
+      expect(err).not.toContain('ArmadaManifest');
+      expect(await anyRun(manifestWorkflowId(owned, 'demo'))).toBe(false);
+    });
+
+    it('refuses a file of standalone objects when its Deployer is on the cluster, starting none of them', async () => {
+      const deployer = (
+        await readFile(path.resolve(__dirname, '../../examples/deployer.yaml'), 'utf8')
+      ).replace('namespace: web', `namespace: ${owned}`);
+      await kubectl('apply', '-n', owned, '-f', await fileOf([deployer]));
+      const web = (await exampleIn(owned)).filter((d) => d.includes('name: web'));
+      const { code, err } = await armadactlApply(await fileOf([...web, deployer]), owned);
+      expect(code).toBe(1);
+      expect(err).toContain(`Deployer ${owned}/nginx is on the cluster`);
+      expect(await anyRun(objectWorkflowId('Deployer', owned, 'nginx'))).toBe(false);
+      expect(await anyRun(releaseWorkflowId(owned, 'web'))).toBe(false);
+    });
+  });
+
+  it('deploys every chart, group after group, and exits 0 (its objects are not on the cluster)', async () => {
     const { code, out } = await apply(example);
+    expect(out).toContain(`started ${manifestWorkflowId(CR_NAMESPACE, 'demo')}`);
     expect(out).toContain('demo: deployed');
     expect(code).toBe(0);
     const list = await helmList('demo');
@@ -75,42 +152,6 @@ describe('armadactl apply of the example manifest (real worker, helm, sandbox cl
     const [settings, backend, web, admin] = await Promise.all(releases.map((r) => lastDeployed(r, 'demo')));
     expect(settings).toBeLessThanOrEqual(backend); // platform is sequenced: settings, then backend
     expect(backend).toBeLessThanOrEqual(Math.min(web, admin)); // apps only after platform
-  });
-
-  it('wrote the run into the custom resources: state, conditions, revision, run link, events', async () => {
-    const chart = JSON.parse(await kubectl('get', 'act', 'web', '-n', CR_NAMESPACE, '-o', 'json'));
-    expect(chart.status).toMatchObject({
-      actual_state: 'deployed',
-      satisfied: true,
-      observedGeneration: chart.metadata.generation,
-      helm: { revision: 1 },
-    });
-    expect(chart.status.workflow.url).toMatch(
-      /^http:\/\/localhost:8233\/namespaces\/default\/workflows\/helm%3Ademo%2Fdemo-web\//,
-    );
-    const ready = chart.status.conditions.find((c: { type: string }) => c.type === 'Ready');
-    expect(ready).toMatchObject({
-      status: 'True',
-      reason: 'Deployed',
-      observedGeneration: chart.metadata.generation,
-    });
-    const manifest = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', CR_NAMESPACE, '-o', 'json'));
-    expect(manifest.status).toMatchObject({
-      actual_state: 'deployed',
-      satisfied: true,
-      progress: { ready: 2, total: 2 },
-    });
-    const events = JSON.parse(await kubectl('get', 'events', '-n', CR_NAMESPACE, '-o', 'json')) as {
-      items: { involvedObject: { kind: string; name: string }; reason: string }[];
-    };
-    const reasons = events.items
-      .filter((e) => e.involvedObject.kind === 'ArmadaManifest')
-      .map((e) => e.reason);
-    expect(reasons).toEqual(expect.arrayContaining(['Running', 'Deployed']));
-    const columns = (await kubectl('get', 'act', '-n', CR_NAMESPACE))
-      .split('\n')
-      .find((l) => l.startsWith('web '));
-    expect(columns?.split(/\s{2,}/).slice(1, 4)).toEqual(['deployed', 'deployed', 'true']);
   });
 
   it('a second apply of the unchanged manifest creates no new revision', async () => {

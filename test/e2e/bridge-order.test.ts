@@ -1,0 +1,156 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { installCrds, kubectl } from '../helpers/kube';
+import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+
+/**
+ * `kubectl apply -f dir/` creates a directory's files in name order. Whatever that order, the
+ * manifest's releases (`<release_prefix>-<release>`) are the only ones left in the end: a chart
+ * or group the bridge ran on its own before the object listing it arrived gives up the
+ * unprefixed releases its own run installed.
+ */
+describe('bridge: kubectl apply -f dir/ in any file order leaves only the manifest’s releases', () => {
+  const harness = sharedWorker();
+  const cases = {
+    chartsFirst: uniqueName('order-a'),
+    chartsDeployedFirst: uniqueName('order-b'),
+    manifestFirst: uniqueName('order-c'),
+  };
+  let bridge: ProductProcess | undefined;
+
+  beforeAll(async () => {
+    await installCrds();
+    for (const namespace of Object.values(cases)) await kubectl('create', 'namespace', namespace);
+    bridge = startBridge(cases.chartsFirst, {
+      ARMADA_TASK_QUEUE: harness().taskQueue,
+      ARMADA_NAMESPACES: Object.values(cases).join(','),
+      ARMADA_RESYNC_SECONDS: '2',
+    });
+  });
+  afterAll(async () => {
+    await bridge?.stop();
+    for (const namespace of Object.values(cases))
+      await kubectl('delete', 'namespace', namespace, `${namespace}-rel`, '--wait=false').catch(() => '');
+  });
+
+  /**
+   * Manifest `demo` (release_prefix `p`): group `platform` [settings], then group `apps` [web],
+   * one file per object in `dir`, numbered so that the kinds sort in `order`.
+   */
+  async function manifestDir(releases: string, order: ('chart' | 'group' | 'manifest')[]): Promise<string> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armada-order-'));
+    const doc = (kind: string, name: string, spec: string) =>
+      `apiVersion: armada.airshipit.org/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}}\nspec: ${spec}\n`;
+    const chart = (name: string, location: string) =>
+      doc(
+        'ArmadaChart',
+        name,
+        `{release: ${name}, namespace: ${releases}, source: {type: local, location: ${location}}}`,
+      );
+    const files: [string, string, string][] = [
+      [
+        'manifest',
+        'demo',
+        doc('ArmadaManifest', 'demo', '{release_prefix: p, chart_groups: [platform, apps]}'),
+      ],
+      ['group', 'platform', doc('ArmadaChartGroup', 'platform', '{chart_group: [settings]}')],
+      ['group', 'apps', doc('ArmadaChartGroup', 'apps', '{chart_group: [web]}')],
+      ['chart', 'settings', chart('settings', 'examples/charts/settings')],
+      ['chart', 'web', chart('web', 'examples/charts/hello')],
+    ];
+    await mkdir(dir, { recursive: true });
+    for (const [kind, name, text] of files)
+      await writeFile(path.join(dir, `${order.indexOf(kind as never) + 1}-${kind}-${name}.yaml`), text);
+    return dir;
+  }
+
+  /** The workflows that ran a chart or group on its own: none may still run in the end. */
+  const standaloneRuns = (crs: string, releases: string) => [
+    releaseWorkflowId(releases, 'settings'),
+    releaseWorkflowId(releases, 'web'),
+    objectWorkflowId('ArmadaChartGroup', crs, 'platform'),
+    objectWorkflowId('ArmadaChartGroup', crs, 'apps'),
+  ];
+  const running = async (workflowId: string) => {
+    try {
+      return (await harness().client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  };
+  /** Every release in the namespace, whatever its state (helm 4 lists every status), as `name status`. */
+  const releasesIn = async (namespace: string) =>
+    (
+      JSON.parse(await helm('list', '-n', namespace, '-o', 'json')) as {
+        name: string;
+        status: string;
+      }[]
+    )
+      .map((r) => `${r.name} ${r.status}`)
+      .sort();
+
+  /** Waits for the end state: the manifest satisfied, its two releases alone, no standalone run left. */
+  async function onlyPrefixedReleases(crs: string): Promise<void> {
+    const releases = `${crs}-rel`;
+    let seen: string[] = [];
+    await eventually(
+      `the manifest satisfied, only p-settings and p-web in ${releases}, no standalone run running`,
+      async () => {
+        const manifest = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json'));
+        seen = await releasesIn(releases).catch((err: Error) => [err.message]);
+        const busy = [];
+        for (const id of standaloneRuns(crs, releases)) if (await running(id)) busy.push(id);
+        seen.push(`manifest satisfied: ${String(manifest.status?.satisfied)}`, `running: ${busy.join(', ')}`);
+        return manifest.status?.satisfied === true &&
+          seen.slice(0, -2).join() === 'p-settings deployed,p-web deployed' &&
+          !busy.length
+          ? true
+          : undefined;
+      },
+      { process: bridge, timeoutMs: 150_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\nlast seen: ${seen.join('; ')}`);
+    });
+  }
+
+  it('charts first (file names sort charts, then groups, then the manifest), in one apply', async () => {
+    const crs = cases.chartsFirst;
+    await kubectl('apply', '-n', crs, '-f', await manifestDir(`${crs}-rel`, ['chart', 'group', 'manifest']));
+    await onlyPrefixedReleases(crs);
+  });
+
+  it('charts first, deployed on their own before the groups and the manifest arrive', async () => {
+    const crs = cases.chartsDeployedFirst;
+    const releases = `${crs}-rel`;
+    const dir = await manifestDir(releases, ['chart', 'group', 'manifest']);
+    await kubectl(
+      'apply',
+      '-n',
+      crs,
+      '-f',
+      path.join(dir, '1-chart-settings.yaml'),
+      '-f',
+      path.join(dir, '1-chart-web.yaml'),
+    );
+    // The leak's precondition, seen: each chart installed its unprefixed release on its own.
+    await eventually(
+      'settings and web deployed by their standalone runs',
+      async () =>
+        (await releasesIn(releases)).join() === 'settings deployed,web deployed' ? true : undefined,
+      { process: bridge },
+    );
+    await kubectl('apply', '-n', crs, '-f', dir);
+    await onlyPrefixedReleases(crs);
+  });
+
+  it('manifest first (the manifest, then groups, then charts), in one apply', async () => {
+    const crs = cases.manifestFirst;
+    await kubectl('apply', '-n', crs, '-f', await manifestDir(`${crs}-rel`, ['manifest', 'group', 'chart']));
+    await onlyPrefixedReleases(crs);
+  });
+});
