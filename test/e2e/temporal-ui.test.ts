@@ -2,13 +2,10 @@ import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type * as activities from '../../activities';
-import { armadaChartSpec } from '../../api/chart';
-import { armadaChartGroupSpec } from '../../api/chart-group';
-import { armadaManifestSpec } from '../../api/manifest';
 import { manifestRun, startRun } from '../../runs/requests';
 import type { manifestWorkflow } from '../../workflows/manifest';
 import { approveSignal } from '../../workflows/messages';
-import type { ManifestDocuments } from '../../workflows/plan/manifest';
+import { demoDocuments } from '../workflows/demo-plan';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { fakeHelm } from '../workflows/fake-helm';
 
@@ -30,26 +27,13 @@ const name = uniqueName('ui');
 const releaseNamespace = uniqueName('ns');
 
 /** "platform" (sequenced: a, b), then "apps" (parallel: c, d) behind an approval gate. */
-function documents(): ManifestDocuments {
-  const chart = (release: string) =>
-    armadaChartSpec.parse({ release, namespace: releaseNamespace, source: { type: 'local', location: 'x' } });
-  return {
-    namespace: 'default',
-    manifest: {
-      name,
-      spec: armadaManifestSpec.parse({
-        release_prefix: 'ui',
-        chart_groups: ['platform', 'apps'],
-        approval: { before: ['apps'] },
-      }),
-    },
-    groups: {
-      platform: armadaChartGroupSpec.parse({ chart_group: ['a', 'b'], sequenced: true }),
-      apps: armadaChartGroupSpec.parse({ chart_group: ['c', 'd'] }),
-    },
-    charts: { a: chart('a'), b: chart('b'), c: chart('c'), d: chart('d') },
-  };
-}
+const documents = () =>
+  demoDocuments({
+    name,
+    prefix: 'ui',
+    namespace: releaseNamespace,
+    manifest: { approval: { before: ['apps'] } },
+  });
 
 /** The current-details table at the gate: platform deployed, apps waiting for approval. */
 const atTheGate = [

@@ -57,23 +57,16 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['ArmadaChart:ns/shop/canary'] },
     { workflowIds: ['Deployer:ns/nginx'] },
   ],
-  promote: [
-    { workflowIds: [M] },
-    { workflowIds: [M] },
-    { workflowIds: ['ArmadaChartGroup:ns/solo'] },
-    { workflowIds: ['ArmadaChart:ns/web/canary'] },
-    refused('db'),
-    refused('cache'),
-    refused('lone'),
-    { workflowIds: ['ArmadaChart:ns/shop/canary'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
-  ],
+  promote: [], // where approve goes, with no gate named
   // resume, rollback and progress go where pause goes
   resume: [],
   rollback: [],
   progress: [],
 };
 for (const verb of ['resume', 'rollback', 'progress'] as const) expected[verb] = expected.pause;
+expected.promote = expected.approve.map((route) =>
+  Object.fromEntries(Object.entries(route as object).filter(([key]) => key !== 'gate')),
+);
 
 describe('routeOf: which run every kind of object and every verb reaches', () => {
   it('places a chart of a manifest under its prefixed release, its group and its manifest', () => {

@@ -2,7 +2,6 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
-import { armadaManifestSpec } from '../../api/manifest';
 import { chartWorkflow, groupWorkflow, manifestWorkflow } from '../../workflows';
 import {
   approveSignal,
@@ -15,33 +14,15 @@ import {
   rollbackSignal,
   type Progress,
 } from '../../workflows/messages';
-import { planGroup, planManifest, type ManifestPlan } from '../../workflows/plan/manifest';
+import { planGroup, type ManifestPlan } from '../../workflows/plan/manifest';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
+import { demoPlan } from './demo-plan';
 import { fakeHelm } from './fake-helm';
 
 /** A manifest of "platform" (a, b) then "apps" (c, d) behind an approval gate. */
-function gatedPlan(namespace = uniqueName('ns')): ManifestPlan {
-  const chart = (release: string) =>
-    armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: 'x' }, values: { v: 1 } });
-  return planManifest({
-    namespace: 'default',
-    manifest: {
-      name: 'demo',
-      spec: armadaManifestSpec.parse({
-        release_prefix: 'demo',
-        chart_groups: ['platform', 'apps'],
-        approval: { before: ['apps'] },
-      }),
-    },
-    groups: {
-      platform: armadaChartGroupSpec.parse({ chart_group: ['a', 'b'], sequenced: true }),
-      apps: armadaChartGroupSpec.parse({ chart_group: ['c', 'd'] }),
-    },
-    charts: { a: chart('a'), b: chart('b'), c: chart('c'), d: chart('d') },
-  });
-}
+const gatedPlan = (namespace?: string) => demoPlan({ approval: { before: ['apps'] } }, namespace);
 
 /** The message an Update's validator refused with. */
 async function refusal(update: Promise<unknown>): Promise<string> {

@@ -1,8 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { armadaChartSpec } from '../../api/chart';
-import { armadaChartGroupSpec } from '../../api/chart-group';
-import { armadaManifestSpec } from '../../api/manifest';
 import { chartWorkflow, manifestWorkflow } from '../../workflows';
 import {
   approveSignal,
@@ -12,32 +9,13 @@ import {
   resumeSignal,
   rollbackSignal,
 } from '../../workflows/messages';
-import { planManifest, type ManifestPlan } from '../../workflows/plan/manifest';
 import { temporalHarness, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
+import { demoPlan } from './demo-plan';
 import { fakeHelm, type Call } from './fake-helm';
 
 /** A manifest of two groups: "platform" (sequenced: a, b) then "apps" (parallel: c, d). */
-function plan(manifest: Record<string, unknown> = {}, namespace = uniqueName('ns')): ManifestPlan {
-  const chart = (release: string) =>
-    armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: 'x' }, values: { v: 1 } });
-  return planManifest({
-    namespace: 'default',
-    manifest: {
-      name: 'demo',
-      spec: armadaManifestSpec.parse({
-        release_prefix: 'demo',
-        chart_groups: ['platform', 'apps'],
-        ...manifest,
-      }),
-    },
-    groups: {
-      platform: armadaChartGroupSpec.parse({ chart_group: ['a', 'b'], sequenced: true }),
-      apps: armadaChartGroupSpec.parse({ chart_group: ['c', 'd'] }),
-    },
-    charts: { a: chart('a'), b: chart('b'), c: chart('c'), d: chart('d') },
-  });
-}
+const plan = demoPlan;
 
 const upgrades = (calls: Call[]) => calls.filter((c) => c.name === 'upgrade');
 const byRelease = (calls: Call[], release: string) => upgrades(calls).find((c) => c.release === release)!;
