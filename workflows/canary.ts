@@ -1,11 +1,15 @@
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
   log,
+  makeContinueAsNewFunc,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
+  type Workflow,
 } from '@temporalio/workflow';
 import type { CanarySpec } from '../api/chart';
 import { durationSeconds } from '../api/duration';
@@ -23,10 +27,13 @@ import {
 } from './messages';
 import {
   afterWait,
+  continuedRun,
   formatSeconds,
+  historyFull,
   nextWaitMs,
   restoreScales,
   stepScales,
+  type CanaryResume,
   type CanaryStep,
   type DeploymentPair,
   type HoldLeft,
@@ -55,6 +62,13 @@ export interface CanaryRun {
   resource?: { kind: Extract<KindName, 'ArmadaChart' | 'Deployer'>; namespace: string; name: string };
   /** Pause and approvals from the run this one continued from. */
   carried?: Carried;
+  /**
+   * Events the run's history may reach before a hold continues as new (DEFAULT_HISTORY_LIMIT,
+   * 10,000, when unset; the server's own suggestion counts too).
+   */
+  historyLimit?: number;
+  /** Where the run this one continued from stood: in a step's hold (see CanaryResume). */
+  resume?: CanaryResume;
 }
 
 export interface CanaryOutcome {
@@ -69,12 +83,19 @@ export interface CanaryOutcome {
  */
 export async function canaryWorkflow(run: CanaryRun): Promise<CanaryOutcome> {
   const control = new RunControl(run.carried);
-  const canary = new Canary(run, control);
+  const canary = new Canary(run, control, (resume) =>
+    continueWithSameMemo<typeof canaryWorkflow>(continuedRun(run, resume, control.carry())),
+  );
   control.listen();
   return CancellationScope.nonCancellable(() => canary.run());
 }
 
 type StepEnd = 'held' | 'approved' | 'promote' | { rollback: string };
+
+/** Continues this run as a new one of the same type with `input`, keeping the memo (the bridge reads it). */
+export function continueWithSameMemo<W extends Workflow>(...args: Parameters<W>): Promise<never> {
+  return makeContinueAsNewFunc<W>({ memo: workflowInfo().memo })(...args);
+}
 
 /**
  * Steps Deployment pairs through percentages. Per step: scale the canaries up, wait until they
@@ -84,17 +105,25 @@ type StepEnd = 'held' | 'approved' | 'promote' | { rollback: string };
  * a failed analysis or an approval timeout (with on_timeout rollback) restore the stables and
  * delete the canaries.
  *
+ * Histories are bounded: a hold whose run reaches `historyLimit` events continues as new (the
+ * caller's `continueAs` builds the input) and the new run resumes inside the same hold, with its
+ * deadline, analysis failures, step records, pause and approval.
+ *
  * The caller owns what comes after 100 % (the Helm upgrade of a chart, the old Deployment's
  * deletion for a Deployer) and what comes before the first step (creating the canaries at 0).
  */
 export class Canary {
   readonly progress: CanaryProgress;
-  private analysisFailures = 0;
+  private analysisFailures: number;
 
+  /** `continueAs`: ends the run and continues it as a new one resuming at `resume`. */
   constructor(
     private readonly input: CanaryRun,
     private readonly control: RunControl,
+    private readonly continueAs: (resume: CanaryResume) => Promise<never>,
   ) {
+    const resume = input.resume;
+    this.analysisFailures = resume?.analysisFailures ?? 0;
     this.progress = {
       kind: 'canary',
       target: input.title,
@@ -102,18 +131,21 @@ export class Canary {
       step: 0,
       steps: input.steps.length,
       percent: 0,
-      history: input.steps.map((step, i) => {
-        const split = stepScales(input.pairs, step.percent);
-        return {
-          step: i + 1,
-          percent: step.percent,
-          canary: sum(split.canary),
-          stable: sum(split.stable),
-          ...((step.approval || step.holdSeconds !== undefined) && {
-            hold: step.approval ? ('approval' as const) : step.holdSeconds,
-          }),
-        };
-      }),
+      ...(resume?.reason !== undefined && { reason: resume.reason }),
+      history:
+        resume?.history ??
+        input.steps.map((step, i) => {
+          const split = stepScales(input.pairs, step.percent);
+          return {
+            step: i + 1,
+            percent: step.percent,
+            canary: sum(split.canary),
+            stable: sum(split.stable),
+            ...((step.approval || step.holdSeconds !== undefined) && {
+              hold: step.approval ? ('approval' as const) : step.holdSeconds,
+            }),
+          };
+        }),
     };
     setHandler(canaryProgressQuery, () => {
       const { paused, ...control } = this.control.progress();
@@ -139,12 +171,15 @@ export class Canary {
 
   async run(): Promise<CanaryOutcome> {
     const { steps } = this.input;
+    const resume = this.input.resume;
     let promoting = false;
-    for (let i = 0; i < steps.length; i++) {
-      if (!(await this.control.mayContinue())) return this.rollBack(this.stopReason());
+    for (let i = resume?.step ?? 0; i < steps.length; i++) {
+      // A resumed step is inside its hold, which waits out a pause itself.
+      const resumed = i === resume?.step ? resume : undefined;
+      if (!resumed && !(await this.control.mayContinue())) return this.rollBack(this.stopReason());
       promoting ||= this.control.promoteRequested !== null;
       // Promoting skips the remaining steps: the next one is the last, 100 %, without a hold.
-      const end = await this.step(promoting ? steps.length - 1 : i, promoting);
+      const end = await this.step(promoting ? steps.length - 1 : i, promoting, resumed);
       if (typeof end === 'object') return this.rollBack(end.rollback);
       if (promoting) break;
       promoting = end === 'promote';
@@ -155,12 +190,33 @@ export class Canary {
     return { result: 'promoted', reason: this.progress.reason, steps: this.progress.history };
   }
 
-  private async step(index: number, promoting: boolean): Promise<StepEnd> {
+  /** One step; `resumed`: the run continued as new inside this step's hold, which goes on. */
+  private async step(index: number, promoting: boolean, resumed?: CanaryResume): Promise<StepEnd> {
     const step = this.input.steps[index];
     const record = this.progress.history[index];
     const title = `${this.input.title} canary ${step.percent} %`;
     Object.assign(this.progress, { step: index + 1, percent: step.percent, nextStepAt: undefined });
     this.progress.phase = promoting ? 'Promoting' : 'Progressing';
+    const end = resumed
+      ? await this.hold(step, index, title, resumed)
+      : await this.rollOutStep(step, index, promoting, title);
+    if (end === 'held' || end === 'approved') {
+      const failed = await this.analyse(title, true);
+      if (failed) return { rollback: failed };
+    }
+    record.endedAt = now();
+    record.ended = typeof end === 'object' ? 'rolled-back' : end === 'promote' ? 'promoted' : end;
+    return end;
+  }
+
+  /** Scales a step up, waits until it is Ready, scales the stables down, then holds it. */
+  private async rollOutStep(
+    step: CanaryStep,
+    index: number,
+    promoting: boolean,
+    title: string,
+  ): Promise<StepEnd> {
+    const record = this.progress.history[index];
     record.startedAt = now();
     const scales = stepScales(this.input.pairs, step.percent);
 
@@ -190,18 +246,8 @@ export class Canary {
     await this.scale(scales.stable, `${title}: scale old down`);
     record.readyAt = now();
 
-    const end = promoting
-      ? 'promote'
-      : this.promotedBeforeReplan(step)
-        ? 'held'
-        : await this.hold(step, index, title);
-    if (end === 'held' || end === 'approved') {
-      const failed = await this.analyse(title, true);
-      if (failed) return { rollback: failed };
-    }
-    record.endedAt = now();
-    record.ended = typeof end === 'object' ? 'rolled-back' : end === 'promote' ? 'promoted' : end;
-    return end;
+    if (promoting) return 'promote';
+    return this.promotedBeforeReplan(step) ? 'held' : this.hold(step, index, title);
   }
 
   /**
@@ -225,25 +271,37 @@ export class Canary {
   /**
    * Holds a ready step: for its sleep on a durable timer, or until approved. Pausing cancels the
    * timer and keeps the time left; resuming starts a new timer for that remainder. A fired timer
-   * counts as its length, not as what the workflow clock says (see afterWait).
+   * counts as its length, not as what the workflow clock says (see afterWait). A hold whose
+   * history is full continues as new and resumes here (`resumed`).
    */
-  private async hold(step: CanaryStep, index: number, title: string): Promise<StepEnd> {
+  private async hold(
+    step: CanaryStep,
+    index: number,
+    title: string,
+    resumed?: CanaryResume,
+  ): Promise<StepEnd> {
     const { control } = this;
     const approval = step.approval === true;
-    if (approval) control.openGate(stepGate(index, step.percent));
+    if (approval) control.openGate(stepGate(index, step.percent), resumed?.gateSince);
     try {
-      return await this.holdOpen(step, approval, title);
+      return await this.holdOpen(step, index, approval, title, resumed?.left);
     } finally {
       if (approval) control.closeGate();
     }
   }
 
-  private async holdOpen(step: CanaryStep, approval: boolean, title: string): Promise<StepEnd> {
+  private async holdOpen(
+    step: CanaryStep,
+    index: number,
+    approval: boolean,
+    title: string,
+    resumed?: HoldLeft,
+  ): Promise<StepEnd> {
     const { control } = this;
     const intervalMs = this.input.analysis
       ? (durationSeconds(this.input.analysis.interval ?? DEFAULT_ANALYSIS_INTERVAL_SECONDS) ?? 0) * 1000
       : undefined;
-    let left: HoldLeft = {
+    let left: HoldLeft = resumed ?? {
       remainingMs: approval
         ? this.input.approvalTimeoutSeconds !== undefined
           ? this.input.approvalTimeoutSeconds * 1000
@@ -256,6 +314,9 @@ export class Canary {
       control.stopping ||
       control.promoteRequested !== null ||
       (approval && control.approved !== null);
+    // Only a wait without a timer ends for a full history (signals add events to it): a timer's
+    // wait must tell whether the timer fired, and the activation that fires it adds events too.
+    const interruptedOrFull = () => interrupted() || this.historyFull();
 
     for (;;) {
       const { remainingMs } = left;
@@ -265,11 +326,12 @@ export class Canary {
         return 'promote';
       }
       if (approval && control.approved) return 'approved';
+      if (this.historyFull()) return this.continueAsNew(index, left);
       if (control.paused) {
         this.progress.nextStepAt = undefined;
         this.progress.paused = { ...control.paused, remainingSeconds: remainingMs && remainingMs / 1000 };
         await this.publish(`${title}: paused`);
-        await condition(() => control.paused === null || control.stopping);
+        await condition(() => control.paused === null || control.stopping || this.historyFull());
         this.progress.paused = undefined;
         continue;
       }
@@ -295,7 +357,7 @@ export class Canary {
         ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
         : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
       let timerFired = false;
-      if (waitMs === Infinity) await condition(interrupted);
+      if (waitMs === Infinity) await condition(interruptedOrFull);
       else timerFired = !(await condition(interrupted, waitMs, { summary }));
       left = afterWait(left, waitMs, timerFired, Date.now() - started);
       // A hold that has just ended gets the step's final check, not one more between timers.
@@ -306,6 +368,33 @@ export class Canary {
         if (failed) return { rollback: failed };
       }
     }
+  }
+
+  /** Whether the run's history is long enough to continue as new (see historyFull). */
+  private historyFull(): boolean {
+    const { historyLength, continueAsNewSuggested } = workflowInfo();
+    return historyFull({ length: historyLength, suggested: continueAsNewSuggested }, this.input.historyLimit);
+  }
+
+  /**
+   * Ends this run inside the hold of step `index` and continues as a new one that resumes it with
+   * `left`. Waits for running handlers first, so an Update accepted now is answered and carried.
+   */
+  private async continueAsNew(index: number, left: HoldLeft): Promise<never> {
+    await condition(allHandlersFinished);
+    log.info('canary history is full; continuing as new', {
+      title: this.input.title,
+      step: index + 1,
+      events: workflowInfo().historyLength,
+    });
+    return this.continueAs({
+      step: index,
+      left,
+      analysisFailures: this.analysisFailures,
+      history: this.progress.history,
+      ...(this.progress.reason !== undefined && { reason: this.progress.reason }),
+      ...(this.control.gate && { gateSince: this.control.gate.since }),
+    });
   }
 
   /**

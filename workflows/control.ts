@@ -145,10 +145,11 @@ export class RunControl {
 
   /**
    * Opens the gate `name`: approvals are taken for it from now on. An approval carried from the
-   * run this one continued from passes it at once when it was for the same gate.
+   * run this one continued from passes it at once when it was for the same gate. `since`: when
+   * the gate opened, for one that a run continuing as new opens again.
    */
-  openGate(name: string): void {
-    this.gate = { name, since: new Date().toISOString() };
+  openGate(name: string, since = new Date().toISOString()): void {
+    this.gate = { name, since };
     if (this.approved && this.approved.gate !== name) this.approved = null;
   }
 

@@ -1,10 +1,11 @@
 import { CancellationScope, setHandler } from '@temporalio/workflow';
+import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
 import { io, withSummary } from './activity-proxies';
-import { Canary } from './canary';
+import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
 import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
-import { canarySteps, type DeploymentPair } from './plan/canary';
+import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName } from './plan/names';
 import { report } from './status';
 
@@ -15,8 +16,22 @@ export interface DeployerRun {
   spec: DeployerSpec;
   /** `uninstall` deletes every Deployment of the Deployer (the custom resource was deleted). */
   mode?: 'deploy' | 'uninstall';
-  /** Pause and approvals from the run this one continued from (a re-plan). */
+  /** Pause and approvals from the run this one continued from (a re-plan, a long hold). */
   carried?: Carried;
+  /** Events a run's history may reach before its canary's hold continues as new (see CanaryRun). */
+  historyLimit?: number;
+  /** Where the run this one continued from stood: its canary in a hold. */
+  resume?: DeployerResume;
+}
+
+/**
+ * What a Deployer that continued as new keeps: the versions it found running when it began (the
+ * stable side of the pair, and what it deletes once the new version serves), and its canary's
+ * hold. It neither observes again (the stable side is scaled down by now) nor creates again.
+ */
+export interface DeployerResume {
+  running: Awaited<ReturnType<typeof activities.observeDeployer>>;
+  canary: CanaryResume;
 }
 
 export interface DeployerOutcome {
@@ -58,10 +73,12 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     waitingOn: 'start',
     history: [],
   }));
-  const running = await io.observeDeployer.executeWithOptions(
-    withSummary(`find the versions of ${deployment.namespace}/${deployment.name}`),
-    [ref],
-  );
+  const running =
+    run.resume?.running ??
+    (await io.observeDeployer.executeWithOptions(
+      withSummary(`find the versions of ${deployment.namespace}/${deployment.name}`),
+      [ref],
+    ));
   if (run.mode === 'uninstall') {
     await io.deleteDeployments.executeWithOptions(withSummary(`delete every version of ${deployment.name}`), [
       { namespace: deployment.namespace, names: running.map((v) => v.deployment) },
@@ -72,18 +89,19 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
   const stable = old[0];
   const firstDeploy = stable === undefined;
 
-  await io.createDeployerDeployment.executeWithOptions(
-    withSummary(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
-    [
-      {
-        ...ref,
-        image: deployment.image,
-        version: deployment.version,
-        labels: deployment.labels,
-        replicas: firstDeploy ? deployment.replicas : 0,
-      },
-    ],
-  );
+  if (!run.resume)
+    await io.createDeployerDeployment.executeWithOptions(
+      withSummary(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
+      [
+        {
+          ...ref,
+          image: deployment.image,
+          version: deployment.version,
+          labels: deployment.labels,
+          replicas: firstDeploy ? deployment.replicas : 0,
+        },
+      ],
+    );
   const pair: DeploymentPair = {
     canary: target,
     stable: stable?.deployment ?? null,
@@ -98,8 +116,14 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
+      historyLimit: run.historyLimit,
+      resume: run.resume?.canary,
     },
     control,
+    (resume) =>
+      continueWithSameMemo<typeof deployerWorkflow>(
+        continuedRun(run, { running, canary: resume }, control.carry()),
+      ),
   );
   const outcome = await canary.run();
   if (control.replan) {

@@ -2,7 +2,10 @@ import {
   afterWait,
   canarySteps,
   capacityReplicas,
+  continuedRun,
+  DEFAULT_HISTORY_LIMIT,
   formatSeconds,
+  historyFull,
   nextWaitMs,
   restoreScales,
   splitAt,
@@ -164,5 +167,38 @@ describe('nextWaitMs and afterWait: the time left of a hold', () => {
       untilCheckMs: 800,
     });
     expect(afterWait({}, Infinity, false, 5000)).toEqual({});
+  });
+});
+
+describe('historyFull: when a run continues as new', () => {
+  it.each([
+    // [events, server suggests, limit, continue as new]
+    [9_999, false, undefined, false], // the default limit, 10,000, not reached
+    [10_000, false, undefined, true],
+    [51_199, false, undefined, true], // long past it (a worker that was down): at once
+    [59, false, 60, false], // a run's own limit, as the tests set it
+    [60, false, 60, true],
+    [200, true, undefined, true], // the server's hint (its count, or the history's bytes) counts too
+    [200, true, 60_000, true],
+  ])('%i events, suggested %s, limit %s → %s', (length, suggested, limit, full) => {
+    expect(historyFull({ length, suggested }, limit)).toBe(full);
+  });
+
+  it("defaults to 10,000 events, far below the server's 51,200", () => {
+    expect(DEFAULT_HISTORY_LIMIT).toBe(10_000);
+  });
+});
+
+describe('continuedRun: the input a run continues as', () => {
+  it('is the same input with where it resumes and what its control carries', () => {
+    const run = { title: 'web', steps: [{ percent: 10, approval: true }], historyLimit: 60 };
+    const resume = { step: 0, left: { untilCheckMs: 400 } };
+    const carried = { paused: { by: 'ann', since: '2026-01-01T00:00:00.000Z' } };
+    expect(continuedRun(run, resume, carried)).toEqual({ ...run, resume, carried });
+  });
+
+  it('replaces what the run before carried, never merges it', () => {
+    const run = { title: 'web', resume: { step: 0 }, carried: { paused: { since: 'then' } } };
+    expect(continuedRun(run, { step: 1 }, {})).toEqual({ title: 'web', resume: { step: 1 }, carried: {} });
   });
 });

@@ -15,6 +15,7 @@ import {
 } from '../../workflows/messages';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories, summaryOf } from '../helpers/histories';
+import { eventually } from '../helpers/processes';
 
 /** One scale call as the stub saw it: which Deployment, to how many, in which namespace. */
 interface ScaleCall {
@@ -35,6 +36,8 @@ function fakeKube() {
   const notReadyAt = new Map<string, number>();
   const analysis = new Map<string, boolean[]>();
   const deployments = new Map<string, { deployment: string; version: string; replicas: number }[]>();
+  /** Deployer activities called, as `observe namespace` and `create namespace/name-version`. */
+  const deployerCalls: string[] = [];
   /** Scale calls (`namespace/name=replicas`) that wait for their promise before they return. */
   const scaleGates = new Map<string, Promise<void>>();
   /** Called with each status write of a custom resource (`namespace/name`) before it returns. */
@@ -67,13 +70,25 @@ function fakeKube() {
       return false;
     },
     async observeDeployer(ref) {
+      deployerCalls.push(`observe ${ref.namespace}`);
       return deployments.get(ref.namespace) ?? [];
     },
     async createDeployerDeployment(req) {
+      deployerCalls.push(`create ${req.namespace}/${req.name}-${req.version}`);
       return `${req.name}-${req.version}`;
     },
   };
-  return { scales, deleted, notReadyAt, analysis, deployments, scaleGates, statusHooks, stubs };
+  return {
+    scales,
+    deleted,
+    notReadyAt,
+    analysis,
+    deployments,
+    deployerCalls,
+    scaleGates,
+    statusHooks,
+    stubs,
+  };
 }
 
 const kube = fakeKube();
@@ -109,6 +124,62 @@ async function until(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** One run of a chain of runs (continue-as-new) under one workflow ID. */
+interface ChainRun {
+  runId: string;
+  status: string;
+  startTime: Date;
+  /** Events in its history. */
+  events: number;
+}
+
+/** Events a test history is allowed past its historyLimit: the last wait's and the continue-as-new's. */
+const HISTORY_OVERSHOOT = 20;
+/** The longest history the bounded-history tests saw, for the log. */
+let longestHistory = 0;
+
+/** Every run of `workflowId`, oldest first, as the server lists them (`WorkflowId = '…'`). */
+async function runsOf(workflowId: string): Promise<ChainRun[]> {
+  const { client } = harness();
+  const runs: ChainRun[] = [];
+  for await (const r of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const history = await client.workflow.getHandle(workflowId, r.runId).fetchHistory();
+    runs.push({
+      runId: r.runId,
+      status: r.status.name,
+      startTime: r.startTime,
+      events: history.events!.length,
+    });
+  }
+  return runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+}
+
+/**
+ * The finished chain of `workflowId`: every run continued as new but the last, which completed.
+ * Saves each run's history as `<name>-<i>.json` when saving histories.
+ */
+async function finishedChain(workflowId: string, name: string): Promise<ChainRun[]> {
+  const runs = await eventually(
+    `${workflowId}'s runs listed, the last completed`,
+    async () => {
+      const runs = await runsOf(workflowId);
+      const statuses = runs.map((r) => r.status);
+      return statuses.at(-1) === 'COMPLETED' && statuses.slice(0, -1).every((s) => s === 'CONTINUED_AS_NEW')
+        ? runs
+        : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
+  longestHistory = Math.max(longestHistory, ...runs.map((r) => r.events));
+  if (savingHistories)
+    for (const [i, run] of runs.entries()) await saveHistory(workflowId, run.runId, `${name}-${i}`);
+  return runs;
+}
+
+afterAll(() => {
+  if (longestHistory) console.log(`bounded histories: the longest run had ${longestHistory} events`);
+});
 
 const splits = (namespace: string) =>
   kube.scales.filter((s) => s.namespace === namespace).map((s) => `${s.name}=${s.replicas}`);
@@ -296,6 +367,81 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     expect(outcome.reason).toMatch(/analysis failed 2 time\(s\) \(failure_limit 1\): GET .* status 503/);
     expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-old=10']);
   });
+
+  it('a long analysis hold continues as new past historyLimit and keeps its deadline and failures', async () => {
+    const ns = uniqueName('bounded-analysis');
+    const url = `http://metrics.${ns}.invalid/health`;
+    // 20 checks: 19 on the 250 ms interval of a 5 s hold, then the step's final one. With
+    // failure_limit 2, the first check's failure (first run) and the last two (runs later) only
+    // roll back counted together: at the final check.
+    kube.analysis.set(url, [false, ...Array<boolean>(17).fill(true), false, false]);
+    const limit = 60;
+    const handle = await start(
+      canaryRun(ns, [{ percent: 10, holdSeconds: 5 }, { percent: 100 }], {
+        analysis: { url, interval: '250ms', failure_limit: 2 },
+        historyLimit: limit,
+      }),
+    );
+    const outcome = await handle.result();
+    const runs = await finishedChain(handle.workflowId, 'canary-bounded-analysis--canary');
+    expect(runs.length).toBeGreaterThanOrEqual(4);
+    for (const run of runs) expect(run.events).toBeLessThanOrEqual(limit + HISTORY_OVERSHOOT);
+    expect(outcome.result).toBe('rolled-back');
+    expect(outcome.reason).toMatch(/analysis failed 3 time\(s\) \(failure_limit 2\): GET .* status 503/);
+    // Each check ran once across the runs: none repeated, none skipped by a continue-as-new.
+    let checks = 0;
+    for (const run of runs) {
+      const events = (await harness().client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory())
+        .events!;
+      checks += events.filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkAnalysis',
+      ).length;
+    }
+    expect(checks).toBe(20);
+    // Scaled up and found Ready once, in the first run: the later runs resumed inside the hold.
+    expect(splits(ns)).toEqual(['web-new=1', 'web-old=9', 'web-old=10']);
+    const step = outcome.steps[0];
+    expect(ms(step.readyAt)).toBeLessThan(runs[1].startTime.getTime());
+    // The hold ended at its deadline, 5 s after Ready: not 5 s after the last run began.
+    expect(ms(step.endedAt) - ms(step.readyAt)).toBeGreaterThanOrEqual(5000);
+    expect(ms(step.endedAt) - runs.at(-1)!.startTime.getTime()).toBeLessThan(5000);
+    expect(step.ended).toBe('rolled-back');
+  });
+
+  it('an approval paused across continue-as-new stays paused by whom and since when, then is approved', async () => {
+    const ns = uniqueName('bounded-approval');
+    const limit = 60;
+    const handle = await start(
+      canaryRun(ns, [{ percent: 20, approval: true }, { percent: 100 }], { historyLimit: limit }),
+    );
+    const latest = harness().client.workflow.getHandle<typeof canaryWorkflow>(handle.workflowId);
+    const waiting = await until(latest, (p) => p.gate !== undefined);
+    await latest.signal(pauseSignal, { by: 'ann', reason: 'look at metrics' });
+    const paused = (await until(latest, (p) => p.paused?.since !== undefined)).paused!;
+    // Every pause sent again (a tool that retries) is an event: they fill the history, and the
+    // pause stays ann's.
+    const runIds = new Set<string>();
+    while (runIds.size < 4) {
+      await latest.signal(pauseSignal, { by: 'bob' });
+      runIds.add((await latest.describe()).runId);
+    }
+    const still = await until(latest, (p) => p.paused !== undefined && p.gate !== undefined);
+    expect(still.paused).toMatchObject({ by: 'ann', reason: 'look at metrics', since: paused.since });
+    expect(still.gate).toEqual(waiting.gate);
+    expect(still.history[0].readyAt).toBe(waiting.history[0].readyAt);
+    await latest.signal(resumeSignal, { by: 'ann' });
+    await latest.signal(approveSignal, { by: 'cat', reason: 'metrics fine' });
+    const outcome = await handle.result();
+    const runs = await finishedChain(handle.workflowId, 'canary-bounded-approval--canary');
+    expect(runs.length).toBeGreaterThanOrEqual(4);
+    for (const run of runs) expect(run.events).toBeLessThanOrEqual(limit + HISTORY_OVERSHOOT);
+    expect(outcome.result).toBe('promoted');
+    expect(outcome.steps.map((s) => s.ended)).toEqual(['approved', 'held']);
+    expect(splits(ns)).toEqual(['web-new=2', 'web-old=8', 'web-new=10', 'web-old=0']);
+    expect((await latest.query(canaryProgressQuery)).approvals).toEqual([
+      expect.objectContaining({ by: 'cat', gate: waiting.gate!.name }),
+    ]);
+  });
 });
 
 describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
@@ -467,5 +613,61 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
       { namespace: ns, names: ['nginx-1.25.3'] },
     ]);
+  });
+
+  it('a paused hold continues as new past historyLimit and resumes its canary without redoing it', async () => {
+    const ns = uniqueName('dpl-bounded');
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+    const workflowId = uniqueName('dpl');
+    const limit = 60;
+    const memo = { specs: 'Deployer/nginx@1', mode: 'deploy' };
+    const first = await harness().client.workflow.start(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [
+        {
+          name: 'nginx',
+          namespace: 'default',
+          spec: { ...spec(ns, '1.26.0'), steps: [{ percent: 50, sleep: 2 }] },
+          historyLimit: limit,
+        },
+      ],
+      memo,
+    });
+    const latest = harness().client.workflow.getHandle<typeof deployerWorkflow>(workflowId);
+    await until(latest, (p) => p.waitingOn === 'hold');
+    await latest.signal(pauseSignal, { by: 'ann' });
+    await until(latest, (p) => p.paused?.remainingSeconds !== undefined);
+    // What a resumed run observed now would be wrong: the new version beside the old one.
+    kube.deployments.set(ns, [
+      { deployment: 'nginx-1.26.0', version: '1.26.0', replicas: 5 },
+      { deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 5 },
+    ]);
+    const runIds = new Set<string>();
+    while (runIds.size < 4) {
+      await latest.signal(pauseSignal, { by: 'bob' });
+      runIds.add((await latest.describe()).runId);
+    }
+    const still = await until(latest, (p) => p.paused?.remainingSeconds !== undefined);
+    expect(still.paused).toMatchObject({ by: 'ann' });
+    expect(still.paused!.remainingSeconds).toBeGreaterThan(0);
+    await latest.signal(resumeSignal, { by: 'ann' });
+    const outcome = await latest.result();
+    const runs = await finishedChain(workflowId, 'deployer-bounded--deployer');
+    expect(runs[0].runId).toBe(first.firstExecutionRunId);
+    expect(runs.length).toBeGreaterThanOrEqual(4);
+    for (const run of runs) expect(run.events).toBeLessThanOrEqual(limit + HISTORY_OVERSHOOT);
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0', previous: '1.25.3' });
+    expect(outcome.steps.map((s) => s.ended)).toEqual(['held', 'held']);
+    // Observed, created and stepped once: the later runs went on from the hold.
+    expect(kube.deployerCalls.filter((c) => c.includes(ns))).toEqual([
+      `observe ${ns}`,
+      `create ${ns}/nginx-1.26.0`,
+    ]);
+    expect(splits(ns)).toEqual(['nginx-1.26.0=5', 'nginx-1.25.3=5', 'nginx-1.26.0=10', 'nginx-1.25.3=0']);
+    expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
+      { namespace: ns, names: ['nginx-1.25.3'] },
+    ]);
+    expect((await latest.describe()).memo).toEqual(memo);
   });
 });

@@ -1,4 +1,5 @@
 import { durationSeconds } from '../../api/duration';
+import type { CanaryStepRecord, Carried } from '../messages';
 
 /**
  * Canary step maths, as argo-rollouts computes it: the replica split of a step is a pure
@@ -154,4 +155,56 @@ export function formatSeconds(seconds: number): string {
   const s = Math.round((seconds % 60) * 1000) / 1000;
   const parts = [h && `${h}h`, m && `${m}m`, (s || (!h && !m)) && `${s}s`].filter(Boolean);
   return parts.join('');
+}
+
+/** Events a canary's run may reach before it continues as new, unless its input says otherwise. */
+export const DEFAULT_HISTORY_LIMIT = 10_000;
+
+/** How long the run's history is now, as `workflowInfo()` tells it. */
+export interface HistoryNow {
+  /** Events so far (`historyLength`). */
+  length: number;
+  /** The server's own hint (`continueAsNewSuggested`): its event count or byte size is near its limit. */
+  suggested: boolean;
+}
+
+/**
+ * Whether a run continues as new at its next safe point: its history has `limit` events or more,
+ * or the server suggests it. Temporal terminates a run at 51,200 events (or 50 MB); a hold with
+ * analysis adds ~11 events a check, so an approval held for ~10 h at the default 10 s interval
+ * got there, and the canary copies were left up with the stable side scaled down.
+ *
+ * Examples (limit 10,000): 9,999 events → no; 10,000 → yes; 200 events and suggested → yes.
+ */
+export function historyFull({ length, suggested }: HistoryNow, limit = DEFAULT_HISTORY_LIMIT): boolean {
+  return suggested || length >= limit;
+}
+
+/**
+ * Where a canary that continued as new picks up: inside the hold of step `step` (0-based), its
+ * scale-up and readiness behind it. `left` is the hold's time left by the rule of afterWait (a
+ * fired timer counts as its length), so the hold ends at its original deadline.
+ */
+export interface CanaryResume {
+  step: number;
+  left: HoldLeft;
+  /** Analysis failures so far (all steps): failure_limit counts across runs. */
+  analysisFailures: number;
+  /** The step records, startedAt/readyAt/endedAt as the first run wrote them. */
+  history: CanaryStepRecord[];
+  reason?: string;
+  /** Since when the step's approval gate has been open, when it has one. */
+  gateSince?: string;
+}
+
+/**
+ * The input of the run a run continues as: the same input with where it resumes and what its
+ * control carries (pause, approvals). Nothing else changes, so a re-plan still starts over from it.
+ */
+export function continuedRun<Run extends object, Resume>(
+  run: Run,
+  resume: Resume,
+  carried: Carried,
+): Run & { resume: Resume; carried: Carried } {
+  return { ...run, resume, carried };
 }
