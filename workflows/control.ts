@@ -179,16 +179,20 @@ export class RunControl {
     return { decision: 'approved', by: approved };
   }
 
-  /** Calls `write` each time the run is paused or resumed, in order (e.g. to show it in CR status). */
+  /**
+   * Calls `write` each time the run is paused or resumed, in order (e.g. to show it in CR
+   * status). Outside cancellation: a cancelled run's pending wait would otherwise reject with
+   * nobody to catch it, and fail every workflow task of the run from then on.
+   */
   followPause(write: (paused: Pause | null) => Promise<void>): void {
     let shown = this.paused;
-    void (async () => {
+    void CancellationScope.nonCancellable(async () => {
       for (;;) {
         await condition(() => this.paused !== shown);
         shown = this.paused;
         await write(shown);
       }
-    })();
+    });
   }
 
   /** What a run continuing as new takes along (see Carried). */

@@ -1,4 +1,4 @@
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
@@ -12,6 +12,7 @@ import {
   replanSignal,
   resumeSignal,
   rollbackSignal,
+  rootMessage,
   type Progress,
 } from '../../workflows/messages';
 import { planGroup, type ManifestPlan } from '../../workflows/plan/manifest';
@@ -176,6 +177,34 @@ describe('run control (stubbed activities, real dev server)', () => {
     const outcome = await handle.result();
     expect(outcome.action).toBe('installed');
     if (savingHistories) await saveHistory(handle.workflowId, undefined, 'control-chart-pause--chart');
+  });
+  it('a standalone chart cancelled while helm runs ends cancelled, not stuck', async () => {
+    const namespace = uniqueName('ns');
+    const release = uniqueName('cancel');
+    fake.close();
+    const handle = await harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: `helm:${namespace}/${release}`,
+      args: [
+        {
+          chart: release,
+          release,
+          namespace,
+          spec: armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: 'x' } }),
+        },
+      ],
+    });
+    await eventually('helm running', async () =>
+      fake.calls.some((c) => c.release === release && c.name === 'upgrade') ? true : undefined,
+    );
+    await handle.cancel();
+    fake.open();
+    // It ends (before, its pause follower's wait rejected unhandled and failed every task after).
+    const ended = await handle.result().then(
+      () => 'completed',
+      (err: unknown) => rootMessage(err as WorkflowFailedError),
+    );
+    expect(ended).toMatch(/cancel/i);
   });
 });
 
