@@ -10,7 +10,8 @@ import {
 } from '@temporalio/workflow';
 import { RunControl, startOver } from './control';
 import { undoChanges } from './saga';
-import { chartOutcomeStatus, chartState, report, reportPause, statusWriteFailures } from './status';
+import { report, reportPause, statusWriteFailures } from './status';
+import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { canarySteps } from './plan/canary';
@@ -19,17 +20,24 @@ import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, withSummary as summaryOf } from './activity-proxies';
 import { NonRetryable } from './failures';
-import { progressQuery, replanSignal, rootMessage, type Carried, type ChartProgress } from './messages';
+import {
+  progressQuery,
+  replanSignal,
+  rootMessage,
+  type Carried,
+  type ChartProgress,
+  type GroupProgress,
+} from './messages';
 import {
   classifyRelease,
   nextAction,
   revisionBefore,
   type ObservedRelease,
   type ReleaseAction,
+  type Unverified,
 } from './plan/release';
-
-/** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
-const DEFAULT_TIMEOUT_SECONDS = 900;
+import { helmRequests } from './plan/helm-requests';
+import type { PreparedChart } from '../activities/charts/source';
 
 export interface ChartRun {
   chart: string;
@@ -62,10 +70,6 @@ export interface ChartOutcome {
   revision: number | null;
 }
 
-function waitTimeoutSeconds(spec: ArmadaChartSpec): number {
-  return spec.wait?.timeout ?? DEFAULT_TIMEOUT_SECONDS;
-}
-
 /**
  * Drives one Helm release: observe (activity) → decide (pure) → act (one activity), until the
  * release runs the wanted chart and values. A release left pending by a killed helm is first
@@ -92,14 +96,30 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   let phase = 'Running';
   setHandler(progressQuery, () => ({
     phase,
-    groups: [{ name: run.chart, sequenced: true, state: 'running', charts: [progress] }],
+    groups: [{ name: run.chart, sequenced: true, state: groupStateOf(phase), charts: [progress] }],
     ...control.progress(),
     ...statusWriteFailures(),
   }));
   control.listen((signal, req) => canary.signal(signal, req));
+  const finished = (outcome: ChartOutcome) => {
+    phase = chartOutcomeStatus(outcome).phase;
+    Object.assign(progress, { state: chartState(outcome), revision: outcome.revision ?? undefined });
+    return outcome;
+  };
+  const failed = (err: unknown) => {
+    phase = 'Failed';
+    Object.assign(progress, { state: 'failed', error: rootMessage(err) });
+  };
   // A chart of a group has its status written by the group, and its rollback is the saga of
   // the manifest or group that runs it; a standalone chart does both itself.
-  if (workflowInfo().parent) return driveRelease(run, control, canary);
+  if (workflowInfo().parent) {
+    try {
+      return finished(await driveRelease(run, control, canary));
+    } catch (err) {
+      failed(err);
+      throw err;
+    }
+  }
   const where = `${run.namespace}/${run.release}`;
   const resource = ['ArmadaChart', run.resourceNamespace ?? 'default', run.chart] as const;
   control.followPause((paused) => reportPause(...resource, paused));
@@ -110,30 +130,32 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   } catch (err) {
     // A failure under a re-plan (its canary rolled back for it) is not the end: the new specs run.
     if (!control.replan) {
-      phase = 'Failed';
-      Object.assign(progress, { state: 'failed', error: rootMessage(err) });
+      failed(err);
       await report(...resource, 'Failed', rootMessage(err));
       throw err;
     }
   }
   if (control.replan) return startOver(control.replan, control);
-  if (control.stopRequested && (outcome!.action === 'installed' || outcome!.action === 'upgraded')) {
+  if (chartRollsBack(outcome!, control.stopRequested !== null)) {
     // A rollback asked for while helm wrote the release: put it back as it was before this run.
     await report(
       ...resource,
       'RollingBack',
-      `rollback requested by ${control.stopRequested.by ?? 'an operator'}`,
+      `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
     );
     await undoChanges([
       { chart: run.chart, release: run.release, namespace: run.namespace, before: outcome!.before },
     ]);
     outcome = { ...outcome!, action: 'rolled-back', revision: outcome!.before };
   }
-  const done = chartOutcomeStatus(outcome!);
-  phase = done.phase;
-  Object.assign(progress, { state: chartState(outcome!), revision: outcome!.revision ?? undefined });
+  const done = chartOutcomeStatus(finished(outcome!));
   await report(...resource, done.phase, done.message, { helm: done.helm });
   return outcome!;
+}
+
+/** The one group row of a chart run's progress, by the run's phase. */
+function groupStateOf(phase: string): GroupProgress['state'] {
+  return phase === 'Running' ? 'running' : phase === 'Failed' ? 'failed' : 'done';
 }
 
 /**
@@ -169,9 +191,10 @@ class CanaryChild {
 async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryChild): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
   const ref = { release, namespace };
-  const observed = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [
-    ref,
-  ]);
+  const requests = helmRequests(ref, spec);
+  const observe = () =>
+    io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [ref]);
+  const observed = await observe();
   const before = revisionBefore(observed);
   const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
     chart: run.chart,
@@ -185,114 +208,115 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   if (run.mode === 'uninstall') {
     if (observed)
       await io.helmUninstall.executeWithOptions(summaryOf(`helm uninstall ${release} in ${namespace}`), [
-        { ...ref, timeoutSeconds: spec.delete?.timeout },
+        requests.uninstall,
       ]);
     return outcome('uninstalled', null);
   }
 
   const prepared = await io.prepareChart.executeWithOptions(
     summaryOf(`fetch chart of ${release} (${spec.source.type})`),
-    [{ source: spec.source, values: spec.values }],
+    [requests.prepare],
   );
 
   let current: ObservedRelease | null = observed;
+  /** What this run wrote (install or upgrade) and the checks that revision still owes. */
+  let written: { action: 'install' | 'upgrade'; checks?: Unverified } | undefined;
+  /** Canary copies beside the release's Deployments, deleted once the release is written and checked. */
+  let canaryCopies: string[] = [];
   const done = new Set<ReleaseAction['action']>();
-  for (;;) {
-    const action = nextAction(classifyRelease(current, prepared.digest), {
-      isProtected: spec.protected !== undefined,
-      continueProcessing: spec.protected?.continue_processing ?? false,
-    });
-    if (done.has(action.action)) {
-      throw ApplicationFailure.nonRetryable(
-        `release ${namespace}/${release} is still ${current?.status ?? 'absent'} after ${action.action}`,
-        NonRetryable.ReleaseNotConverging,
-      );
-    }
-    done.add(action.action);
-    log.info('chart action', { release, namespace, action: action.action });
-
-    switch (action.action) {
-      case 'none':
-        return outcome('unchanged', current?.revision ?? null);
-      case 'protected':
-        if (action.then === 'skip') return outcome('skipped', current?.revision ?? null);
+  try {
+    for (;;) {
+      const action = nextAction(classifyRelease(current, prepared.digest, written?.checks), {
+        isProtected: spec.protected !== undefined,
+        continueProcessing: spec.protected?.continue_processing ?? false,
+      });
+      if (done.has(action.action)) {
         throw ApplicationFailure.nonRetryable(
-          `release ${namespace}/${release} is failed and protected; fix it by hand or set protected.continue_processing`,
-          NonRetryable.ProtectedReleaseFailed,
+          `release ${namespace}/${release} is still ${current?.status ?? 'absent'} after ${action.action}`,
+          NonRetryable.ReleaseNotConverging,
         );
-      case 'rollback':
-        await io.helmRollback.executeWithOptions(
-          summaryOf(`recover ${release}: helm rollback to ${action.revision}`),
-          [{ ...ref, revision: action.revision, timeoutSeconds: waitTimeoutSeconds(spec) }],
-        );
-        break;
-      case 'uninstall':
-        await io.helmUninstall.executeWithOptions(
-          summaryOf(`recover ${release}: uninstall a failed first install`),
-          [{ ...ref, timeoutSeconds: waitTimeoutSeconds(spec) }],
-        );
-        break;
-      case 'install':
-      case 'upgrade': {
-        // The chart run's safe point, before it writes the release: a pause holds here; a
-        // rollback, a cancellation or a re-plan write nothing.
-        if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
-        if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
-          await io.deleteResources.executeWithOptions(summaryOf(`pre-upgrade deletes for ${release}`), [
-            { namespace, resources: spec.upgrade.pre.delete },
-          ]);
-        }
-        // A canary steps copies of the new revision's Deployments first; the release itself
-        // is upgraded only once they reach 100 %. A first install has no stable side to step from.
-        const canaryCopies =
-          action.action === 'upgrade' && spec.canary ? await runCanary(run, prepared.ref, canary) : [];
-        // From here on the release has been written (even a failed upgrade records a revision):
-        // a failure carries `before`, so a manifest rollback still puts the release back.
-        let result;
-        try {
-          result = await io.helmUpgradeInstall.executeWithOptions(
-            summaryOf(`helm ${action.action} ${release} in ${namespace}`),
-            [
-              {
-                ...ref,
-                chart: prepared.ref,
-                values: spec.values,
-                digest: prepared.digest,
-                timeoutSeconds: waitTimeoutSeconds(spec),
-                nativeWait: spec.wait?.native?.enabled,
-                force: spec.upgrade?.options?.force,
-                noHooks: spec.upgrade?.options?.no_hooks,
-              },
-            ],
+      }
+      done.add(action.action);
+      log.info('chart action', { release, namespace, action: action.action });
+
+      switch (action.action) {
+        case 'none':
+          return written
+            ? outcome(written.action === 'install' ? 'installed' : 'upgraded', current!.revision)
+            : outcome('unchanged', current?.revision ?? null);
+        case 'protected':
+          if (action.then === 'skip') return outcome('skipped', current?.revision ?? null);
+          throw ApplicationFailure.nonRetryable(
+            `release ${namespace}/${release} is failed and protected; fix it by hand or set protected.continue_processing`,
+            NonRetryable.ProtectedReleaseFailed,
           );
-          await io.waitForResources.executeWithOptions(summaryOf(`wait for ${release} in ${namespace}`), [
-            { release, namespace, wait: spec.wait, timeoutSeconds: waitTimeoutSeconds(spec) },
-          ]);
-          if (spec.test?.enabled) {
-            await io.helmTest.executeWithOptions(summaryOf(`helm test ${release}`), [
-              { ...ref, timeoutSeconds: spec.test.timeout },
+        case 'rollback':
+          await io.helmRollback.executeWithOptions(
+            summaryOf(`recover ${release}: helm rollback to ${action.revision}`),
+            [requests.rollback(action.revision)],
+          );
+          break;
+        case 'uninstall':
+          await io.helmUninstall.executeWithOptions(
+            summaryOf(`recover ${release}: uninstall a failed first install`),
+            [requests.recoverByUninstall],
+          );
+          break;
+        case 'install':
+        case 'upgrade': {
+          // The chart run's safe point, before it writes the release: a pause holds here; a
+          // rollback, a cancellation or a re-plan write nothing.
+          if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
+          if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
+            await io.deleteResources.executeWithOptions(summaryOf(`pre-upgrade deletes for ${release}`), [
+              { namespace, resources: spec.upgrade.pre.delete },
             ]);
           }
-        } catch (err) {
-          const written: WrittenRelease = { chart: run.chart, release, namespace, before };
-          throw ApplicationFailure.nonRetryable(
-            rootMessage(err),
-            NonRetryable.ChartFailedAfterWrite,
-            written,
+          // A canary steps copies of the new revision's Deployments first; the release itself
+          // is upgraded only once they reach 100 %. A first install has no stable side to step from.
+          if (action.action === 'upgrade' && spec.canary)
+            canaryCopies = await runCanary(run, prepared, canary);
+          // From here on the release has been written (even a failed upgrade records a revision):
+          // a failure carries `before`, so a manifest rollback still puts the release back.
+          written = { action: action.action };
+          const wrote = await io.helmUpgradeInstall.executeWithOptions(
+            summaryOf(`helm ${action.action} ${release} in ${namespace}`),
+            [requests.upgrade(prepared)],
           );
-        } finally {
-          // The upgraded release now runs the new revision at full size (or failed, and is left
-          // to the manifest's rollback): copies outside Helm must not linger either way.
-          if (canaryCopies.length)
-            await io.deleteDeployments.executeWithOptions(
-              summaryOf(`delete the canary copies of ${release}`),
-              [{ namespace, names: canaryCopies }],
-            );
+          // What helm reported is the release now, carrying the digest it was asked to record:
+          // no observe before its checks.
+          current = { ...wrote, digest: prepared.digest };
+          written.checks = { revision: wrote.revision, wait: true, test: requests.test !== undefined };
+          continue;
         }
-        return outcome(action.action === 'install' ? 'installed' : 'upgraded', result.revision);
+        case 'wait':
+          await io.waitForResources.executeWithOptions(summaryOf(`wait for ${release} in ${namespace}`), [
+            requests.wait,
+          ]);
+          written!.checks!.wait = false;
+          continue;
+        case 'test':
+          await io.helmTest.executeWithOptions(summaryOf(`helm test ${release}`), [requests.test!]);
+          written!.checks!.test = false;
+          continue;
       }
+      current = await observe();
     }
-    current = await io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [ref]);
+  } catch (err) {
+    if (!written) throw err;
+    throw ApplicationFailure.nonRetryable(rootMessage(err), NonRetryable.ChartFailedAfterWrite, {
+      chart: run.chart,
+      release,
+      namespace,
+      before,
+    } satisfies WrittenRelease);
+  } finally {
+    // The written release now runs the new revision at full size (or failed, and is left to the
+    // manifest's rollback): copies outside Helm must not linger either way.
+    if (canaryCopies.length)
+      await io.deleteDeployments.executeWithOptions(summaryOf(`delete the canary copies of ${release}`), [
+        { namespace, names: canaryCopies },
+      ]);
   }
 }
 
@@ -302,11 +326,11 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
  * release is upgraded; throws CanaryRolledBack when the canary rolled back (the copies are gone,
  * the stables restored, the release never touched).
  */
-async function runCanary(run: ChartRun, chart: string, follower: CanaryChild): Promise<string[]> {
+async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryChild): Promise<string[]> {
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
   const pairs = await io.createCanaryCopies.executeWithOptions(summaryOf(`canary copies of ${release}`), [
-    { release, namespace, chart, values: spec.values },
+    helmRequests({ release, namespace }, spec).canaryCopies(chart),
   ]);
   if (!pairs.length) {
     log.warn('canary: the chart has no Deployments; upgrading at once', { release, namespace });

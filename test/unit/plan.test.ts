@@ -17,6 +17,7 @@ import {
   revisionBefore,
   type ObservedRelease,
 } from '../../workflows/plan/release';
+import { helmRequests } from '../../workflows/plan/helm-requests';
 import { compensations } from '../../workflows/plan/rollback';
 import { formatSpecs, generationIn } from '../../workflows/plan/specs';
 
@@ -206,6 +207,91 @@ describe('classifyRelease and nextAction', () => {
     ],
   ])('%s', (_name, observed, protection, action) => {
     expect(nextAction(classifyRelease(observed, 'd1'), protection)).toEqual(action);
+  });
+
+  // After this run writes a revision, the planner owes it the Armada wait, then helm test.
+  it.each([
+    ['a written revision is waited for first', { revision: 3, wait: true, test: true }, { action: 'wait' }],
+    ['then tested, when tests are enabled', { revision: 3, wait: false, test: true }, { action: 'test' }],
+    ['then it is done', { revision: 3, wait: false, test: false }, { action: 'none' }],
+    [
+      'checks owed to another revision do not hold this one',
+      { revision: 2, wait: true, test: true },
+      { action: 'none' },
+    ],
+  ])('%s', (_name, unverified, action) => {
+    expect(nextAction(classifyRelease(rel({}), 'd1', unverified), open)).toEqual(action);
+  });
+
+  it('a written revision that does not run the wanted chart is not waited for but written again', () => {
+    expect(
+      nextAction(
+        classifyRelease(rel({ digest: 'd0' }), 'd1', { revision: 3, wait: true, test: false }),
+        open,
+      ),
+    ).toEqual({
+      action: 'upgrade',
+    });
+  });
+});
+
+describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
+  const ref = { release: 'web', namespace: 'apps' };
+  const chart = { ref: '/cache/web', digest: 'sha256:1' };
+  const spec = (more: Record<string, unknown> = {}) =>
+    armadaChartSpec.parse({
+      release: 'web',
+      namespace: 'apps',
+      source: { type: 'local', location: 'charts/web' },
+      values: { replicas: 2 },
+      ...more,
+    });
+
+  it("gives every Helm operation and the Armada wait Armada's default of 900 s", () => {
+    const r = helmRequests(ref, spec());
+    expect(r.prepare).toEqual({ source: { type: 'local', location: 'charts/web' }, values: { replicas: 2 } });
+    expect(r.upgrade(chart)).toEqual({
+      ...ref,
+      chart: '/cache/web',
+      values: { replicas: 2 },
+      digest: 'sha256:1',
+      timeoutSeconds: 900,
+      nativeWait: undefined,
+      force: undefined,
+      noHooks: undefined,
+    });
+    expect(r.wait).toEqual({ ...ref, wait: undefined, timeoutSeconds: 900 });
+    expect(r.rollback(4)).toEqual({ ...ref, revision: 4, timeoutSeconds: 900 });
+    expect(r.recoverByUninstall).toEqual({ ...ref, timeoutSeconds: 900 });
+    expect(r.uninstall).toEqual({ ...ref, timeoutSeconds: undefined });
+    expect(r.test).toBeUndefined();
+    expect(r.canaryCopies(chart)).toEqual({ ...ref, chart: '/cache/web', values: { replicas: 2 } });
+  });
+
+  it('maps wait, upgrade options, test and delete timeouts from the spec', () => {
+    const r = helmRequests(
+      ref,
+      spec({
+        wait: { timeout: 60, native: { enabled: true } },
+        upgrade: { options: { force: true, no_hooks: true } },
+        test: { enabled: true, timeout: 30 },
+        delete: { timeout: 20 },
+      }),
+    );
+    expect(r.upgrade(chart)).toMatchObject({
+      timeoutSeconds: 60,
+      nativeWait: true,
+      force: true,
+      noHooks: true,
+    });
+    expect(r.wait).toMatchObject({ timeoutSeconds: 60, wait: { timeout: 60, native: { enabled: true } } });
+    expect(r.rollback(1).timeoutSeconds).toBe(60);
+    expect(r.test).toEqual({ ...ref, timeoutSeconds: 30 });
+    expect(r.uninstall).toEqual({ ...ref, timeoutSeconds: 20 });
+  });
+
+  it('asks for no test when tests are disabled', () => {
+    expect(helmRequests(ref, spec({ test: { enabled: false, timeout: 30 } })).test).toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * What a chart run does to a Helm release, decided from what Helm reports: observe → classify →
- * act, as flux's helm-controller does. No I/O here; the chart workflow loops over these.
+ * What a chart run does to a Helm release, decided from what Helm reports and what the run has
+ * checked: observe → classify → act, as flux's helm-controller does (its `untested` state
+ * included). No I/O here; the chart workflow loops over these.
  */
 
 /** The release as the status activity observed it (null: no such release). */
@@ -21,13 +22,31 @@ export type ReleaseState =
   | { state: 'pending'; revision: number; lastDeployedRevision?: number }
   | { state: 'failed'; revision: number }
   | { state: 'out-of-sync'; revision: number }
+  /** Written by this run; its resources are not yet known to be ready (the Armada wait). */
+  | { state: 'unready'; revision: number }
+  /** Written by this run and ready; `helm test` is enabled and has not passed yet. */
+  | { state: 'untested'; revision: number }
   | { state: 'in-sync'; revision: number };
+
+/** The revision this run wrote and the checks it still owes: the Armada wait, then `helm test`. */
+export interface Unverified {
+  revision: number;
+  wait: boolean;
+  test: boolean;
+}
 
 /** Helm statuses of an operation that never finished (its helm process died). */
 const PENDING = new Set(['pending-install', 'pending-upgrade', 'pending-rollback']);
 
-/** Reduces Helm's view of a release to the states the planner knows, against the wanted digest. */
-export function classifyRelease(observed: ObservedRelease | null, wantedDigest: string): ReleaseState {
+/**
+ * Reduces Helm's view of a release to the states the planner knows, against the wanted digest. A
+ * release that runs it is in sync once the checks this run owes its revision (`unverified`) pass.
+ */
+export function classifyRelease(
+  observed: ObservedRelease | null,
+  wantedDigest: string,
+  unverified?: Unverified,
+): ReleaseState {
   if (!observed || observed.status === 'uninstalled') return { state: 'absent' };
   if (PENDING.has(observed.status)) {
     return {
@@ -38,7 +57,10 @@ export function classifyRelease(observed: ObservedRelease | null, wantedDigest: 
   }
   if (observed.status === 'failed') return { state: 'failed', revision: observed.revision };
   if (observed.status === 'deployed' && observed.digest === wantedDigest) {
-    return { state: 'in-sync', revision: observed.revision };
+    const { revision } = observed;
+    if (unverified?.revision === revision && unverified.wait) return { state: 'unready', revision };
+    if (unverified?.revision === revision && unverified.test) return { state: 'untested', revision };
+    return { state: 'in-sync', revision };
   }
   return { state: 'out-of-sync', revision: observed.revision };
 }
@@ -59,6 +81,10 @@ export type ReleaseAction =
   | { action: 'none' }
   | { action: 'install' }
   | { action: 'upgrade' }
+  /** Wait until the written revision's resources are ready (the chart's `wait`). */
+  | { action: 'wait' }
+  /** Run the chart's tests against the written revision (`helm test`). */
+  | { action: 'test' }
   /** A helm process died mid-operation: go back to the last deployed revision. */
   | { action: 'rollback'; revision: number }
   /** It died during the first install: nothing deployed to go back to. */
@@ -78,6 +104,10 @@ export function nextAction(
       return { action: 'none' };
     case 'out-of-sync':
       return { action: 'upgrade' };
+    case 'unready':
+      return { action: 'wait' };
+    case 'untested':
+      return { action: 'test' };
     case 'pending':
       return state.lastDeployedRevision
         ? { action: 'rollback', revision: state.lastDeployedRevision }

@@ -1,0 +1,55 @@
+import type { PrepareChartRequest, PreparedChart } from '../../activities/charts/source';
+import type { ReleaseRef } from '../../activities/helm/release';
+import type { RollbackRequest } from '../../activities/helm/rollback';
+import type { UpgradeRequest } from '../../activities/helm/upgrade';
+import type { CanaryCopiesRequest } from '../../activities/kube/canary-copies';
+import type { WaitRequest } from '../../activities/kube/wait';
+import type { ArmadaChartSpec } from '../../api/chart';
+
+/** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
+const DEFAULT_TIMEOUT_SECONDS = 900;
+
+type TimedRequest = ReleaseRef & { timeoutSeconds?: number };
+
+/** Every Helm (and Helm-adjacent) request a chart run makes, as its spec asks for it. */
+export interface HelmRequests {
+  prepare: PrepareChartRequest;
+  upgrade(chart: PreparedChart): UpgradeRequest;
+  canaryCopies(chart: PreparedChart): CanaryCopiesRequest;
+  wait: WaitRequest;
+  /** Absent when the spec does not enable `helm test`. */
+  test?: TimedRequest;
+  /** Recovery of a release a dead helm left pending: back to its last deployed revision. */
+  rollback(revision: number): RollbackRequest;
+  /** Recovery of a first install a dead helm left pending. */
+  recoverByUninstall: TimedRequest;
+  /** The release's removal (target_state uninstalled, or its manifest's deletion). */
+  uninstall: TimedRequest;
+}
+
+/**
+ * The mapping from an ArmadaChart spec to what helm is asked to do, in one pure place: the
+ * chart's `wait.timeout` bounds every Helm operation and the Armada wait, as in Armada.
+ */
+export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec): HelmRequests {
+  const timeoutSeconds = spec.wait?.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+  return {
+    prepare: { source: spec.source, values: spec.values },
+    upgrade: (chart) => ({
+      ...ref,
+      chart: chart.ref,
+      values: spec.values,
+      digest: chart.digest,
+      timeoutSeconds,
+      nativeWait: spec.wait?.native?.enabled,
+      force: spec.upgrade?.options?.force,
+      noHooks: spec.upgrade?.options?.no_hooks,
+    }),
+    canaryCopies: (chart) => ({ ...ref, chart: chart.ref, values: spec.values }),
+    wait: { ...ref, wait: spec.wait, timeoutSeconds },
+    test: spec.test?.enabled ? { ...ref, timeoutSeconds: spec.test.timeout } : undefined,
+    rollback: (revision) => ({ ...ref, revision, timeoutSeconds }),
+    recoverByUninstall: { ...ref, timeoutSeconds },
+    uninstall: { ...ref, timeoutSeconds: spec.delete?.timeout },
+  };
+}
