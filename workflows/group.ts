@@ -13,7 +13,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
-import { chartOutcomeStatus, chartState, report, reportPause, statusWriteFailures } from './status';
+import { report, reportPause, statusWriteFailures } from './status';
+import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
 import { changesOf, undoChanges } from './saga';
 import {
   chartProgressSignal,
@@ -60,46 +61,108 @@ export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
       : 'a group has no approval gates; a canary waits at its own: approve act/NAME',
   }).listen();
   // Cancellation reaches the group through `control`: running charts finish, no new one starts.
-  return CancellationScope.nonCancellable(() => runGroup(run, control));
+  return CancellationScope.nonCancellable(() => new GroupDeploy(run, control).execute());
 }
 
-async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcome> {
-  const reportGroup = (phase: string, message: string) =>
-    report('ArmadaChartGroup', run.namespace, run.group.name, phase, message);
-  const uninstall = run.mode === 'uninstall';
-  await reportGroup(uninstall ? 'Uninstalling' : 'Deploying', `${run.group.charts.length} charts`);
-  const progress: GroupProgress = {
-    name: run.group.name,
-    sequenced: run.group.sequenced,
-    state: 'running',
-    charts: run.group.charts.map((c) => ({
-      chart: c.chart,
-      release: c.release,
-      namespace: c.namespace,
-      state: 'pending',
-    })),
-  };
-  setHandler(progressQuery, () => ({
-    phase: progress.state,
-    group: run.group.name,
-    groups: [progress],
-    ...control.progress(),
-    ...statusWriteFailures(),
-  }));
-  control.followPause((paused) => reportPause('ArmadaChartGroup', run.namespace, run.group.name, paused));
+/** One group run's state: its charts' progress and what each chart run did. */
+class GroupDeploy {
+  private readonly uninstall: boolean;
+  private readonly progress: GroupProgress;
+  private readonly result: GroupOutcome;
+  /** The manifest run this group belongs to, if any: it hears of every chart's progress. */
+  private readonly parent = workflowInfo().parent;
 
-  const parent = workflowInfo().parent;
-  const publish = async (chart: ChartProgress) => {
-    if (parent)
-      await getExternalWorkflowHandle(parent.workflowId).signal(chartProgressSignal, run.group.name, chart);
-  };
+  constructor(
+    private readonly run: GroupRun,
+    private readonly control: RunControl,
+  ) {
+    this.uninstall = run.mode === 'uninstall';
+    this.result = { group: run.group.name, outcomes: [], failed: [], stopped: false };
+    this.progress = {
+      name: run.group.name,
+      sequenced: run.group.sequenced,
+      state: 'running',
+      charts: run.group.charts.map((c) => ({
+        chart: c.chart,
+        release: c.release,
+        namespace: c.namespace,
+        state: 'pending',
+      })),
+    };
+    setHandler(progressQuery, () => ({
+      phase: this.progress.state,
+      group: run.group.name,
+      groups: [this.progress],
+      ...control.progress(),
+      ...statusWriteFailures(),
+    }));
+    control.followPause((paused) => reportPause('ArmadaChartGroup', run.namespace, run.group.name, paused));
+  }
 
-  const result: GroupOutcome = { group: run.group.name, outcomes: [], failed: [], stopped: false };
-  const deploy = async (plan: ChartPlan, chartProgress: ChartProgress) => {
+  async execute(): Promise<GroupOutcome> {
+    const { run, control, result } = this;
+    const charts = run.group.charts;
+    await this.reportGroup(this.uninstall ? 'Uninstalling' : 'Deploying', `${charts.length} charts`);
+    await this.deployCharts();
+    // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
+    if (control.replan && !result.failed.length) return startOver(control.replan, control);
+    result.stopped = control.stopping && result.outcomes.length + result.failed.length < charts.length;
+    const ending = groupEnding({
+      uninstall: this.uninstall,
+      standalone: !this.parent,
+      rollbackRequested: control.stopRequested !== null,
+      failed: result.failed.length > 0,
+      stopped: result.stopped,
+    });
+    this.progress.state = ending.state;
+    if (ending.rollBack) {
+      // A group no manifest lists undoes what this run changed, as a manifest's rollback does.
+      await this.reportGroup(
+        'RollingBack',
+        `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
+      );
+      result.rolledBack = await undoChanges(changesOf(result));
+      await this.reportGroup(
+        ending.phase,
+        `rolled back: ${result.rolledBack.join(', ') || 'nothing had changed'}`,
+      );
+      return result;
+    }
+    const summary = `${result.outcomes.length}/${charts.length} charts ${this.uninstall ? 'uninstalled' : 'deployed'}`;
+    const detail =
+      ending.phase === 'Failed'
+        ? `; failed: ${result.failed.map((f) => f.chart).join(', ')}`
+        : ending.phase === 'Stopped'
+          ? '; stopped by a rollback or cancellation'
+          : '';
+    await this.reportGroup(ending.phase, `${summary}${detail}`);
+    return result;
+  }
+
+  /** All charts at once, or one at a time in order (the reverse to uninstall), until one fails. */
+  private async deployCharts(): Promise<void> {
+    const order = this.run.group.charts.map((plan, i) => ({ plan, chartProgress: this.progress.charts[i] }));
+    if (!this.run.group.sequenced) {
+      if (await this.control.mayContinue())
+        await Promise.all(order.map(({ plan, chartProgress }) => this.deploy(plan, chartProgress)));
+      return;
+    }
+    // Uninstalling undoes the order: the chart deployed last goes first.
+    if (this.uninstall) order.reverse();
+    for (const { plan, chartProgress } of order) {
+      if (!(await this.control.mayContinue())) return;
+      await this.deploy(plan, chartProgress);
+      if (this.result.failed.length) return;
+    }
+  }
+
+  /** One chart's run, with its ArmadaChart's status and the manifest told of its progress. */
+  private async deploy(plan: ChartPlan, chartProgress: ChartProgress): Promise<void> {
+    const { run, result } = this;
     chartProgress.state = 'deploying';
     // The progress signal goes out alongside what it waits for (the child's start, the chart's
     // status write), not before or after it: one server round trip less at each end of a chart.
-    const announced = publish(chartProgress);
+    const announced = this.publish(chartProgress);
     announced.catch(() => undefined); // awaited below, after the start
     const where = `${plan.namespace}/${plan.release}`;
     // The chart's status links to its own workflow, once that has started.
@@ -120,7 +183,7 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
           helm: done.helm,
         });
       await announced; // delivered long ago, while the chart ran; keeps the signals in order
-      await Promise.all([reportDone(), publish(chartProgress)]);
+      await Promise.all([reportDone(), this.publish(chartProgress)]);
       published = true;
     } catch (err) {
       const error = rootMessage(err);
@@ -130,40 +193,21 @@ async function runGroup(run: GroupRun, control: RunControl): Promise<GroupOutcom
       await report('ArmadaChart', run.namespace, plan.chart, 'Failed', error, workflow && { workflow });
     }
     await announced;
-    if (!published) await publish(chartProgress);
-  };
+    if (!published) await this.publish(chartProgress);
+  }
 
-  if (run.group.sequenced) {
-    // Uninstalling undoes the order: the chart deployed last goes first.
-    const order = run.group.charts.map((plan, i) => ({ plan, chartProgress: progress.charts[i] }));
-    if (run.mode === 'uninstall') order.reverse();
-    for (const { plan, chartProgress } of order) {
-      if (!(await control.mayContinue())) break;
-      await deploy(plan, chartProgress);
-      if (result.failed.length) break;
-    }
-  } else if (await control.mayContinue()) {
-    await Promise.all(run.group.charts.map((plan, i) => deploy(plan, progress.charts[i])));
+  private async publish(chart: ChartProgress): Promise<void> {
+    if (this.parent)
+      await getExternalWorkflowHandle(this.parent.workflowId).signal(
+        chartProgressSignal,
+        this.run.group.name,
+        chart,
+      );
   }
-  // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
-  if (control.replan && !result.failed.length) return startOver(control.replan, control);
-  result.stopped =
-    control.stopping && result.outcomes.length + result.failed.length < run.group.charts.length;
-  // A rollback of a group no manifest lists undoes what this run changed, as a manifest's does.
-  if (control.stopRequested && !uninstall && !workflowInfo().parent) {
-    await reportGroup('RollingBack', `rollback requested by ${control.stopRequested.by ?? 'an operator'}`);
-    progress.state = 'stopped';
-    result.rolledBack = await undoChanges(changesOf(result));
-    await reportGroup('RolledBack', `rolled back: ${result.rolledBack.join(', ') || 'nothing had changed'}`);
-    return result;
+
+  private reportGroup(phase: string, message: string): Promise<void> {
+    return report('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
   }
-  progress.state = result.failed.length ? 'failed' : result.stopped ? 'stopped' : 'done';
-  const summary = `${result.outcomes.length}/${run.group.charts.length} charts ${uninstall ? 'uninstalled' : 'deployed'}`;
-  if (result.failed.length)
-    await reportGroup('Failed', `${summary}; failed: ${result.failed.map((f) => f.chart).join(', ')}`);
-  else if (result.stopped) await reportGroup('Stopped', `${summary}; stopped by a rollback or cancellation`);
-  else await reportGroup(uninstall ? 'Uninstalled' : 'Deployed', summary);
-  return result;
 }
 
 /** The release a failed chart had written, from its failure's details, if any. */

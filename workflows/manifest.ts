@@ -15,8 +15,16 @@ import { NonRetryable } from './failures';
 import { gateBefore } from './plan/gates';
 import { renderDetails } from './details';
 import { groupWorkflow, type GroupOutcome } from './group';
-import { chartProgressSignal, pauseSignal, progressQuery, type Carried, type Progress } from './messages';
-import type { ManifestPlan } from './plan/manifest';
+import {
+  chartProgressSignal,
+  pauseSignal,
+  progressQuery,
+  type Carried,
+  type GroupProgress,
+  type Progress,
+} from './messages';
+import { manifestEnding } from './plan/ending';
+import type { GroupPlan, ManifestPlan } from './plan/manifest';
 import type { ReleaseChange } from './plan/rollback';
 import { changesOf, undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
@@ -49,52 +57,187 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
     approvalHint: 'a canary waits at its own gates: approve act/NAME or dpl/NAME',
   });
   // Cancellation reaches the run through `control` (see RunControl), never mid-step.
-  return CancellationScope.nonCancellable(() => runManifest(run, control));
+  return CancellationScope.nonCancellable(() => new ManifestDeploy(run, control).execute());
 }
 
-async function runManifest(run: ManifestRun, control: RunControl): Promise<ManifestOutcome> {
-  const { plan } = run;
-  const uninstall = run.mode === 'uninstall';
-  let currentGroup: ChildWorkflowHandle<typeof groupWorkflow> | undefined;
-  // Signals and a cancellation go on to the group that runs (it may have just finished).
-  const cancelGroup = () => {
-    if (currentGroup)
-      getExternalWorkflowHandle(currentGroup.workflowId)
+/** One manifest run's state: its progress, the saga's record of changes, and how it is going. */
+class ManifestDeploy {
+  private readonly plan: ManifestPlan;
+  private readonly uninstall: boolean;
+  private readonly progress: Progress;
+  private readonly changes: ReleaseChange[] = [];
+  private readonly outcomes: GroupOutcome[] = [];
+  /** The group that runs now: signals and a cancellation go on to it. */
+  private currentGroup?: ChildWorkflowHandle<typeof groupWorkflow>;
+  private failure?: string;
+  /** What a timed-out approval gate asked for, if one timed out. */
+  private timedOutInto?: 'stop' | 'rollback';
+  /** Who approved the gate just passed, for the next status write. */
+  private approvedNote = '';
+
+  constructor(
+    private readonly run: ManifestRun,
+    private readonly control: RunControl,
+  ) {
+    this.plan = run.plan;
+    this.uninstall = run.mode === 'uninstall';
+    this.progress = { phase: 'Running', groups: run.plan.groups.map(pendingGroup) };
+    control.listen(
+      (signal, req) => {
+        this.currentGroup?.signal(signal, req).catch(() => undefined);
+      },
+      () => this.cancelGroup(),
+    );
+    setHandler(chartProgressSignal, (groupName, chart) => {
+      const charts = this.groupProgress(groupName)?.charts ?? [];
+      const i = charts.findIndex((c) => c.chart === chart.chart);
+      if (i >= 0) charts[i] = chart;
+      setCurrentDetails(renderDetails(this.progress));
+    });
+    setHandler(progressQuery, () => ({ ...this.progress, ...control.progress(), ...statusWriteFailures() }));
+    control.followPause((paused) =>
+      reportPause('ArmadaManifest', this.plan.namespace, this.plan.manifest, paused),
+    );
+  }
+
+  async execute(): Promise<ManifestOutcome> {
+    await this.setPhase(this.uninstall ? 'Uninstalling' : 'Running', `${this.plan.groups.length} groups`);
+    const complete = await this.runGroups();
+    // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
+    // charts still at their spec come out unchanged.
+    const { control } = this;
+    if (control.replan && this.failure === undefined && !control.stopRequested && !control.cancelled)
+      return startOver(control.replan, control);
+    setCurrentDetails(renderDetails(this.progress));
+    return this.end(complete);
+  }
+
+  /** The groups in order (reversed to uninstall); true when every one ran to its end. */
+  private async runGroups(): Promise<boolean> {
+    const groups = this.uninstall ? [...this.plan.groups].reverse() : this.plan.groups;
+    for (const group of groups) {
+      if (!(await this.control.mayContinue())) return false;
+      if (!(await this.passGate(group))) return false;
+      if (!(await this.deployGroup(group))) return false;
+    }
+    return true;
+  }
+
+  /** Before a group behind an approval gate, waits for approve; false when the run goes no further. */
+  private async passGate(group: GroupPlan): Promise<boolean> {
+    if (!group.approval || this.uninstall) return true;
+    const groupProgress = this.groupProgress(group.name)!;
+    groupProgress.state = 'waiting-approval';
+    await this.setPhase(
+      'WaitingApproval',
+      `waiting for approval before group ${group.name}`,
+      `approve before group ${group.name}`,
+    );
+    const timeout = group.approval.timeoutSeconds;
+    const gate = gateBefore(group.name);
+    const wait = await this.control.approval(gate, timeout === undefined ? undefined : timeout * 1000);
+    if (wait.decision === 'stopped') return false;
+    if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
+      this.failure = `approval before group ${group.name} timed out`;
+      this.timedOutInto = group.approval.onTimeout;
+      groupProgress.state = 'stopped';
+      return false;
+    }
+    if (wait.decision === 'approved') {
+      const { by, reason } = wait.by;
+      this.approvedNote = `; ${gate} approved by ${by ?? 'an operator'}${reason ? ` (${reason})` : ''}`;
+    }
+    return true;
+  }
+
+  /** Runs one group as a child workflow; false when the run goes no further (it failed or stopped). */
+  private async deployGroup(group: GroupPlan): Promise<boolean> {
+    const groupProgress = this.groupProgress(group.name)!;
+    groupProgress.state = 'running';
+    this.progress.group = group.name;
+    await this.setPhase(
+      this.uninstall ? 'Uninstalling' : 'Running',
+      `group ${group.name}${this.approvedNote}`,
+    );
+    this.approvedNote = '';
+    this.currentGroup = await startChild(groupWorkflow, {
+      workflowId: `${workflowInfo().workflowId}/group/${group.name}`,
+      args: [{ group, namespace: this.plan.namespace, mode: this.run.mode }],
+      memo: workflowInfo().memo,
+      staticSummary: `group ${group.name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
+    });
+    if (this.control.paused) await this.currentGroup.signal(pauseSignal, this.control.paused);
+    if (this.control.cancelled) this.cancelGroup();
+    const outcome = await this.currentGroup.result();
+    this.currentGroup = undefined;
+    this.outcomes.push(outcome);
+    // Chart states arrived by chartProgress signals; here only the saga's record of changes.
+    this.changes.push(...changesOf(outcome));
+    groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
+    if (outcome.failed.length) {
+      this.failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
+      return false;
+    }
+    return !outcome.stopped;
+  }
+
+  /** Rolls back when the plan says so (see manifestEnding), reports the final phase, and ends. */
+  private async end(complete: boolean): Promise<ManifestOutcome> {
+    const { control, failure } = this;
+    const ending = manifestEnding({
+      uninstall: this.uninstall,
+      onFailure: this.plan.onFailure,
+      failed: failure !== undefined,
+      timedOutInto: this.timedOutInto,
+      rollbackRequested: control.stopRequested !== null,
+      cancelled: control.cancelled,
+      complete,
+    });
+    const rolledBack = ending.rollBack ? await this.rollBack() : [];
+    const result: ManifestOutcome = {
+      manifest: this.plan.manifest,
+      state: ending.state,
+      groups: this.outcomes,
+      rolledBack,
+    };
+    await this.setPhase(ending.phase, failure ?? `${this.plan.manifest}: ${result.state}`);
+    if (failure) throw ApplicationFailure.nonRetryable(failure, NonRetryable.ManifestFailed, result);
+    if (control.cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
+    return result;
+  }
+
+  /** Undoes every change of this run, newest first; the releases put back. */
+  private async rollBack(): Promise<string[]> {
+    const requested = this.control.stopRequested?.reason;
+    await this.setPhase(
+      'RollingBack',
+      this.failure ?? `rollback requested${requested ? `: ${requested}` : ''}`,
+    );
+    return undoChanges(this.changes, (where) => {
+      for (const g of this.progress.groups)
+        for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
+    });
+  }
+
+  private groupProgress(name: string): GroupProgress | undefined {
+    return this.progress.groups.find((g) => g.name === name);
+  }
+
+  private cancelGroup(): void {
+    if (this.currentGroup)
+      getExternalWorkflowHandle(this.currentGroup.workflowId)
         .cancel()
         .catch(() => undefined);
-  };
-  control.listen((signal, req) => {
-    currentGroup?.signal(signal, req).catch(() => undefined);
-  }, cancelGroup);
-  const progress: Progress = {
-    phase: 'Running',
-    groups: plan.groups.map((g) => ({
-      name: g.name,
-      sequenced: g.sequenced,
-      state: 'pending',
-      charts: g.charts.map((c) => ({
-        chart: c.chart,
-        release: c.release,
-        namespace: c.namespace,
-        state: 'pending',
-      })),
-    })),
-  };
-  setHandler(chartProgressSignal, (groupName, chart) => {
-    const charts = progress.groups.find((g) => g.name === groupName)?.charts ?? [];
-    const i = charts.findIndex((c) => c.chart === chart.chart);
-    if (i >= 0) charts[i] = chart;
-    setCurrentDetails(renderDetails(progress));
-  });
-  setHandler(progressQuery, () => ({ ...progress, ...control.progress(), ...statusWriteFailures() }));
-  control.followPause((paused) => reportPause('ArmadaManifest', plan.namespace, plan.manifest, paused));
-  const total = plan.groups.length;
-  const setPhase = async (phase: string, message: string, waitingOn?: string) => {
+  }
+
+  private async setPhase(phase: string, message: string, waitingOn?: string): Promise<void> {
+    const { progress, plan } = this;
     progress.phase = phase;
     progress.waitingOn = waitingOn;
     upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
     setCurrentDetails(renderDetails(progress));
     const ready = progress.groups.filter((g) => g.state === 'done').length;
+    const total = plan.groups.length;
     await report('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
       progress: {
         group: progress.group,
@@ -103,103 +246,20 @@ async function runManifest(run: ManifestRun, control: RunControl): Promise<Manif
         summary: `${ready}/${total}${progress.group ? ` ${progress.group}` : ''}`,
       },
     });
-  };
-  await setPhase(uninstall ? 'Uninstalling' : 'Running', `${total} groups`);
-
-  const changes: ReleaseChange[] = [];
-  const outcomes: GroupOutcome[] = [];
-  let failure: string | undefined;
-  /** What a timed-out approval gate asked for, if one timed out. */
-  let timedOutInto: 'stop' | 'rollback' | undefined;
-  const groups = uninstall ? [...plan.groups].reverse() : plan.groups;
-  /** Who approved the gate just passed, for the next status write. */
-  let approvedNote = '';
-
-  for (const group of groups) {
-    const groupProgress = progress.groups.find((g) => g.name === group.name)!;
-    if (!(await control.mayContinue())) break;
-    if (group.approval && !uninstall) {
-      groupProgress.state = 'waiting-approval';
-      await setPhase(
-        'WaitingApproval',
-        `waiting for approval before group ${group.name}`,
-        `approve before group ${group.name}`,
-      );
-      const timeout = group.approval.timeoutSeconds;
-      const gate = gateBefore(group.name);
-      const wait = await control.approval(gate, timeout === undefined ? undefined : timeout * 1000);
-      if (wait.decision === 'stopped') break;
-      if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
-        failure = `approval before group ${group.name} timed out`;
-        timedOutInto = group.approval.onTimeout;
-        groupProgress.state = 'stopped';
-        break;
-      }
-      if (wait.decision === 'approved') {
-        const { by, reason } = wait.by;
-        approvedNote = `; ${gate} approved by ${by ?? 'an operator'}${reason ? ` (${reason})` : ''}`;
-      }
-    }
-    groupProgress.state = 'running';
-    progress.group = group.name;
-    await setPhase(uninstall ? 'Uninstalling' : 'Running', `group ${group.name}${approvedNote}`);
-    approvedNote = '';
-    currentGroup = await startChild(groupWorkflow, {
-      workflowId: `${workflowInfo().workflowId}/group/${group.name}`,
-      args: [{ group, namespace: plan.namespace, mode: run.mode }],
-      memo: workflowInfo().memo,
-      staticSummary: `group ${group.name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
-    });
-    if (control.paused) await currentGroup.signal(pauseSignal, control.paused);
-    if (control.cancelled) cancelGroup();
-    const outcome = await currentGroup.result();
-    currentGroup = undefined;
-    outcomes.push(outcome);
-    // Chart states arrived by chartProgress signals; here only the saga's record of changes.
-    changes.push(...changesOf(outcome));
-    groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
-    if (outcome.failed.length) {
-      failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
-      break;
-    }
-    if (outcome.stopped) break;
   }
-  // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
-  // charts still at their spec come out unchanged.
-  if (control.replan && failure === undefined && !control.stopRequested && !control.cancelled)
-    return startOver(control.replan, control);
-  setCurrentDetails(renderDetails(progress));
+}
 
-  const rollBack =
-    !uninstall &&
-    (control.stopRequested !== null ||
-      timedOutInto === 'rollback' ||
-      (control.cancelled && plan.onFailure === 'rollback') ||
-      (failure !== undefined && timedOutInto === undefined && plan.onFailure === 'rollback'));
-  const rolledBack: string[] = [];
-  if (rollBack) {
-    await setPhase(
-      'RollingBack',
-      failure ??
-        `rollback requested${control.stopRequested?.reason ? `: ${control.stopRequested.reason}` : ''}`,
-    );
-    rolledBack.push(
-      ...(await undoChanges(changes, (where) => {
-        for (const g of progress.groups)
-          for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
-      })),
-    );
-  }
-
-  const result: ManifestOutcome = {
-    manifest: plan.manifest,
-    state: rollBack ? 'rolled-back' : failure ? 'stopped' : uninstall ? 'uninstalled' : 'deployed',
-    groups: outcomes,
-    rolledBack,
+/** A group of the plan as the progress query shows it before it runs. */
+function pendingGroup(g: GroupPlan): GroupProgress {
+  return {
+    name: g.name,
+    sequenced: g.sequenced,
+    state: 'pending',
+    charts: g.charts.map((c) => ({
+      chart: c.chart,
+      release: c.release,
+      namespace: c.namespace,
+      state: 'pending',
+    })),
   };
-  const final = failure ? 'Failed' : rollBack ? 'RolledBack' : uninstall ? 'Uninstalled' : 'Deployed';
-  await setPhase(final, failure ?? `${plan.manifest}: ${result.state}`);
-  if (failure) throw ApplicationFailure.nonRetryable(failure, NonRetryable.ManifestFailed, result);
-  if (control.cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
-  return result;
 }

@@ -1,9 +1,8 @@
 import { log, workflowInfo } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
 import type * as activities from '../activities';
-import type { ChartOutcome } from './chart';
 import { statusWrites } from './activity-proxies';
-import { rootMessage, type ChartProgress, type ControlProgress, type Pause } from './messages';
+import { rootMessage, type ControlProgress, type Pause } from './messages';
 import { readingOf, statusFor } from './plan/status';
 import { generationIn, type RunMemo } from './plan/specs';
 
@@ -91,40 +90,5 @@ async function write(what: string, request: StatusReport): Promise<void> {
     const last = `${kind} ${namespace}/${name} (${what}): ${rootMessage(err)}`;
     failures = { count: (failures?.count ?? 0) + 1, last };
     log.warn('status not written; the run goes on', { error: last });
-  }
-}
-
-/** How a finished chart run reads in its ArmadaChart's status: phase, message, Helm revisions. */
-export function chartOutcomeStatus(outcome: ChartOutcome): {
-  phase: string;
-  message: string;
-  helm: { revision?: number; previous_revision?: number };
-} {
-  return {
-    phase:
-      outcome.action === 'uninstalled'
-        ? 'Uninstalled'
-        : outcome.action === 'rolled-back'
-          ? 'RolledBack'
-          : 'Deployed',
-    message: `${outcome.namespace}/${outcome.release} ${outcome.action}`,
-    helm: { revision: outcome.revision ?? undefined, previous_revision: outcome.before ?? undefined },
-  };
-}
-
-/** How a finished chart run reads in a progress table. */
-export function chartState(outcome: ChartOutcome): ChartProgress['state'] {
-  switch (outcome.action) {
-    case 'installed':
-    case 'upgraded':
-      return 'deployed';
-    case 'unchanged':
-      return 'unchanged';
-    case 'skipped':
-      return 'skipped';
-    case 'uninstalled':
-      return 'uninstalled';
-    case 'rolled-back':
-      return 'rolled-back';
   }
 }

@@ -1,0 +1,118 @@
+/**
+ * How runs end: whether they undo what they changed, and the state and phase they end in. Pure,
+ * so every combination is a row of a table test; the workflows only gather the facts.
+ */
+import type { ChartOutcome } from '../chart';
+import type { ChartProgress } from '../messages';
+import type { RunPhase } from './status';
+
+/** What a manifest run knows once its groups have run (or it stopped running them). */
+export interface ManifestFacts {
+  uninstall: boolean;
+  onFailure: 'stop' | 'rollback';
+  /** A group failed, or an approval gate timed out (then `timedOutInto` says what it asked for). */
+  failed: boolean;
+  timedOutInto?: 'stop' | 'rollback';
+  rollbackRequested: boolean;
+  cancelled: boolean;
+  /** Every group ran to its end. */
+  complete: boolean;
+}
+
+export interface ManifestEnding {
+  rollBack: boolean;
+  state: 'deployed' | 'uninstalled' | 'rolled-back' | 'stopped';
+  phase: Extract<RunPhase, 'Deployed' | 'Uninstalled' | 'RolledBack' | 'Failed' | 'Stopped'>;
+}
+
+/**
+ * A manifest run rolls back when asked to (a rollback signal), when an approval that timed out
+ * says so, and on a failure or a cancellation when `on_failure: rollback`. An uninstall never
+ * rolls back. A failure reads Failed even when rolled back; a cancelled run that undid nothing
+ * is Stopped, short of its target.
+ */
+export function manifestEnding(f: ManifestFacts): ManifestEnding {
+  const rollBack =
+    !f.uninstall &&
+    (f.rollbackRequested ||
+      f.timedOutInto === 'rollback' ||
+      (f.onFailure === 'rollback' && (f.cancelled || (f.failed && f.timedOutInto === undefined))));
+  if (f.failed) return { rollBack, state: rollBack ? 'rolled-back' : 'stopped', phase: 'Failed' };
+  if (rollBack) return { rollBack, state: 'rolled-back', phase: 'RolledBack' };
+  if (!f.complete) return { rollBack, state: 'stopped', phase: 'Stopped' };
+  return f.uninstall
+    ? { rollBack, state: 'uninstalled', phase: 'Uninstalled' }
+    : { rollBack, state: 'deployed', phase: 'Deployed' };
+}
+
+/** What a group run knows once its charts have run (or it stopped starting them). */
+export interface GroupFacts {
+  uninstall: boolean;
+  /** No manifest lists the group: its rollback is its own to do. */
+  standalone: boolean;
+  rollbackRequested: boolean;
+  failed: boolean;
+  /** A rollback or a cancellation stopped it before all its charts ran. */
+  stopped: boolean;
+}
+
+export interface GroupEnding {
+  rollBack: boolean;
+  state: 'done' | 'failed' | 'stopped';
+  phase: Extract<RunPhase, 'Deployed' | 'Uninstalled' | 'RolledBack' | 'Failed' | 'Stopped'>;
+}
+
+/**
+ * A group that a manifest runs leaves rollbacks to the manifest's saga; a standalone group
+ * undoes its own changes when a rollback is asked for (never while uninstalling).
+ */
+export function groupEnding(f: GroupFacts): GroupEnding {
+  if (f.rollbackRequested && f.standalone && !f.uninstall)
+    return { rollBack: true, state: 'stopped', phase: 'RolledBack' };
+  if (f.failed) return { rollBack: false, state: 'failed', phase: 'Failed' };
+  if (f.stopped) return { rollBack: false, state: 'stopped', phase: 'Stopped' };
+  return { rollBack: false, state: 'done', phase: f.uninstall ? 'Uninstalled' : 'Deployed' };
+}
+
+/**
+ * A standalone chart run undoes its release when a rollback was asked for while helm wrote it;
+ * one that wrote nothing has nothing to undo.
+ */
+export function chartRollsBack(outcome: ChartOutcome, rollbackRequested: boolean): boolean {
+  return rollbackRequested && (outcome.action === 'installed' || outcome.action === 'upgraded');
+}
+
+/** How a finished chart run reads in its ArmadaChart's status: phase, message, Helm revisions. */
+export function chartOutcomeStatus(outcome: ChartOutcome): {
+  phase: Extract<RunPhase, 'Deployed' | 'Uninstalled' | 'RolledBack'>;
+  message: string;
+  helm: { revision?: number; previous_revision?: number };
+} {
+  return {
+    phase:
+      outcome.action === 'uninstalled'
+        ? 'Uninstalled'
+        : outcome.action === 'rolled-back'
+          ? 'RolledBack'
+          : 'Deployed',
+    message: `${outcome.namespace}/${outcome.release} ${outcome.action}`,
+    helm: { revision: outcome.revision ?? undefined, previous_revision: outcome.before ?? undefined },
+  };
+}
+
+/** How a finished chart run reads in a progress table. */
+export function chartState(outcome: ChartOutcome): ChartProgress['state'] {
+  switch (outcome.action) {
+    case 'installed':
+    case 'upgraded':
+      return 'deployed';
+    case 'unchanged':
+      return 'unchanged';
+    case 'skipped':
+      return 'skipped';
+    case 'uninstalled':
+      return 'uninstalled';
+    case 'rolled-back':
+      return 'rolled-back';
+  }
+}
