@@ -2,6 +2,7 @@ import { renderDetails } from '../../workflows/details';
 import type { AnyProgress, Progress } from '../../workflows/messages';
 import { logOf, markdownOf, progressView, textOf } from '../../workflows/plan/progress-view';
 import { canaryAtStep2 } from '../helpers/canary-progress';
+import { formatProgress } from '../../runs/progress';
 import { PHASES, statusFor } from '../../workflows/plan/status';
 
 /** A manifest at its first group: one chart deployed, one failed. */
@@ -31,48 +32,50 @@ const manifestRunning: Progress = {
 const SINCE = '2026-11-22T07:40:00.000Z';
 
 describe('the progress renderer: one view, drawn as markdown (Temporal UI) and as text (armadactl)', () => {
-  it('draws a manifest as a markdown table of groups and charts, revision before the state and its error', () => {
-    expect(renderDetails(manifestRunning).split('\n')).toEqual([
-      '**Running**',
-      '',
-      '| group | chart | release | revision | state |',
-      '|---|---|---|---|---|',
-      '| platform (sequenced, running) | settings | demo/demo-settings | 3 | deployed |',
-      '|  | backend | demo/demo-backend |  | failed: wait timed out |',
-      '| apps (parallel, pending) |  |  |  |  |',
-    ]);
-  });
-
-  it('draws the same manifest as aligned text', () => {
-    expect(textOf(progressView(manifestRunning))).toEqual([
-      'Running',
-      '  group                          chart     release             revision  state',
-      '  platform (sequenced, running)  settings  demo/demo-settings  3         deployed',
-      '                                 backend   demo/demo-backend             failed: wait timed out',
-      '  apps (parallel, pending)',
-    ]);
-  });
-
-  it('draws a canary as a markdown table of steps, the current one marked', () => {
-    expect(renderDetails(canaryAtStep2).split('\n')).toEqual([
-      '**blog-2: Progressing, step 2/3 at 30 % — waiting on approval**',
-      '',
-      '| step | percent | new/old | hold | started | ready | ended |',
-      '|---|---|---|---|---|---|---|',
-      '| 1 | 10 % | 1/9 | 1m | 07:38:41 | 07:38:42 | 07:39:42 held |',
-      '| ▶ 2 | 30 % | 3/7 | approval | 07:39:42 |  |  |',
-      '| 3 | 100 % | 10/0 | - |  |  |  |',
-    ]);
-  });
-
-  it('draws the same canary as aligned text', () => {
-    expect(textOf(progressView(canaryAtStep2))).toEqual([
-      'blog-2: Progressing, step 2/3 at 30 % — waiting on approval',
-      '  step  percent  new/old  hold      started   ready     ended',
-      '  1     10 %     1/9      1m        07:38:41  07:38:42  07:39:42 held',
-      '▶ 2     30 %     3/7      approval  07:39:42',
-      '  3     100 %    10/0     -',
-    ]);
+  it.each([
+    [
+      'a manifest: a table of groups and charts, the revision before the state and its error',
+      manifestRunning,
+      [
+        '**Running**',
+        '',
+        '| group | chart | release | revision | state |',
+        '|---|---|---|---|---|',
+        '| platform (sequenced, running) | settings | demo/demo-settings | 3 | deployed |',
+        '|  | backend | demo/demo-backend |  | failed: wait timed out |',
+        '| apps (parallel, pending) |  |  |  |  |',
+      ],
+      [
+        'Running',
+        '  group                          chart     release             revision  state',
+        '  platform (sequenced, running)  settings  demo/demo-settings  3         deployed',
+        '                                 backend   demo/demo-backend             failed: wait timed out',
+        '  apps (parallel, pending)',
+      ],
+    ],
+    [
+      'a canary: a table of steps with their split and times, the current one marked',
+      canaryAtStep2,
+      [
+        '**blog-2: Progressing, step 2/3 at 30 % — waiting on approval**',
+        '',
+        '| step | percent | new/old | hold | started | ready | ended |',
+        '|---|---|---|---|---|---|---|',
+        '| 1 | 10 % | 1/9 | 1m | 07:38:41 | 07:38:42 | 07:39:42 held |',
+        '| ▶ 2 | 30 % | 3/7 | approval | 07:39:42 |  |  |',
+        '| 3 | 100 % | 10/0 | - |  |  |  |',
+      ],
+      [
+        'blog-2: Progressing, step 2/3 at 30 % — waiting on approval',
+        '  step  percent  new/old  hold      started   ready     ended',
+        '  1     10 %     1/9      1m        07:38:41  07:38:42  07:39:42 held',
+        '▶ 2     30 %     3/7      approval  07:39:42',
+        '  3     100 %    10/0     -',
+      ],
+    ],
+  ])('%s: the UI details as markdown, status as aligned text', (_name, progress, markdown, text) => {
+    expect(renderDetails(progress).split('\n')).toEqual(markdown);
+    expect(formatProgress(progress)).toEqual(text);
   });
 
   it('escapes markdown in what a run reports, so an error cannot break the table', () => {
