@@ -5,9 +5,9 @@ import type { ChartOutcome } from '../workflows/chart';
 import type { DeployerOutcome } from '../workflows/deployer';
 import type { GroupOutcome } from '../workflows/group';
 import type { ManifestOutcome } from '../workflows/manifest';
-import { progressQuery, rootMessage, type CanaryProgress, type Progress } from '../workflows/messages';
+import { progressQuery, rootMessage, type AnyProgress } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
-import { formatProgress, type AnyProgress } from '../runs/progress';
+import { formatProgress, progressLog } from '../runs/progress';
 import { noRun } from '../runs/targets';
 
 type Print = (line: string) => void;
@@ -27,47 +27,14 @@ export interface Snapshot {
 /** `12:01:03` (UTC) of a time. */
 const clock = (t: Date) => t.toISOString().slice(11, 19);
 
-/** A chart's state in a group's line: `web deploying`, `api deployed rev 2`, `db failed: ...`. */
-const chartWord = (c: Progress['groups'][number]['charts'][number]) =>
-  `${c.chart} ${c.state}${c.revision ? ` rev ${c.revision}` : ''}${c.error ? `: ${c.error.split('\n')[0]}` : ''}`;
-
 /**
  * What `watch` prints without a terminal, one line per thing that can change: the run (a new
- * run ID is a re-plan's continue-as-new), the phase, one line per group with every chart that
- * has left `pending` (`group apps: running — web deploying, api deployed rev 2`); for a canary
- * its state and one line per step that has started.
+ * run ID is a re-plan's continue-as-new), the progress's title and notes, one line per group
+ * with every chart that has left `pending` (`group apps: running — web deploying, api deployed
+ * rev 2`), or for a canary one line per step that has started.
  */
 export function watchLines(s: Snapshot): string[] {
-  const lines = [`run ${s.runId}${s.specs ? `: ${s.specs}` : ''}`];
-  const p = s.progress;
-  if (!p) return lines;
-  if ('kind' in p && p.kind === 'canary') return [...lines, ...canaryLines(p)];
-  const m = p as Progress;
-  const paused = m.paused
-    ? ` — paused since ${m.paused.since}${m.paused.by ? ` by ${m.paused.by}` : ''}${m.paused.reason ? ` (${m.paused.reason})` : ''}`
-    : '';
-  lines.push(`phase: ${m.phase}${m.waitingOn ? ` (waiting on ${m.waitingOn})` : ''}${paused}`);
-  for (const g of m.groups) {
-    const charts = g.charts.filter((c) => c.state !== 'pending').map(chartWord);
-    lines.push(`group ${g.name}: ${g.state}${charts.length ? ` — ${charts.join(', ')}` : ''}`);
-  }
-  return lines;
-}
-
-/** A canary's state line (as `status` prints it), its reason, one line per started step. */
-function canaryLines(p: CanaryProgress): string[] {
-  const [state] = formatProgress(p);
-  const steps = p.history
-    .filter((s) => s.startedAt)
-    .map((s) => {
-      const times = [
-        `started ${clock(new Date(s.startedAt!))}`,
-        s.readyAt && `ready ${clock(new Date(s.readyAt))}`,
-        s.endedAt && `${s.ended} ${clock(new Date(s.endedAt))}`,
-      ].filter(Boolean);
-      return `step ${s.step} (${s.percent} %, ${s.canary}/${s.stable}): ${times.join(', ')}`;
-    });
-  return [state, ...(p.reason ? [`reason: ${p.reason}`] : []), ...steps];
+  return [`run ${s.runId}${s.specs ? `: ${s.specs}` : ''}`, ...(s.progress ? progressLog(s.progress) : [])];
 }
 
 /** The lines of `next` that `previous` did not show: what changed since the last look. */

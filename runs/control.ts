@@ -8,10 +8,11 @@ import {
   resumeSignal,
   rollbackSignal,
   rootMessage,
+  type AnyProgress,
   type Approval,
 } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
-import { formatProgress, type AnyProgress } from './progress';
+import { formatProgress } from './progress';
 import { noRun, type Route, type Verb } from './targets';
 
 /** The progress of a run (a manifest's or a canary's), read by the query; a clear error when there is no such run. */

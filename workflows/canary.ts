@@ -16,7 +16,7 @@ import { durationSeconds } from '../api/duration';
 import type { KindName } from '../api/kinds';
 import { io, withSummary } from './activity-proxies';
 import { RunControl } from './control';
-import { renderCanaryDetails } from './details';
+import { renderDetails } from './details';
 import { NonRetryable } from './failures';
 import {
   canaryProgressQuery,
@@ -147,15 +147,7 @@ export class Canary {
           };
         }),
     };
-    setHandler(canaryProgressQuery, () => {
-      const { paused, ...control } = this.control.progress();
-      return {
-        ...this.progress,
-        ...control,
-        ...(paused && { paused: { ...paused, ...this.progress.paused } }),
-        ...statusWriteFailures(),
-      };
-    });
+    setHandler(canaryProgressQuery, () => this.progressNow());
     control.promoteRefusal = () => {
       if (this.progress.phase !== 'Progressing')
         return `the canary is ${this.progress.phase}; nothing to promote`;
@@ -511,10 +503,21 @@ export class Canary {
     return 'the run was cancelled';
   }
 
+  /** The steps with the run's control (pause, gate, approvals, refusals): the query's answer, the UI's details. */
+  private progressNow(): CanaryProgress {
+    const { paused, ...control } = this.control.progress();
+    return {
+      ...this.progress,
+      ...control,
+      ...(paused && { paused: { ...paused, ...this.progress.paused } }),
+      ...statusWriteFailures(),
+    };
+  }
+
   /** Shows the progress in the Temporal UI (details, phase) and in the custom resource's status. */
   async publish(message: string): Promise<void> {
     const p = this.progress;
-    setCurrentDetails(renderCanaryDetails(p));
+    setCurrentDetails(renderDetails(this.progressNow()));
     upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
     const resource = this.input.resource;
     if (!resource) return;

@@ -155,6 +155,9 @@ export interface CanaryProgress extends Omit<ControlProgress, 'paused'> {
 /** The same `progress` query, as a canary (a Deployer, a chart's canary child) answers it. */
 export const canaryProgressQuery = defineQuery<CanaryProgress>('progress');
 
+/** What the `progress` query answers: a manifest's (group's, chart's) groups and charts, or a canary's steps. */
+export type AnyProgress = Progress | CanaryProgress;
+
 /** A group tells its manifest about each chart's progress, so the manifest's query is live. */
 export const chartProgressSignal = defineSignal<[string, ChartProgress]>('chartProgress');
 

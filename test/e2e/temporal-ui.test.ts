@@ -37,10 +37,10 @@ const documents = () =>
 
 /** The current-details table at the gate: platform deployed, apps waiting for approval. */
 const atTheGate = [
-  ['platform (sequenced, done)', 'a', `${releaseNamespace}/ui-a`, 'deployed', '1'],
-  ['', 'b', `${releaseNamespace}/ui-b`, 'deployed', '1'],
-  ['apps (parallel, waiting-approval)', 'c', `${releaseNamespace}/ui-c`, 'pending', ''],
-  ['', 'd', `${releaseNamespace}/ui-d`, 'pending', ''],
+  ['platform (sequenced, done)', 'a', `${releaseNamespace}/ui-a`, '1', 'deployed'],
+  ['', 'b', `${releaseNamespace}/ui-b`, '1', 'deployed'],
+  ['apps (parallel, waiting-approval)', 'c', `${releaseNamespace}/ui-c`, '', 'pending'],
+  ['', 'd', `${releaseNamespace}/ui-d`, '', 'pending'],
 ];
 
 // The run reports its phase through the status activity right after it set the current details,

@@ -108,11 +108,11 @@ describe('armadactl targets and canary status', () => {
       paused: { by: 'ops', reason: 'dashboards', since: '2026-11-22T07:40:00.000Z', remainingSeconds: 20 },
     });
     expect(lines).toEqual([
-      'blog-2: Progressing, step 2/3 at 30 % — paused since 2026-11-22T07:40:00.000Z by ops (dashboards), 20s of the hold left',
-      '  step  percent  new/old   hold      started   ready     ended',
-      '  1     10 %     1/9       1m        07:38:41  07:38:42  07:39:42 held',
-      '▶ 2     30 %     3/7       approval  07:39:42',
-      '  3     100 %    10/0      -',
+      'blog-2: Progressing, step 2/3 at 30 % — waiting on approval — paused by ops (dashboards) since 2026-11-22 07:40:00 UTC, 20s of the hold left',
+      '  step  percent  new/old  hold      started   ready     ended',
+      '  1     10 %     1/9      1m        07:38:41  07:38:42  07:39:42 held',
+      '▶ 2     30 %     3/7      approval  07:39:42',
+      '  3     100 %    10/0     -',
     ]);
   });
 
@@ -210,7 +210,7 @@ const manifestProgress = (web: ChartState, api: ChartState = 'pending'): Progres
 });
 
 describe('watch lines', () => {
-  it('a manifest: the run, the phase, one line per group naming each chart past pending', () => {
+  it('a manifest: the run, its title, one line per group naming each chart past pending', () => {
     expect(
       watchLines({
         runId: '01a202f3-f33e-7201-a373-e361ae6e99a7',
@@ -219,13 +219,13 @@ describe('watch lines', () => {
       }),
     ).toEqual([
       'run 01a202f3-f33e-7201-a373-e361ae6e99a7: ArmadaManifest/demo@3',
-      'phase: Running',
+      'Running',
       'group platform: done — db deployed rev 3',
       'group apps: running — web deploying',
     ]);
   });
 
-  it('a paused run waiting on an approval says so on its phase line', () => {
+  it('a paused run waiting on an approval says so on its title line', () => {
     const p = {
       ...manifestProgress('pending'),
       phase: 'WaitingApproval',
@@ -233,15 +233,15 @@ describe('watch lines', () => {
       paused: { by: 'alice', reason: 'lunch', since: '2026-11-22T07:40:00.000Z' },
     };
     expect(watchLines({ runId: 'r', progress: p })[1]).toBe(
-      'phase: WaitingApproval (waiting on approve before group apps) — paused since 2026-11-22T07:40:00.000Z by alice (lunch)',
+      'WaitingApproval — waiting on approve before group apps — paused by alice (lunch) since 2026-11-22 07:40:00 UTC',
     );
   });
 
   it('a canary: its state, then one line per step that started', () => {
     expect(watchLines({ runId: 'r', progress: canaryAtStep2 })).toEqual([
       'run r',
-      'blog-2: Progressing, step 2/3 at 30 % (waiting on approval)',
-      'step 1 (10 %, 1/9): started 07:38:41, ready 07:38:42, held 07:39:42',
+      'blog-2: Progressing, step 2/3 at 30 % — waiting on approval',
+      'step 1 (10 %, 1/9): started 07:38:41, ready 07:38:42, ended 07:39:42 held',
       'step 2 (30 %, 3/7): started 07:39:42',
     ]);
   });

@@ -1,43 +1,174 @@
-import { renderCanaryDetails, renderDetails } from '../../workflows/details';
+import { renderDetails } from '../../workflows/details';
+import type { AnyProgress, Progress } from '../../workflows/messages';
+import { logOf, markdownOf, progressView, textOf } from '../../workflows/plan/progress-view';
 import { canaryAtStep2 } from '../helpers/canary-progress';
+import { formatProgress } from '../../runs/progress';
 import { PHASES, statusFor } from '../../workflows/plan/status';
 
-describe('renderDetails', () => {
-  it('renders groups and charts as a markdown table with states and revisions', () => {
-    const text = renderDetails({
-      phase: 'Running',
-      groups: [
+/** A manifest at its first group: one chart deployed, one failed. */
+const manifestRunning: Progress = {
+  phase: 'Running',
+  group: 'platform',
+  groups: [
+    {
+      name: 'platform',
+      sequenced: true,
+      state: 'running',
+      charts: [
+        { chart: 'settings', release: 'demo-settings', namespace: 'demo', state: 'deployed', revision: 3 },
         {
-          name: 'platform',
-          sequenced: true,
-          state: 'running',
-          charts: [
-            {
-              chart: 'settings',
-              release: 'demo-settings',
-              namespace: 'demo',
-              state: 'deployed',
-              revision: 3,
-            },
-            {
-              chart: 'backend',
-              release: 'demo-backend',
-              namespace: 'demo',
-              state: 'failed',
-              error: 'wait timed out\nmore',
-            },
-          ],
+          chart: 'backend',
+          release: 'demo-backend',
+          namespace: 'demo',
+          state: 'failed',
+          error: 'wait timed out\nmore',
         },
       ],
+    },
+    { name: 'apps', sequenced: false, state: 'pending', charts: [] },
+  ],
+};
+
+const SINCE = '2026-11-22T07:40:00.000Z';
+
+describe('the progress renderer: one view, drawn as markdown (Temporal UI) and as text (armadactl)', () => {
+  it.each([
+    [
+      'a manifest: a table of groups and charts, the revision before the state and its error',
+      manifestRunning,
+      [
+        '**Running**',
+        '',
+        '| group | chart | release | revision | state |',
+        '|---|---|---|---|---|',
+        '| platform (sequenced, running) | settings | demo/demo-settings | 3 | deployed |',
+        '|  | backend | demo/demo-backend |  | failed: wait timed out |',
+        '| apps (parallel, pending) |  |  |  |  |',
+      ],
+      [
+        'Running',
+        '  group                          chart     release             revision  state',
+        '  platform (sequenced, running)  settings  demo/demo-settings  3         deployed',
+        '                                 backend   demo/demo-backend             failed: wait timed out',
+        '  apps (parallel, pending)',
+      ],
+    ],
+    [
+      'a canary: a table of steps with their split and times, the current one marked',
+      canaryAtStep2,
+      [
+        '**blog-2: Progressing, step 2/3 at 30 % — waiting on approval**',
+        '',
+        '| step | percent | new/old | hold | started | ready | ended |',
+        '|---|---|---|---|---|---|---|',
+        '| 1 | 10 % | 1/9 | 1m | 07:38:41 | 07:38:42 | 07:39:42 held |',
+        '| ▶ 2 | 30 % | 3/7 | approval | 07:39:42 |  |  |',
+        '| 3 | 100 % | 10/0 | - |  |  |  |',
+      ],
+      [
+        'blog-2: Progressing, step 2/3 at 30 % — waiting on approval',
+        '  step  percent  new/old  hold      started   ready     ended',
+        '  1     10 %     1/9      1m        07:38:41  07:38:42  07:39:42 held',
+        '▶ 2     30 %     3/7      approval  07:39:42',
+        '  3     100 %    10/0     -',
+      ],
+    ],
+  ])('%s: the UI details as markdown, status as aligned text', (_name, progress, markdown, text) => {
+    expect(renderDetails(progress).split('\n')).toEqual(markdown);
+    expect(formatProgress(progress)).toEqual(text);
+  });
+
+  it('escapes markdown in what a run reports, so an error cannot break the table', () => {
+    const charts = [{ ...manifestRunning.groups[0].charts[1], error: 'bad | value_x' }];
+    const details = renderDetails({ ...manifestRunning, groups: [{ ...manifestRunning.groups[0], charts }] });
+    expect(details).toContain('| failed: bad \\| value\\_x |');
+  });
+
+  const facts: [string, AnyProgress, string[]][] = [
+    [
+      'a manifest paused at an approval gate: what it waits on, the gate, and who paused it, why and since when',
+      {
+        ...manifestRunning,
+        phase: 'WaitingApproval',
+        waitingOn: 'approve before group apps',
+        paused: { by: 'alice', reason: 'lunch', since: SINCE },
+        gate: { name: 'before group apps', since: '2026-11-22T07:39:00.000Z' },
+      },
+      [
+        'WaitingApproval — waiting on approve before group apps — paused by alice (lunch) since 2026-11-22 07:40:00 UTC',
+        'gate "before group apps" waits for approval since 2026-11-22 07:39:00 UTC',
+      ],
+    ],
+    [
+      'a manifest with approvals and a refused signal: who, why, when, and why it was refused',
+      {
+        ...manifestRunning,
+        approvals: [{ gate: 'before group apps', by: 'bob', reason: 'green', at: SINCE }],
+        refused: [{ verb: 'approve', by: 'eve', why: 'no approval gate is waiting', at: SINCE }],
+      },
+      [
+        'approved "before group apps" by bob (green) at 2026-11-22 07:40:00 UTC',
+        'refused approve by eve at 2026-11-22 07:40:00 UTC: no approval gate is waiting',
+      ],
+    ],
+    [
+      'a run whose status writes failed: how often and the first line of the last error',
+      { ...manifestRunning, statusWriteFailures: { count: 2, last: 'forbidden\nstack' } },
+      ['status writes failed 2 times (the run went on); last: forbidden'],
+    ],
+    [
+      'a canary paused in a hold: who, why, since when, and the time of the hold left',
+      {
+        ...canaryAtStep2,
+        waitingOn: 'hold',
+        paused: { by: 'ops', reason: 'metrics', since: SINCE, remainingSeconds: 42 },
+      },
+      ['waiting on hold — paused by ops (metrics) since 2026-11-22 07:40:00 UTC, 42s of the hold left'],
+    ],
+    [
+      'a canary in a hold: until when',
+      { ...canaryAtStep2, waitingOn: 'hold', nextStepAt: '2026-11-22T07:40:12.301Z' },
+      ['blog-2: Progressing, step 2/3 at 30 % — waiting on hold until 2026-11-22 07:40:12 UTC'],
+    ],
+    [
+      'a canary rolled back: the reason and the gate it waited at',
+      {
+        ...canaryAtStep2,
+        phase: 'RolledBack',
+        waitingOn: undefined,
+        reason: 'analysis failed 3 times',
+        gate: { name: 'step 2 (30 %)', since: SINCE },
+      },
+      [
+        'blog-2: RolledBack, step 2/3 at 30 %',
+        'reason: analysis failed 3 times',
+        'gate "step 2 (30 %)" waits',
+      ],
+    ],
+  ];
+
+  it.each(facts)('%s: the UI, status and the watch log all say it', (_name, progress, said) => {
+    const view = progressView(progress);
+    for (const fact of said) {
+      expect(markdownOf(view)).toContain(fact);
+      expect(textOf(view).join('\n')).toContain(fact);
+      expect(logOf(view).join('\n')).toContain(fact);
+    }
+  });
+
+  it.each([
+    ['a manifest', manifestRunning],
+    ['a canary', canaryAtStep2],
+  ])('%s: every cell of the table is in both the markdown and the text row', (_name, progress) => {
+    const view = progressView(progress);
+    const markdownRows = markdownOf(view).split('\n').slice(-view.rows.length);
+    const textRows = textOf(view).slice(-view.rows.length);
+    view.rows.forEach((row, i) => {
+      for (const cell of row.cells.filter(Boolean)) {
+        expect(markdownRows[i]).toContain(cell);
+        expect(textRows[i]).toContain(cell);
+      }
     });
-    expect(text.split('\n')).toEqual([
-      '**Running**',
-      '',
-      '| group | chart | release | state | revision |',
-      '|---|---|---|---|---|',
-      '| platform (sequenced, running) | settings | demo/demo-settings | deployed | 3 |',
-      '|  | backend | demo/demo-backend | failed: wait timed out |  |',
-    ]);
   });
 });
 
@@ -81,31 +212,5 @@ describe('statusFor', () => {
 
   it('shows the phase in lower case as actual_state', () => {
     expect(statusFor('RolledBack', 'm').actual_state).toBe('rolledback');
-  });
-});
-
-describe('renderCanaryDetails', () => {
-  const progress = canaryAtStep2;
-
-  it('shows the phase, what the step waits for, and one row per step with its split', () => {
-    expect(renderCanaryDetails(progress).split('\n')).toEqual([
-      '**blog-2: Progressing**, step 2/3 at 30 % — waiting on approval',
-      '',
-      '| step | percent | new / old | hold | started | ready | ended |',
-      '|---|---|---|---|---|---|---|',
-      '| 1 | 10 % | 1 / 9 | 1m | 2026-11-22T07:38:41.000Z | 2026-11-22T07:38:42.000Z | 2026-11-22T07:39:42.000Z (held) |',
-      '| ▶ 2 | 30 % | 3 / 7 | approval | 2026-11-22T07:39:42.000Z |  |  |',
-      '| 3 | 100 % | 10 / 0 |  |  |  |  |',
-    ]);
-  });
-
-  it('says a paused canary is paused, by whom, and how much of the hold is left', () => {
-    const paused = {
-      ...progress,
-      paused: { by: 'ops', reason: 'metrics', since: 'x', remainingSeconds: 42 },
-    };
-    expect(renderCanaryDetails(paused).split('\n')[0]).toBe(
-      '**blog-2: Progressing**, step 2/3 at 30 % — **paused** by ops (metrics), 42s of the hold left',
-    );
   });
 });
