@@ -92,12 +92,13 @@ class ManifestDeploy {
       const charts = this.groupProgress(groupName)?.charts ?? [];
       const i = charts.findIndex((c) => c.chart === chart.chart);
       if (i >= 0) charts[i] = chart;
-      setCurrentDetails(renderDetails(this.progress));
+      this.showDetails();
     });
-    setHandler(progressQuery, () => ({ ...this.progress, ...control.progress(), ...statusWriteFailures() }));
-    control.followPause((paused) =>
-      reportPause('ArmadaManifest', this.plan.namespace, this.plan.manifest, paused),
-    );
+    setHandler(progressQuery, () => this.progressNow());
+    control.followPause((paused) => {
+      this.showDetails();
+      return reportPause('ArmadaManifest', this.plan.namespace, this.plan.manifest, paused);
+    });
   }
 
   async execute(): Promise<ManifestOutcome> {
@@ -108,7 +109,7 @@ class ManifestDeploy {
     const { control } = this;
     if (control.replan && this.failure === undefined && !control.stopRequested && !control.cancelled)
       return startOver(control.replan, control);
-    setCurrentDetails(renderDetails(this.progress));
+    this.showDetails();
     return this.end(complete);
   }
 
@@ -219,6 +220,16 @@ class ManifestDeploy {
     });
   }
 
+  /** What the progress query answers: the groups and charts, and the run's control state. */
+  private progressNow(): Progress {
+    return { ...this.progress, ...this.control.progress(), ...statusWriteFailures() };
+  }
+
+  /** The Temporal UI's current details: the same facts as the progress query. */
+  private showDetails(): void {
+    setCurrentDetails(renderDetails(this.progressNow()));
+  }
+
   private groupProgress(name: string): GroupProgress | undefined {
     return this.progress.groups.find((g) => g.name === name);
   }
@@ -235,7 +246,7 @@ class ManifestDeploy {
     progress.phase = phase;
     progress.waitingOn = waitingOn;
     upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
-    setCurrentDetails(renderDetails(progress));
+    this.showDetails();
     const ready = progress.groups.filter((g) => g.state === 'done').length;
     const total = plan.groups.length;
     await report('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {

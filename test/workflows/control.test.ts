@@ -35,6 +35,10 @@ async function refusal(update: Promise<unknown>): Promise<string> {
   return (err as WorkflowUpdateFailedError).cause?.message ?? '';
 }
 
+/** The run's current details in the Temporal UI, as the UI reads them (the metadata query). */
+const detailsOf = async (handle: WorkflowHandle) =>
+  ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
+
 const progressOf = (handle: WorkflowHandle) => handle.query(progressQuery) as Promise<Progress>;
 const until = (what: string, handle: WorkflowHandle, check: (p: Progress) => boolean) =>
   eventually(what, async () => ((await check(await progressOf(handle))) ? true : undefined), {
@@ -89,6 +93,11 @@ describe('run control (stubbed activities, real dev server)', () => {
     await until('the gate reached', handle, (p) => p.phase === 'WaitingApproval');
     await handle.signal(pauseSignal, { by: 'alice', reason: 'freeze' });
     const { paused } = await progressOf(handle);
+    // The UI shows the same facts as the query: the pause and the gate it holds at.
+    await eventually('the pause in the current details', async () =>
+      /paused by alice \(freeze\)/.test(await detailsOf(handle)) ? true : undefined,
+    );
+    expect(await detailsOf(handle)).toMatch(/before group apps/);
     const changed = gatedPlan(ns);
     changed.groups[1].charts[0].spec.values = { v: 2 };
     await handle.signal(replanSignal, {
