@@ -1,5 +1,5 @@
-# Shared by the npm scripts that run the stack (npm start, npm test): what a fresh clone needs
-# before anything starts.
+# Shared by the npm scripts that run the stack (npm start, npm test, npm run temporal:up): what a
+# fresh clone needs before anything starts.
 #
 # npm dependencies with `npm install`, not `npm ci`: the registry these machines reach does not
 # serve the other platforms' optional binaries (@swc/core-darwin-*, ...), so the lock file has
@@ -13,4 +13,14 @@ prepare_checkout() {
     npm install --no-audit --no-fund
   fi
   bash deploy/tools/build.sh >/dev/null
+}
+
+# Installs Debian packages (apt-get, as root or through sudo), for what the tests run that no npm
+# or Go module provides: Chromium, PostgreSQL.
+install_debian_packages() {
+  local sudo=()
+  [[ $EUID -eq 0 ]] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" >/dev/null
 }

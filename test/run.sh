@@ -14,13 +14,7 @@ prepare_checkout
 # The Temporal UI test drives Debian's Chromium headless through playwright-core (whose own
 # browser download is never used): install the package when it is missing.
 if [[ -z ${ARMADA_CHROMIUM:-} ]]; then
-  if ! command -v chromium >/dev/null; then
-    sudo=()
-    [[ $EUID -eq 0 ]] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq -o DPkg::Lock::Timeout=300 chromium >/dev/null
-  fi
+  command -v chromium >/dev/null || install_debian_packages chromium
   ARMADA_CHROMIUM=$(command -v chromium)
   export ARMADA_CHROMIUM
 fi

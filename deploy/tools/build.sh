@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provides the local stack in .tools/bin/: temporal, helm, kwokctl, kwok, etcd, etcdctl,
-# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and registry (an OCI registry
-# for the chart-source tests), at the versions pinned in versions.env.
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, registry (an OCI registry
+# for the chart-source tests), and temporal-server, temporal-sql-tool and temporal-ui-server (the
+# Temporal cluster on PostgreSQL of deploy/temporal-cluster), at the versions pinned in versions.env.
 #
 # For each tool, the first of these wins:
 #   1. ARMADA_<TOOL> (e.g. ARMADA_HELM, ARMADA_KUBE_APISERVER) naming a binary at the pinned version;
@@ -28,7 +29,8 @@ die() {
   exit 1
 }
 
-tools=(temporal helm kwokctl kwok etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubectl registry)
+tools=(temporal temporal-server temporal-sql-tool temporal-ui-server helm kwokctl kwok etcd etcdctl
+  kube-apiserver kube-controller-manager kube-scheduler kubectl registry)
 
 # The build group a tool comes from; one go build per group.
 group_of() {
@@ -36,6 +38,8 @@ group_of() {
     kwok | kwokctl) echo kwok ;;
     etcd | etcdctl) echo etcd ;;
     kube-* | kubectl) echo kubernetes ;;
+    temporal-server | temporal-sql-tool) echo temporal-server ;;
+    temporal-ui-server) echo temporal-ui ;;
     *) echo "$1" ;;
   esac
 }
@@ -43,6 +47,8 @@ group_of() {
 pinned_version() {
   case $(group_of "$1") in
     temporal) echo "$TEMPORAL_CLI_VERSION" ;;
+    temporal-server) echo "$TEMPORAL_SERVER_VERSION" ;;
+    temporal-ui) echo "$TEMPORAL_UI_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
     etcd) echo "$ETCD_VERSION" ;;
@@ -110,6 +116,50 @@ build_temporal() {
   GOBIN="$1" go install \
     -ldflags "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}" \
     "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+}
+
+# The Temporal server and UI server are built in a module that requires the pinned CLI, so their
+# dependencies resolve to exactly the versions the CLI's dev server is built with: the same code
+# the tests ran on before, and the CLI's build cache has compiled nearly all of it. The pins must
+# be the versions the CLI's go.mod requires; a mismatch is a pin to fix in versions.env.
+# $1 wrapper dir, $2 module, $3 its pinned version.
+write_cli_wrapper() {
+  local dir=$1 mod=$2 version=$3 cli_gomod embedded
+  mkdir -p "$dir"
+  cli_gomod=$(go mod download -json "github.com/temporalio/cli@$TEMPORAL_CLI_VERSION" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
+  [[ -f $cli_gomod ]] || die "could not read the go.mod of github.com/temporalio/cli@$TEMPORAL_CLI_VERSION from the Go module proxy"
+  embedded=$(awk -v mod="$mod" '$1 == mod { print $2 }' "$cli_gomod")
+  [[ $embedded == "$version" ]] ||
+    die "the Temporal CLI $TEMPORAL_CLI_VERSION embeds $mod ${embedded:-(none)}, but $version is pinned in deploy/tools/versions.env"
+  {
+    echo "module armada-temporal.local/tools/$(basename "$dir")"
+    echo
+    grep -m1 -E '^go [0-9.]+$' "$cli_gomod"
+    echo
+    echo "require github.com/temporalio/cli $TEMPORAL_CLI_VERSION"
+    echo "require $mod $version"
+  } >"$dir/go.mod"
+}
+
+# go build in a wrapper module: -mod=mod writes its go.sum; the caller's GOFLAGS are kept.
+wrapper_build() {
+  local dir=$1
+  shift
+  (cd "$dir" && GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" go build "$@")
+}
+
+build_temporal_server() {
+  local src="$2/temporal-server"
+  write_cli_wrapper "$src" go.temporal.io/server "$TEMPORAL_SERVER_VERSION"
+  # The server's version is a constant in its source (headers.ServerVersion); nothing to stamp.
+  wrapper_build "$src" -o "$1/temporal-server" go.temporal.io/server/cmd/server &&
+    wrapper_build "$src" -o "$1/temporal-sql-tool" go.temporal.io/server/cmd/tools/sql
+}
+
+build_temporal_ui() {
+  local src="$2/temporal-ui"
+  write_cli_wrapper "$src" github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_VERSION"
+  wrapper_build "$src" -o "$1/temporal-ui-server" github.com/temporalio/ui-server/v2/cmd/server
 }
 
 build_registry() {
@@ -186,14 +236,14 @@ if ((${#missing[@]})); then
   if ! command -v go >/dev/null; then
     die "not available: ${!missing[*]} (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`, or put the pinned binaries on PATH or name them with ARMADA_<TOOL> (e.g. ARMADA_HELM=/usr/local/bin/helm)."
   fi
-  for group in temporal helm kwok etcd kubernetes registry; do
+  for group in temporal temporal-server temporal-ui helm kwok etcd kubernetes registry; do
     [[ -n ${missing[$group]:-} ]] || continue
     log "building $group $(pinned_version "$group") from Go modules (once per machine; minutes)..."
     scratch=$(mktemp -d "$cache_root/build.XXXXXX")
     trap 'rm -rf "$scratch"' EXIT
     mkdir -p "$scratch/bin"
     started=$SECONDS
-    "build_$group" "$scratch/bin" "$scratch" >&2 || die "building $group failed (output above)"
+    "build_${group//-/_}" "$scratch/bin" "$scratch" >&2 || die "building $group failed (output above)"
     rm -rf "$(cache_of "$group")"
     mv "$scratch/bin" "$(cache_of "$group")"
     rm -rf "$scratch"
