@@ -1,15 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { kinds } from '../api/kinds';
-import type { ArmadaChartSpec } from '../api/chart';
-import type { ArmadaChartGroupSpec } from '../api/chart-group';
-import type { ArmadaManifestSpec } from '../api/manifest';
 import { latestRun } from '../runs/control';
 import { chartRun, startRun } from '../runs/requests';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
-import { formatSpecs, generationIn, type RunMemo } from '../workflows/plan/specs';
+import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import type { BridgeContext } from './reconcile';
-import type { ArmadaObject } from './watch';
+import { chartRelease, specsOf, validSpec, type ObjectView } from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -38,27 +34,20 @@ import type { ArmadaObject } from './watch';
  */
 export async function clearStandaloneLeftovers(
   ctx: BridgeContext,
-  manifest: ArmadaObject,
-  opts: {
-    /** The manifest's queue key, reconciled again when a run cleared here ends. */
-    key: string;
-    /** The release a chart deploys now (with its owners' prefix). */
-    releaseOf(chart: ArmadaObject): { namespace: string; release: string };
-  },
+  manifest: ObjectView<'ArmadaManifest'>,
 ): Promise<boolean> {
-  const { namespace } = manifest.metadata;
-  const spec = manifest.spec as ArmadaManifestSpec;
-  if (!spec.release_prefix) return false; // the manifest deploys the very releases they did
-  const groups = (spec.chart_groups ?? [])
+  const { namespace, key } = manifest;
+  if (!manifest.releasePrefix) return false; // the manifest deploys the very releases they did
+  const groups = manifest.lists
     .map((name) => ctx.objects('ArmadaChartGroup').get(namespace, name))
-    .filter((g): g is ArmadaObject => g !== undefined);
-  const groupRuns = groups.map((g) => objectWorkflowId('ArmadaChartGroup', namespace, g.metadata.name));
-  const charts = [...new Set(groups.flatMap((g) => (g.spec as ArmadaChartGroupSpec).chart_group ?? []))]
+    .filter((g) => g !== undefined);
+  const groupRuns = groups.map((g) => objectWorkflowId('ArmadaChartGroup', namespace, g.name));
+  const charts = [...new Set(groups.flatMap((g) => g.lists))]
     .map((name) => ctx.objects('ArmadaChart').get(namespace, name))
-    .filter((c): c is ArmadaObject => c !== undefined);
+    .filter((c) => c !== undefined);
   const pending = await Promise.all([
-    ...groupRuns.map((id) => cancelRunning(ctx, id, opts.key)),
-    ...charts.map((chart) => clearChart(ctx, chart, groupRuns, opts)),
+    ...groupRuns.map((id) => cancelRunning(ctx, id, key)),
+    ...charts.map((chart) => clearChart(ctx, chart, groupRuns, key)),
   ]);
   return pending.some(Boolean);
 }
@@ -80,22 +69,23 @@ async function cancelRunning(ctx: BridgeContext, workflowId: string, key: string
 /** One chart's unprefixed release (see clearStandaloneLeftovers); true while it is being cleared. */
 async function clearChart(
   ctx: BridgeContext,
-  chart: ArmadaObject,
+  chart: ObjectView<'ArmadaChart'>,
   groupRuns: readonly string[],
-  opts: Parameters<typeof clearStandaloneLeftovers>[2],
+  /** The manifest's queue key, reconciled again when a run cleared here ends. */
+  key: string,
 ): Promise<boolean> {
-  const { namespace, name } = chart.metadata;
-  const spec = kinds.ArmadaChart.spec.parse(chart.spec) as ArmadaChartSpec;
+  const { namespace, name } = chart;
+  const spec = validSpec(chart);
   const own = { namespace: spec.namespace, release: spec.release };
-  const now = opts.releaseOf(chart);
-  if (now.namespace === own.namespace && now.release === own.release) return false;
+  const now = chartRelease(ctx.objects, chart);
+  if (now?.namespace === own.namespace && now.release === own.release) return false;
   const claimant = ctx
     .objects('ArmadaChart')
     .list()
     .find((c) => {
-      if (c.metadata.namespace === namespace && c.metadata.name === name) return false;
-      const r = opts.releaseOf(c);
-      return r.namespace === own.namespace && r.release === own.release;
+      if (c.key === chart.key) return false;
+      const r = chartRelease(ctx.objects, c);
+      return r?.namespace === own.namespace && r.release === own.release;
     });
   if (claimant) return false;
   const workflowId = releaseWorkflowId(own.namespace, own.release);
@@ -119,18 +109,14 @@ async function clearChart(
   const running = description.status.name === 'RUNNING';
   if (memo.mode === 'uninstall') {
     if (running) {
-      ctx.afterRun(workflowId, opts.key);
+      ctx.afterRun(workflowId, key);
       return true;
     }
     if (description.status.name === 'COMPLETED') return false;
   } else if (running) {
-    return cancelRunning(ctx, workflowId, opts.key);
+    return cancelRunning(ctx, workflowId, key);
   }
-  const run = chartRun(
-    { kind: 'ArmadaChart', namespace, name, spec },
-    'uninstall',
-    formatSpecs([{ kind: 'ArmadaChart', name, generation: chart.metadata.generation }]),
-  );
+  const run = chartRun({ kind: 'ArmadaChart', namespace, name, spec }, 'uninstall', specsOf([chart]));
   try {
     await startRun(ctx.client, ctx.taskQueue, run);
   } catch (err) {
@@ -138,14 +124,14 @@ async function clearChart(
     if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
   ctx.log('info', 'uninstalling a standalone release: a manifest lists its chart now', {
-    key: opts.key,
+    key,
     workflowId,
     chart: `${namespace}/${name}`,
     release: `${own.namespace}/${own.release}`,
-    deploys: `${now.namespace}/${now.release}`,
+    deploys: now && `${now.namespace}/${now.release}`,
     after: `${description.status.name.toLowerCase()} ${memo.mode} run ${description.runId}`,
   });
-  ctx.metrics.runStarted(`ArmadaChart/${namespace}/${name}`, 'uninstall'); // the chart's queue key
-  ctx.afterRun(workflowId, opts.key);
+  ctx.metrics.runStarted(chart.key, 'uninstall');
+  ctx.afterRun(workflowId, key);
   return true;
 }
