@@ -49,6 +49,7 @@ async function main(): Promise<void> {
   const following = new Set<string>();
 
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
+  const maybeRanAlone = new Set<string>();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
   const reconcileTimed = (key: string, queuedAt: number) =>
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
     objects: (kind) => watches[kind],
+    maybeRanAlone,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key) {
       if (following.has(workflowId)) return;
@@ -103,8 +105,10 @@ async function main(): Promise<void> {
           metrics.watchEvent(kind, change);
           if (!listed) return;
           queue.add(view.key);
+          if (change !== 'delete') return;
+          maybeRanAlone.delete(view.key);
           // What a deleted manifest or group listed may now be free to go (or run on its own).
-          if (change === 'delete') for (const key of ownedKeys(view)) queue.add(key);
+          for (const key of ownedKeys(view)) queue.add(key);
         },
         log,
       });
@@ -129,7 +133,12 @@ async function main(): Promise<void> {
     stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
     await Promise.all([...Object.values(watches), ...driftWatches].map((w) => w.start()));
     listed = true;
-    for (const kind of kindNames) for (const view of watches[kind].list()) queue.add(view.key);
+    for (const kind of kindNames)
+      for (const view of watches[kind].list()) {
+        // What a bridge before this one ran on its own is unknown: any of them may have.
+        if (kind === 'ArmadaChart' || kind === 'ArmadaChartGroup') maybeRanAlone.add(view.key);
+        queue.add(view.key);
+      }
   };
 
   const served = await serveMetrics(metrics.registry, config.ARMADA_METRICS_PORT);

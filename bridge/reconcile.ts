@@ -1,5 +1,5 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
@@ -10,7 +10,6 @@ import {
   deployerRun,
   groupRun,
   manifestRun,
-  startRun,
   type RunMemo,
   type RunRequest,
 } from '../runs/requests';
@@ -18,7 +17,8 @@ import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import { PlanError, rivalClaims, type ManifestDocuments } from '../workflows/plan/manifest';
 import type { ReconcileMetrics } from './metrics';
-import { clearStandaloneLeftovers } from './standalone';
+import { clearStandaloneLeftovers, noteStandalone } from './standalone';
+import { startObjectRun } from './start';
 import {
   ACTION_ANNOTATION,
   FINALIZER,
@@ -44,6 +44,13 @@ export interface BridgeContext {
   taskQueue: string;
   /** The watched objects of a kind: their views, from the informer cache. */
   objects: Views;
+  /**
+   * Keys of the charts and groups that may have run on their own: every one reconcile sends down
+   * the standalone path and, since what a bridge before this one did is unknown, every one cached
+   * when watching starts. A manifest that lists one clears what its standalone runs left behind
+   * and then forgets it (bridge/standalone.ts).
+   */
+  maybeRanAlone: Set<string>;
   /** Queues an object's key for reconciling. */
   enqueue(key: string): void;
   /** Queues `key` again when the run `workflowId` ends (once per run). */
@@ -75,11 +82,18 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
     return;
   }
   if (view.targetState === 'uninitialized') return;
+  const mode = view.targetState === 'uninstalled' ? 'uninstall' : 'deploy';
   if (view.kind === 'ArmadaManifest') {
     // Its charts give up the unprefixed releases their own runs installed before it listed them.
     if (await clearStandaloneLeftovers(ctx, view)) return;
+    return ensureRun(ctx, view, mode);
   }
-  await ensureRun(ctx, view, view.targetState === 'uninstalled' ? 'uninstall' : 'deploy');
+  try {
+    await ensureRun(ctx, view, mode);
+  } finally {
+    // Noted once its run has started: a manifest that looks from then on finds that run.
+    noteStandalone(ctx, view);
+  }
 }
 
 type Mode = RunMemo['mode'];
@@ -203,20 +217,6 @@ function claimDocuments(ctx: BridgeContext) {
       .filter((v) => !gone(v))
       .map(claimOf),
   );
-}
-
-/** Starts a run and follows it; a start that lost the race to another follows the winner. */
-async function startObjectRun(ctx: BridgeContext, key: string, run: RunRequest): Promise<void> {
-  try {
-    await startRun(ctx.client, ctx.taskQueue, run);
-  } catch (err) {
-    // Another start won the race (the workflow ID is the lock): follow that run instead.
-    if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  const { specs, mode } = run.memo;
-  ctx.log('info', 'started run', { key, workflowId: run.workflowId, specs, mode });
-  ctx.metrics.runStarted(key, mode);
-  ctx.afterRun(run.workflowId, key);
 }
 
 /**

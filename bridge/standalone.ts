@@ -1,11 +1,12 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { latestRun } from '../runs/control';
-import { chartRun, startRun } from '../runs/requests';
+import { chartRun } from '../runs/requests';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import type { BridgeContext } from './reconcile';
-import { chartRelease, specsOf, validSpec, type ObjectView } from './view';
+import { startObjectRun } from './start';
+import { chartRelease, ownedKeys, specsOf, validSpec, type ObjectView, type Views } from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -28,6 +29,10 @@ import { chartRelease, specsOf, validSpec, type ObjectView } from './view';
  * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock);
  * - that uninstall completed: done. Failed: run again.
  *
+ * Only the charts and groups that may have run on their own (BridgeContext.maybeRanAlone) are
+ * looked at, and each is forgotten once nothing of it is left to clear: a manifest reconciled
+ * again and again (its charts' status writes, resyncs) asks Temporal nothing.
+ *
  * Returns whether anything is still being cleared; the manifest's run then waits (the bridge
  * reconciles the manifest again when each of these runs ends), so a chart's status is written
  * by the uninstall first and by the manifest's run last.
@@ -36,20 +41,71 @@ export async function clearStandaloneLeftovers(
   ctx: BridgeContext,
   manifest: ObjectView<'ArmadaManifest'>,
 ): Promise<boolean> {
-  const { namespace, key } = manifest;
   if (!manifest.releasePrefix) return false; // the manifest deploys the very releases they did
-  const groups = manifest.lists
-    .map((name) => ctx.objects('ArmadaChartGroup').get(namespace, name))
-    .filter((g) => g !== undefined);
-  const groupRuns = groups.map((g) => objectWorkflowId('ArmadaChartGroup', namespace, g.name));
-  const charts = [...new Set(groups.flatMap((g) => g.lists))]
-    .map((name) => ctx.objects('ArmadaChart').get(namespace, name))
-    .filter((c) => c !== undefined);
-  const pending = await Promise.all([
-    ...groupRuns.map((id) => cancelRunning(ctx, id, key)),
-    ...charts.map((chart) => clearChart(ctx, chart, groupRuns, key)),
-  ]);
-  return pending.some(Boolean);
+  const { groupRuns, groups, charts } = standaloneSuspects(ctx.objects, manifest, ctx.maybeRanAlone);
+  if (!groups.length && !charts.length) return false;
+  // An invalid chart stays a suspect: the manifest cannot run until it is valid again.
+  const validCharts = charts.filter((c) => c.parsed.valid);
+  const holders = validCharts.length ? releaseHolders(ctx.objects) : new Map<string, string[]>();
+  const pending = (
+    await Promise.all([
+      ...groups.map((g) =>
+        cancelRunning(ctx, objectWorkflowId('ArmadaChartGroup', g.namespace, g.name), manifest.key),
+      ),
+      ...validCharts.map((c) => clearChart(ctx, c, { manifestKey: manifest.key, groupRuns, holders })),
+    ])
+  ).some(Boolean);
+  // Forgotten together, once nothing is pending: a group's run being cancelled may still start
+  // a child run of a chart that was found clear.
+  if (!pending) for (const view of [...groups, ...validCharts]) ctx.maybeRanAlone.delete(view.key);
+  return pending;
+}
+
+/** Notes a chart or group that reconcile runs on its own, and a group's charts with it. */
+export function noteStandalone(ctx: BridgeContext, view: ObjectView): void {
+  if (view.kind !== 'ArmadaChart' && view.kind !== 'ArmadaChartGroup') return;
+  ctx.maybeRanAlone.add(view.key);
+  for (const chart of ownedKeys(view)) ctx.maybeRanAlone.add(chart);
+}
+
+/**
+ * The cached groups a manifest lists and the cached charts they list that may have run on their
+ * own (`suspects` holds their keys), and the workflow IDs of all its groups' own runs (a chart
+ * run whose parent is one of them was started by a standalone group).
+ */
+export function standaloneSuspects(
+  objects: Views,
+  manifest: ObjectView<'ArmadaManifest'>,
+  suspects: ReadonlySet<string>,
+): { groupRuns: string[]; groups: ObjectView<'ArmadaChartGroup'>[]; charts: ObjectView<'ArmadaChart'>[] } {
+  const { namespace } = manifest;
+  const cached = <K extends 'ArmadaChartGroup' | 'ArmadaChart'>(kind: K, names: readonly string[]) =>
+    [...new Set(names)]
+      .map((name) => objects(kind).get(namespace, name))
+      .filter((v): v is ObjectView<K> => v !== undefined);
+  const groups = cached('ArmadaChartGroup', manifest.lists);
+  const charts = cached(
+    'ArmadaChart',
+    groups.flatMap((g) => g.lists),
+  );
+  const suspect = (view: ObjectView) => suspects.has(view.key);
+  return {
+    groupRuns: groups.map((g) => objectWorkflowId('ArmadaChartGroup', namespace, g.name)),
+    groups: groups.filter(suspect),
+    charts: charts.filter(suspect),
+  };
+}
+
+/** The keys of the charts (all namespaces) that deploy each release now, by `namespace/release`. */
+export function releaseHolders(objects: Views): Map<string, string[]> {
+  const holders = new Map<string, string[]>();
+  for (const chart of objects('ArmadaChart').list()) {
+    const deploys = chartRelease(objects, chart);
+    if (!deploys) continue;
+    const release = `${deploys.namespace}/${deploys.release}`;
+    holders.set(release, [...(holders.get(release) ?? []), chart.key]);
+  }
+  return holders;
 }
 
 /** Cancels the run of `workflowId` if it runs; true while it does. */
@@ -70,23 +126,19 @@ async function cancelRunning(ctx: BridgeContext, workflowId: string, key: string
 async function clearChart(
   ctx: BridgeContext,
   chart: ObjectView<'ArmadaChart'>,
-  groupRuns: readonly string[],
-  /** The manifest's queue key, reconciled again when a run cleared here ends. */
-  key: string,
+  opts: {
+    /** The manifest's queue key, reconciled again when a run cleared here ends. */
+    manifestKey: string;
+    groupRuns: readonly string[];
+    holders: ReadonlyMap<string, readonly string[]>;
+  },
 ): Promise<boolean> {
   const { namespace, name } = chart;
   const spec = validSpec(chart);
   const own = { namespace: spec.namespace, release: spec.release };
   const now = chartRelease(ctx.objects, chart);
   if (now?.namespace === own.namespace && now.release === own.release) return false;
-  const claimant = ctx
-    .objects('ArmadaChart')
-    .list()
-    .find((c) => {
-      if (c.key === chart.key) return false;
-      const r = chartRelease(ctx.objects, c);
-      return r?.namespace === own.namespace && r.release === own.release;
-    });
+  const claimant = opts.holders.get(`${own.namespace}/${own.release}`)?.some((key) => key !== chart.key);
   if (claimant) return false;
   const workflowId = releaseWorkflowId(own.namespace, own.release);
   let description;
@@ -101,7 +153,7 @@ async function clearChart(
   const attributes = description.typedSearchAttributes;
   const parent = description.parentExecution?.workflowId;
   const itsOwn = parent
-    ? groupRuns.includes(parent)
+    ? opts.groupRuns.includes(parent)
     : attributes.get(ArmadaKind) === 'ArmadaChart' &&
       attributes.get(ArmadaNamespace) === namespace &&
       attributes.get(ArmadaName) === name;
@@ -109,29 +161,23 @@ async function clearChart(
   const running = description.status.name === 'RUNNING';
   if (memo.mode === 'uninstall') {
     if (running) {
-      ctx.afterRun(workflowId, key);
+      ctx.afterRun(workflowId, opts.manifestKey);
       return true;
     }
     if (description.status.name === 'COMPLETED') return false;
   } else if (running) {
-    return cancelRunning(ctx, workflowId, key);
+    return cancelRunning(ctx, workflowId, opts.manifestKey);
   }
   const run = chartRun({ kind: 'ArmadaChart', namespace, name, spec }, 'uninstall', specsOf([chart]));
-  try {
-    await startRun(ctx.client, ctx.taskQueue, run);
-  } catch (err) {
-    // Another start won the race (the workflow ID is the lock): follow that run instead.
-    if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  ctx.log('info', 'uninstalling a standalone release: a manifest lists its chart now', {
-    key,
-    workflowId,
-    chart: `${namespace}/${name}`,
-    release: `${own.namespace}/${own.release}`,
-    deploys: now && `${now.namespace}/${now.release}`,
-    after: `${description.status.name.toLowerCase()} ${memo.mode} run ${description.runId}`,
+  await startObjectRun(ctx, chart.key, run, {
+    follow: opts.manifestKey,
+    message: 'uninstalling a standalone release: a manifest lists its chart now',
+    fields: {
+      manifest: opts.manifestKey,
+      release: `${own.namespace}/${own.release}`,
+      deploys: now && `${now.namespace}/${now.release}`,
+      after: `${description.status.name.toLowerCase()} ${memo.mode} run ${description.runId}`,
+    },
   });
-  ctx.metrics.runStarted(chart.key, 'uninstall');
-  ctx.afterRun(workflowId, key);
   return true;
 }

@@ -1,4 +1,5 @@
 import type { KindName } from '../../api/kinds';
+import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
 import {
   chartRelease,
   claimOf,
@@ -214,5 +215,49 @@ describe('relations between cached views', () => {
       name: 'web',
       spec: { release: 'web', namespace: 'apps' },
     });
+  });
+
+  it('which charts deploy each release now', () => {
+    expect(releaseHolders(objects)).toEqual(
+      new Map([
+        ['apps/p-web', ['ArmadaChart/default/web']],
+        ['apps/alone', ['ArmadaChart/default/alone']],
+        ['apps/lonely', ['ArmadaChart/default/lonely']],
+      ]),
+    );
+  });
+});
+
+describe('standaloneSuspects', () => {
+  const objects = cacheOf([
+    manifest('demo', 'p', ['platform', 'apps', 'missing']),
+    group('platform', ['settings']),
+    group('apps', ['web', 'db']),
+    chart('settings'),
+    chart('web'),
+    chart('db'),
+  ]);
+  const demo = objects('ArmadaManifest').get('default', 'demo')!;
+
+  it('only the listed charts and groups that may have run on their own are looked at', () => {
+    const found = standaloneSuspects(
+      objects,
+      demo,
+      new Set(['ArmadaChart/default/web', 'ArmadaChartGroup/default/platform', 'ArmadaChart/default/other']),
+    );
+    expect(found.groups.map((g) => g.name)).toEqual(['platform']);
+    expect(found.charts.map((c) => c.name)).toEqual(['web']);
+  });
+
+  it('a chart run started by any of its cached groups counts as a standalone one', () => {
+    expect(standaloneSuspects(objects, demo, new Set()).groupRuns).toEqual([
+      'ArmadaChartGroup:default/platform',
+      'ArmadaChartGroup:default/apps',
+    ]);
+  });
+
+  it('nothing to look at when none of them ran alone', () => {
+    const found = standaloneSuspects(objects, demo, new Set());
+    expect([found.groups, found.charts]).toEqual([[], []]);
   });
 });
