@@ -1,4 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { ArmadaChartSpec } from '../api/chart';
+import { kinds } from '../api/kinds';
 import {
   CANARY_LABEL,
   MANAGED_BY_LABEL,
@@ -9,8 +11,7 @@ import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
 import { driftWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { latestRun } from '../runs/control';
-import type { BridgeContext } from './reconcile';
-import { chartRelease } from './view';
+import { chartRelease, type BridgeContext } from './reconcile';
 import type { ArmadaObject, Change, WatchedResource } from './watch';
 
 const HELM_SELECTOR = `${MANAGED_BY_LABEL}=Helm`;
@@ -146,13 +147,14 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
     .objects('ArmadaChart')
     .list()
     .find((c) => {
-      if (c.deleting) return false;
-      const deploys = chartRelease(ctx.objects, c);
-      return deploys?.namespace === namespace && deploys.release === release;
+      if (c.metadata.deletionTimestamp) return false;
+      const deploys = chartRelease(ctx, c);
+      return deploys.namespace === namespace && deploys.release === release;
     });
-  if (!chart?.parsed.valid) return;
-  const policy = chart.parsed.spec.drift;
-  const fields = { key, chart: `${chart.namespace}/${chart.name}`, policy, objects };
+  const parsed = chart && kinds.ArmadaChart.spec.safeParse(chart.spec);
+  if (!chart || !parsed?.success) return;
+  const policy = (parsed.data as ArmadaChartSpec).drift;
+  const fields = { key, chart: `${chart.metadata.namespace}/${chart.metadata.name}`, policy, objects };
   if (policy === 'ignore') {
     ctx.log('info', 'drift ignored (drift: ignore)', fields);
     return;
@@ -166,7 +168,7 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
   const run = driftRun({
     release,
     namespace,
-    chart: { namespace: chart.namespace, name: chart.name, uid: chart.uid },
+    chart: { namespace: chart.metadata.namespace, name: chart.metadata.name, uid: chart.metadata.uid },
     policy,
     objects,
   });

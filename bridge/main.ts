@@ -9,8 +9,7 @@ import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
 import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
 import { KeyedQueue } from './queue';
-import { reconcile, type BridgeContext } from './reconcile';
-import { ownedKeys, viewOf, type ObjectView } from './view';
+import { objectKey, ownedKeys, reconcile, type BridgeContext } from './reconcile';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -48,8 +47,7 @@ async function main(): Promise<void> {
   const kc = kubeConfig();
   const following = new Set<string>();
 
-  const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
-  const maybeRanAlone = new Set<string>();
+  const watches = new Map<KindName, ObjectWatch>();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
   const reconcileTimed = (key: string, queuedAt: number) =>
@@ -68,8 +66,7 @@ async function main(): Promise<void> {
   const context: BridgeContext = {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
-    objects: (kind) => watches[kind],
-    maybeRanAlone,
+    objects: (kind) => watches.get(kind)!,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key) {
       if (following.has(workflowId)) return;
@@ -94,25 +91,25 @@ async function main(): Promise<void> {
     // as part of a manifest depends on the groups and manifests listed so far.
     let listed = false;
     const kindNames = Object.keys(kinds) as KindName[];
-    const watchKind = <K extends KindName>(kind: K) =>
-      new ObjectWatch<ObjectView<K>>({
-        kubeConfig: kc,
-        resource: armadaResource(kind),
-        namespaces: config.ARMADA_NAMESPACES,
-        resyncSeconds: config.ARMADA_RESYNC_SECONDS,
-        view: (obj) => viewOf(kind, obj),
-        onChange: (view, change) => {
-          metrics.watchEvent(kind, change);
-          if (!listed) return;
-          queue.add(view.key);
-          if (change !== 'delete') return;
-          maybeRanAlone.delete(view.key);
-          // What a deleted manifest or group listed may now be free to go (or run on its own).
-          for (const key of ownedKeys(view)) queue.add(key);
-        },
-        log,
-      });
-    for (const kind of kindNames) Object.assign(watches, { [kind]: watchKind(kind) });
+    for (const kind of kindNames) {
+      watches.set(
+        kind,
+        new ObjectWatch({
+          kubeConfig: kc,
+          resource: armadaResource(kind),
+          namespaces: config.ARMADA_NAMESPACES,
+          resyncSeconds: config.ARMADA_RESYNC_SECONDS,
+          onChange: (obj, change) => {
+            metrics.watchEvent(kind, change);
+            if (!listed) return;
+            queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
+            // What a deleted manifest or group listed may now be free to go (or run on its own).
+            if (change === 'delete') for (const key of ownedKeys(kind, obj)) queue.add(key);
+          },
+          log,
+        }),
+      );
+    }
     // Helm's objects, for drift: only updates and deletions after the first list count.
     const driftWatches = DRIFT_RESOURCES.map(
       (resource) =>
@@ -121,7 +118,6 @@ async function main(): Promise<void> {
           resource,
           namespaces: config.ARMADA_DRIFT_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
-          view: (obj) => obj,
           onChange: (obj, change, previous) => {
             if (!listed) return;
             const key = drift.observe(resource, obj, change, previous);
@@ -131,14 +127,11 @@ async function main(): Promise<void> {
         }),
     );
     stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
-    await Promise.all([...Object.values(watches), ...driftWatches].map((w) => w.start()));
+    await Promise.all([...watches.values(), ...driftWatches].map((w) => w.start()));
     listed = true;
     for (const kind of kindNames)
-      for (const view of watches[kind].list()) {
-        // What a bridge before this one ran on its own is unknown: any of them may have.
-        if (kind === 'ArmadaChart' || kind === 'ArmadaChartGroup') maybeRanAlone.add(view.key);
-        queue.add(view.key);
-      }
+      for (const obj of watches.get(kind)!.list())
+        queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
   };
 
   const served = await serveMetrics(metrics.registry, config.ARMADA_METRICS_PORT);
@@ -170,7 +163,7 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     stopping = true;
     log('info', 'shutting down');
-    for (const watch of Object.values(watches)) watch.stop();
+    for (const watch of watches.values()) watch.stop();
     stopDriftWatches();
     served.server.close();
     await queue.stop();

@@ -18,36 +18,11 @@ export async function kubectl(...args: string[]): Promise<string> {
   return stdout;
 }
 
-/**
- * `kubectl apply` of objects in `namespace`, as a user applies a file of them (a List, in JSON);
- * `serverSide`: `kubectl apply --server-side`.
- */
-export async function applyObjects(
-  namespace: string,
-  objects: object[],
-  opts: { serverSide?: boolean } = {},
-): Promise<string> {
+/** `kubectl apply` of objects in `namespace`, as a user applies a file of them (a List, in JSON). */
+export async function applyObjects(namespace: string, objects: object[]): Promise<string> {
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-apply-')), 'objects.json');
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  return kubectl('apply', ...(opts.serverSide ? ['--server-side'] : []), '-n', namespace, '-f', file);
-}
-
-/**
- * A standalone ArmadaChart of one of the example charts (examples/charts/`example`): release
- * `name` in `releases`; `spec` adds or replaces fields.
- */
-function exampleChart(example: 'hello' | 'settings', name: string, releases: string, spec: object) {
-  return {
-    apiVersion: `${GROUP}/${VERSION}`,
-    kind: 'ArmadaChart',
-    metadata: { name },
-    spec: {
-      release: name,
-      namespace: releases,
-      source: { type: 'local', location: `examples/charts/${example}` },
-      ...spec,
-    },
-  };
+  return kubectl('apply', '-n', namespace, '-f', file);
 }
 
 /**
@@ -55,24 +30,18 @@ function exampleChart(example: 'hello' | 'settings', name: string, releases: str
  * `name` in `releases`, its Deployment and Service named `name`; `spec` adds or replaces fields.
  */
 export function helloChart(name: string, releases: string, spec: object = {}) {
-  return exampleChart('hello', name, releases, { values: { replicaCount: 1 }, ...spec });
-}
-
-/**
- * The cheapest chart there is (examples/charts/settings: one ConfigMap holding `settings`), with
- * no Armada wait (`resources: []`) and a short timeout; `spec` adds or replaces fields.
- */
-export function settingsChart(
-  name: string,
-  releases: string,
-  settings: Record<string, string>,
-  spec: object = {},
-) {
-  return exampleChart('settings', name, releases, {
-    values: { settings },
-    wait: { timeout: 60, resources: [] },
-    ...spec,
-  });
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'ArmadaChart',
+    metadata: { name },
+    spec: {
+      release: name,
+      namespace: releases,
+      source: { type: 'local', location: 'examples/charts/hello' },
+      values: { replicaCount: 1 },
+      ...spec,
+    },
+  };
 }
 
 /**
