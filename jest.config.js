@@ -29,5 +29,10 @@ module.exports = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  // Two files at a time on this 2-core machine: most e2e files and drills spend their time
+  // waiting (timers, timeouts, killed processes), so a second lane halves the suite's time;
+  // the sequencer pairs each busy file with a waiting one.
+  maxWorkers: 2,
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
   testTimeout: 180_000,
 };

@@ -1,0 +1,30 @@
+const Sequencer = require('@jest/test-sequencer').default;
+
+/**
+ * The suite runs on two Jest workers (test/run.sh). Each takes the next file when it is free, so
+ * the longest files go first, and a file that keeps both cores busy (helm for hundreds of
+ * releases) is paired with one that mostly waits (killed workers' heartbeat timeouts, durable
+ * timers): the two lanes then end at about the same time, and the busy files never meet.
+ * Their durations are in the README's "Test run times"; a new file of a minute or more belongs
+ * here too. Every other file follows in Jest's own order (the slowest of the last run first).
+ */
+const LONGEST_FIRST = [
+  'drills/large-manifest', // CPU: 300 releases
+  'drills/worker-crash', // waits: ten killed workers
+  'e2e/bridge-churn', // CPU: ~270 runs
+  'workflows/canary', // waits: canary timers
+  'e2e/bridge', // waits: bridges and Leases
+  'drills/api-outage', // waits: its own kube-apiserver down 30 s
+];
+
+const rank = (test) => {
+  const i = LONGEST_FIRST.findIndex((name) => test.path.endsWith(`/test/${name}.test.ts`));
+  return i === -1 ? LONGEST_FIRST.length : i;
+};
+
+module.exports = class LongestFirst extends Sequencer {
+  sort(tests) {
+    // Array.prototype.sort is stable: the files not listed keep Jest's order.
+    return [...super.sort(tests)].sort((a, b) => rank(a) - rank(b));
+  }
+};
