@@ -12,6 +12,8 @@ export interface Validation {
   kind?: KindName;
   name?: string;
   problems: Problem[];
+  /** The spec as the kind's schema parses it (defaults filled in), when the spec itself is valid. */
+  spec?: unknown;
 }
 
 /** Longest path segment a problem repeats (a map key in values or labels can be a megabyte). */
@@ -81,5 +83,5 @@ export function validateObject(doc: unknown): Validation {
   const spec = kinds[kind].spec.safeParse(obj.spec, { error: plainWords });
   if (!spec.success) problems.push(...problemsOf(spec.error, ['spec']));
   const name = metadata.success ? metadata.data.name : undefined;
-  return { kind, name, problems };
+  return { kind, name, problems, ...(spec.success && { spec: spec.data }) };
 }

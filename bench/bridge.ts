@@ -1,9 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { kubeConfig } from '../kube/client';
-import { toolPath } from '../activities/tools';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { releaseWorkflowId } from '../workflows/plan/names';
@@ -11,46 +8,13 @@ import type { Sizes } from './config';
 import { startStubWorker, type BenchContext } from './context';
 import { mapLimit } from './history';
 import { mib } from './overhead';
-import { repo, startNode, tail, until, type BenchProcess } from './processes';
+import { startNode, tail, until, type BenchProcess } from './processes';
+import { installCrds, settingsChart } from '../test/helpers/kube';
 import { WORKER_POLLING } from '../test/helpers/processes';
 import { histogramFigures, metricValue, scrape } from './prometheus';
 import { median, round, summarize } from './stats';
 
 const plural = kinds.ArmadaChart.plural;
-
-/** The real kubectl against the benchmark's sandbox. */
-export async function kubectl(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(toolPath('kubectl'), args, {
-    cwd: repo,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return stdout;
-}
-
-/** Applies the CRDs as the README says and waits until they serve. */
-export async function installCrds(): Promise<void> {
-  await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
-  await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
-}
-
-/**
- * The cheapest chart (examples/charts/settings: one ConfigMap) with no Armada wait: with the
- * stub worker nothing is installed; with BENCH_BRIDGE_HELM=real it installs in seconds.
- */
-function chart(name: string, namespace: string) {
-  return {
-    apiVersion: `${GROUP}/${VERSION}`,
-    kind: 'ArmadaChart',
-    metadata: { name },
-    spec: {
-      release: name,
-      namespace,
-      source: { type: 'local', location: 'examples/charts/settings' },
-      values: { settings: { name } },
-      wait: { timeout: 60, resources: [] },
-    },
-  };
-}
 
 interface Seen {
   firstStatus?: number;
@@ -148,7 +112,8 @@ async function runRound(
         version: VERSION,
         namespace,
         plural,
-        body: chart(name, namespace),
+        // With the stub worker nothing is installed; with BENCH_BRIDGE_HELM=real, in seconds.
+        body: settingsChart(name, namespace, { name }),
       });
     const workflowStart = async (name: string) =>
       (

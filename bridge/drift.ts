@@ -1,6 +1,4 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { ArmadaChartSpec } from '../api/chart';
-import { kinds } from '../api/kinds';
 import {
   CANARY_LABEL,
   MANAGED_BY_LABEL,
@@ -11,7 +9,8 @@ import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
 import { driftWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { latestRun } from '../runs/control';
-import { chartRelease, type BridgeContext } from './reconcile';
+import type { BridgeContext } from './reconcile';
+import { chartRelease } from './view';
 import type { ArmadaObject, Change, WatchedResource } from './watch';
 
 const HELM_SELECTOR = `${MANAGED_BY_LABEL}=Helm`;
@@ -147,14 +146,13 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
     .objects('ArmadaChart')
     .list()
     .find((c) => {
-      if (c.metadata.deletionTimestamp) return false;
-      const deploys = chartRelease(ctx, c);
-      return deploys.namespace === namespace && deploys.release === release;
+      if (c.deleting) return false;
+      const deploys = chartRelease(ctx.objects, c);
+      return deploys?.namespace === namespace && deploys.release === release;
     });
-  const parsed = chart && kinds.ArmadaChart.spec.safeParse(chart.spec);
-  if (!chart || !parsed?.success) return;
-  const policy = (parsed.data as ArmadaChartSpec).drift;
-  const fields = { key, chart: `${chart.metadata.namespace}/${chart.metadata.name}`, policy, objects };
+  if (!chart?.parsed.valid) return;
+  const policy = chart.parsed.spec.drift;
+  const fields = { key, chart: `${chart.namespace}/${chart.name}`, policy, objects };
   if (policy === 'ignore') {
     ctx.log('info', 'drift ignored (drift: ignore)', fields);
     return;
@@ -168,7 +166,7 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
   const run = driftRun({
     release,
     namespace,
-    chart: { namespace: chart.metadata.namespace, name: chart.metadata.name, uid: chart.metadata.uid },
+    chart: { namespace: chart.namespace, name: chart.name, uid: chart.uid },
     policy,
     objects,
   });

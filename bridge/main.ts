@@ -9,7 +9,8 @@ import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
 import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
 import { KeyedQueue } from './queue';
-import { objectKey, ownedKeys, reconcile, type BridgeContext } from './reconcile';
+import { reconcile, type BridgeContext } from './reconcile';
+import { ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -47,7 +48,8 @@ async function main(): Promise<void> {
   const kc = kubeConfig();
   const following = new Set<string>();
 
-  const watches = new Map<KindName, ObjectWatch>();
+  const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
+  const maybeRanAlone = new Set<string>();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
   const reconcileTimed = (key: string, queuedAt: number) =>
@@ -66,7 +68,8 @@ async function main(): Promise<void> {
   const context: BridgeContext = {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
-    objects: (kind) => watches.get(kind)!,
+    objects: (kind) => watches[kind],
+    maybeRanAlone,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key) {
       if (following.has(workflowId)) return;
@@ -91,25 +94,25 @@ async function main(): Promise<void> {
     // as part of a manifest depends on the groups and manifests listed so far.
     let listed = false;
     const kindNames = Object.keys(kinds) as KindName[];
-    for (const kind of kindNames) {
-      watches.set(
-        kind,
-        new ObjectWatch({
-          kubeConfig: kc,
-          resource: armadaResource(kind),
-          namespaces: config.ARMADA_NAMESPACES,
-          resyncSeconds: config.ARMADA_RESYNC_SECONDS,
-          onChange: (obj, change) => {
-            metrics.watchEvent(kind, change);
-            if (!listed) return;
-            queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
-            // What a deleted manifest or group listed may now be free to go (or run on its own).
-            if (change === 'delete') for (const key of ownedKeys(kind, obj)) queue.add(key);
-          },
-          log,
-        }),
-      );
-    }
+    const watchKind = <K extends KindName>(kind: K) =>
+      new ObjectWatch<ObjectView<K>>({
+        kubeConfig: kc,
+        resource: armadaResource(kind),
+        namespaces: config.ARMADA_NAMESPACES,
+        resyncSeconds: config.ARMADA_RESYNC_SECONDS,
+        view: (obj) => viewOf(kind, obj),
+        onChange: (view, change) => {
+          metrics.watchEvent(kind, change);
+          if (!listed) return;
+          queue.add(view.key);
+          if (change !== 'delete') return;
+          maybeRanAlone.delete(view.key);
+          // What a deleted manifest or group listed may now be free to go (or run on its own).
+          for (const key of ownedKeys(view)) queue.add(key);
+        },
+        log,
+      });
+    for (const kind of kindNames) Object.assign(watches, { [kind]: watchKind(kind) });
     // Helm's objects, for drift: only updates and deletions after the first list count.
     const driftWatches = DRIFT_RESOURCES.map(
       (resource) =>
@@ -118,6 +121,7 @@ async function main(): Promise<void> {
           resource,
           namespaces: config.ARMADA_DRIFT_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
+          view: (obj) => obj,
           onChange: (obj, change, previous) => {
             if (!listed) return;
             const key = drift.observe(resource, obj, change, previous);
@@ -127,11 +131,14 @@ async function main(): Promise<void> {
         }),
     );
     stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
-    await Promise.all([...watches.values(), ...driftWatches].map((w) => w.start()));
+    await Promise.all([...Object.values(watches), ...driftWatches].map((w) => w.start()));
     listed = true;
     for (const kind of kindNames)
-      for (const obj of watches.get(kind)!.list())
-        queue.add(objectKey(kind, obj.metadata.namespace, obj.metadata.name));
+      for (const view of watches[kind].list()) {
+        // What a bridge before this one ran on its own is unknown: any of them may have.
+        if (kind === 'ArmadaChart' || kind === 'ArmadaChartGroup') maybeRanAlone.add(view.key);
+        queue.add(view.key);
+      }
   };
 
   const served = await serveMetrics(metrics.registry, config.ARMADA_METRICS_PORT);
@@ -163,7 +170,7 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     stopping = true;
     log('info', 'shutting down');
-    for (const watch of watches.values()) watch.stop();
+    for (const watch of Object.values(watches)) watch.stop();
     stopDriftWatches();
     served.server.close();
     await queue.stop();

@@ -2,7 +2,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { kinds, type KindName } from '../api/kinds';
 import type { RunMemo } from '../runs/requests';
 import { collectProcessMetrics } from '../worker/process-metrics';
-import { ACTIONS, parseKey } from './reconcile';
+import { ACTIONS } from './reconcile';
+import { parseKey } from './view';
 import type { Change } from './watch';
 
 // The endpoint is shared with the worker; bridge code and tests import it from here too.

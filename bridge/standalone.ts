@@ -1,15 +1,12 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { kinds } from '../api/kinds';
-import type { ArmadaChartSpec } from '../api/chart';
-import type { ArmadaChartGroupSpec } from '../api/chart-group';
-import type { ArmadaManifestSpec } from '../api/manifest';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { latestRun } from '../runs/control';
-import { chartRun, startRun } from '../runs/requests';
+import { chartRun } from '../runs/requests';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
-import { formatSpecs, generationIn, type RunMemo } from '../workflows/plan/specs';
+import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import type { BridgeContext } from './reconcile';
-import type { ArmadaObject } from './watch';
+import { startObjectRun } from './start';
+import { chartRelease, ownedKeys, specsOf, validSpec, type ObjectView, type Views } from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -32,35 +29,83 @@ import type { ArmadaObject } from './watch';
  * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock);
  * - that uninstall completed: done. Failed: run again.
  *
+ * Only the charts and groups that may have run on their own (BridgeContext.maybeRanAlone) are
+ * looked at, and each is forgotten once nothing of it is left to clear: a manifest reconciled
+ * again and again (its charts' status writes, resyncs) asks Temporal nothing.
+ *
  * Returns whether anything is still being cleared; the manifest's run then waits (the bridge
  * reconciles the manifest again when each of these runs ends), so a chart's status is written
  * by the uninstall first and by the manifest's run last.
  */
 export async function clearStandaloneLeftovers(
   ctx: BridgeContext,
-  manifest: ArmadaObject,
-  opts: {
-    /** The manifest's queue key, reconciled again when a run cleared here ends. */
-    key: string;
-    /** The release a chart deploys now (with its owners' prefix). */
-    releaseOf(chart: ArmadaObject): { namespace: string; release: string };
-  },
+  manifest: ObjectView<'ArmadaManifest'>,
 ): Promise<boolean> {
-  const { namespace } = manifest.metadata;
-  const spec = manifest.spec as ArmadaManifestSpec;
-  if (!spec.release_prefix) return false; // the manifest deploys the very releases they did
-  const groups = (spec.chart_groups ?? [])
-    .map((name) => ctx.objects('ArmadaChartGroup').get(namespace, name))
-    .filter((g): g is ArmadaObject => g !== undefined);
-  const groupRuns = groups.map((g) => objectWorkflowId('ArmadaChartGroup', namespace, g.metadata.name));
-  const charts = [...new Set(groups.flatMap((g) => (g.spec as ArmadaChartGroupSpec).chart_group ?? []))]
-    .map((name) => ctx.objects('ArmadaChart').get(namespace, name))
-    .filter((c): c is ArmadaObject => c !== undefined);
-  const pending = await Promise.all([
-    ...groupRuns.map((id) => cancelRunning(ctx, id, opts.key)),
-    ...charts.map((chart) => clearChart(ctx, chart, groupRuns, opts)),
-  ]);
-  return pending.some(Boolean);
+  if (!manifest.releasePrefix) return false; // the manifest deploys the very releases they did
+  const { groupRuns, groups, charts } = standaloneSuspects(ctx.objects, manifest, ctx.maybeRanAlone);
+  if (!groups.length && !charts.length) return false;
+  // An invalid chart stays a suspect: the manifest cannot run until it is valid again.
+  const validCharts = charts.filter((c) => c.parsed.valid);
+  const holders = validCharts.length ? releaseHolders(ctx.objects) : new Map<string, string[]>();
+  const pending = (
+    await Promise.all([
+      ...groups.map((g) =>
+        cancelRunning(ctx, objectWorkflowId('ArmadaChartGroup', g.namespace, g.name), manifest.key),
+      ),
+      ...validCharts.map((c) => clearChart(ctx, c, { manifestKey: manifest.key, groupRuns, holders })),
+    ])
+  ).some(Boolean);
+  // Forgotten together, once nothing is pending: a group's run being cancelled may still start
+  // a child run of a chart that was found clear.
+  if (!pending) for (const view of [...groups, ...validCharts]) ctx.maybeRanAlone.delete(view.key);
+  return pending;
+}
+
+/** Notes a chart or group that reconcile runs on its own, and a group's charts with it. */
+export function noteStandalone(ctx: BridgeContext, view: ObjectView): void {
+  if (view.kind !== 'ArmadaChart' && view.kind !== 'ArmadaChartGroup') return;
+  ctx.maybeRanAlone.add(view.key);
+  for (const chart of ownedKeys(view)) ctx.maybeRanAlone.add(chart);
+}
+
+/**
+ * The cached groups a manifest lists and the cached charts they list that may have run on their
+ * own (`suspects` holds their keys), and the workflow IDs of all its groups' own runs (a chart
+ * run whose parent is one of them was started by a standalone group).
+ */
+export function standaloneSuspects(
+  objects: Views,
+  manifest: ObjectView<'ArmadaManifest'>,
+  suspects: ReadonlySet<string>,
+): { groupRuns: string[]; groups: ObjectView<'ArmadaChartGroup'>[]; charts: ObjectView<'ArmadaChart'>[] } {
+  const { namespace } = manifest;
+  const cached = <K extends 'ArmadaChartGroup' | 'ArmadaChart'>(kind: K, names: readonly string[]) =>
+    [...new Set(names)]
+      .map((name) => objects(kind).get(namespace, name))
+      .filter((v): v is ObjectView<K> => v !== undefined);
+  const groups = cached('ArmadaChartGroup', manifest.lists);
+  const charts = cached(
+    'ArmadaChart',
+    groups.flatMap((g) => g.lists),
+  );
+  const suspect = (view: ObjectView) => suspects.has(view.key);
+  return {
+    groupRuns: groups.map((g) => objectWorkflowId('ArmadaChartGroup', namespace, g.name)),
+    groups: groups.filter(suspect),
+    charts: charts.filter(suspect),
+  };
+}
+
+/** The keys of the charts (all namespaces) that deploy each release now, by `namespace/release`. */
+export function releaseHolders(objects: Views): Map<string, string[]> {
+  const holders = new Map<string, string[]>();
+  for (const chart of objects('ArmadaChart').list()) {
+    const deploys = chartRelease(objects, chart);
+    if (!deploys) continue;
+    const release = `${deploys.namespace}/${deploys.release}`;
+    holders.set(release, [...(holders.get(release) ?? []), chart.key]);
+  }
+  return holders;
 }
 
 /** Cancels the run of `workflowId` if it runs; true while it does. */
@@ -80,23 +125,20 @@ async function cancelRunning(ctx: BridgeContext, workflowId: string, key: string
 /** One chart's unprefixed release (see clearStandaloneLeftovers); true while it is being cleared. */
 async function clearChart(
   ctx: BridgeContext,
-  chart: ArmadaObject,
-  groupRuns: readonly string[],
-  opts: Parameters<typeof clearStandaloneLeftovers>[2],
+  chart: ObjectView<'ArmadaChart'>,
+  opts: {
+    /** The manifest's queue key, reconciled again when a run cleared here ends. */
+    manifestKey: string;
+    groupRuns: readonly string[];
+    holders: ReadonlyMap<string, readonly string[]>;
+  },
 ): Promise<boolean> {
-  const { namespace, name } = chart.metadata;
-  const spec = kinds.ArmadaChart.spec.parse(chart.spec) as ArmadaChartSpec;
+  const { namespace, name } = chart;
+  const spec = validSpec(chart);
   const own = { namespace: spec.namespace, release: spec.release };
-  const now = opts.releaseOf(chart);
-  if (now.namespace === own.namespace && now.release === own.release) return false;
-  const claimant = ctx
-    .objects('ArmadaChart')
-    .list()
-    .find((c) => {
-      if (c.metadata.namespace === namespace && c.metadata.name === name) return false;
-      const r = opts.releaseOf(c);
-      return r.namespace === own.namespace && r.release === own.release;
-    });
+  const now = chartRelease(ctx.objects, chart);
+  if (now?.namespace === own.namespace && now.release === own.release) return false;
+  const claimant = opts.holders.get(`${own.namespace}/${own.release}`)?.some((key) => key !== chart.key);
   if (claimant) return false;
   const workflowId = releaseWorkflowId(own.namespace, own.release);
   let description;
@@ -111,7 +153,7 @@ async function clearChart(
   const attributes = description.typedSearchAttributes;
   const parent = description.parentExecution?.workflowId;
   const itsOwn = parent
-    ? groupRuns.includes(parent)
+    ? opts.groupRuns.includes(parent)
     : attributes.get(ArmadaKind) === 'ArmadaChart' &&
       attributes.get(ArmadaNamespace) === namespace &&
       attributes.get(ArmadaName) === name;
@@ -119,33 +161,23 @@ async function clearChart(
   const running = description.status.name === 'RUNNING';
   if (memo.mode === 'uninstall') {
     if (running) {
-      ctx.afterRun(workflowId, opts.key);
+      ctx.afterRun(workflowId, opts.manifestKey);
       return true;
     }
     if (description.status.name === 'COMPLETED') return false;
   } else if (running) {
-    return cancelRunning(ctx, workflowId, opts.key);
+    return cancelRunning(ctx, workflowId, opts.manifestKey);
   }
-  const run = chartRun(
-    { kind: 'ArmadaChart', namespace, name, spec },
-    'uninstall',
-    formatSpecs([{ kind: 'ArmadaChart', name, generation: chart.metadata.generation }]),
-  );
-  try {
-    await startRun(ctx.client, ctx.taskQueue, run);
-  } catch (err) {
-    // Another start won the race (the workflow ID is the lock): follow that run instead.
-    if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  ctx.log('info', 'uninstalling a standalone release: a manifest lists its chart now', {
-    key: opts.key,
-    workflowId,
-    chart: `${namespace}/${name}`,
-    release: `${own.namespace}/${own.release}`,
-    deploys: `${now.namespace}/${now.release}`,
-    after: `${description.status.name.toLowerCase()} ${memo.mode} run ${description.runId}`,
+  const run = chartRun({ kind: 'ArmadaChart', namespace, name, spec }, 'uninstall', specsOf([chart]));
+  await startObjectRun(ctx, chart.key, run, {
+    follow: opts.manifestKey,
+    message: 'uninstalling a standalone release: a manifest lists its chart now',
+    fields: {
+      manifest: opts.manifestKey,
+      release: `${own.namespace}/${own.release}`,
+      deploys: now && `${now.namespace}/${now.release}`,
+      after: `${description.status.name.toLowerCase()} ${memo.mode} run ${description.runId}`,
+    },
   });
-  ctx.metrics.runStarted(`ArmadaChart/${namespace}/${name}`, 'uninstall'); // the chart's queue key
-  ctx.afterRun(workflowId, opts.key);
   return true;
 }

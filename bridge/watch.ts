@@ -38,21 +38,34 @@ export function armadaResource(kind: KindName): WatchedResource {
   return { kind, group: GROUP, version: VERSION, plural: kinds[kind].plural };
 }
 
-export interface WatchOptions {
+export interface WatchOptions<V = ArmadaObject> {
   kubeConfig: KubeConfig;
   resource: WatchedResource;
   /** Namespaces to watch, one list+watch each; 'all' lists and watches cluster-wide. */
   namespaces: string[] | 'all';
   /**
-   * Called for every change to the cache, in the order the API server made them; `previous` is
-   * the cached object an update replaced.
+   * Called for every change to the cache, in the order the API server made them, with the view of
+   * the object; `previous` is the cached view an update replaced.
    */
-  onChange: (obj: ArmadaObject, change: Change, previous?: ArmadaObject) => void;
+  onChange: (view: V, change: Change, previous?: V) => void;
+  /**
+   * What the cache keeps of each object (`(obj) => obj`: the object itself), built once when the
+   * object arrives or changes, and from its last state when it is deleted.
+   */
+  view: (obj: ArmadaObject) => V;
   /** Every cached object is handed to onChange('resync') this often; default 300. */
   resyncSeconds?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   /** Delay before watching again after an error; default 1s, 2s, 4s ... at most 30s. */
   backoffMs?: (attempt: number) => number;
+}
+
+/** One cached object: the view of it, and the resourceVersion it was built from. */
+interface Cached<V> {
+  namespace: string;
+  name: string;
+  resourceVersion?: string;
+  view: V;
 }
 
 /** One list+watch: a namespace, or the whole cluster. */
@@ -78,7 +91,8 @@ const defaultLog: NonNullable<WatchOptions['log']> = (level, message, fields) =>
   (level === 'info' ? console.log : console.error)(JSON.stringify({ level, message, ...fields }));
 
 /**
- * A cache of one kind's objects, kept current by list+watch, that reports every change.
+ * A cache of one kind's objects (or of a view of each, built once per change), kept current by
+ * list+watch, that reports every change.
  *
  * Written on client-node's `Watch` rather than its `makeInformer`: that informer stops for good
  * on an error, reports its own `stop()` as an error (an AbortError), and resolves `start()` even
@@ -87,16 +101,16 @@ const defaultLog: NonNullable<WatchOptions['log']> = (level, message, fields) =>
  * a backoff. A list replaces the scope's part of the cache and reports the difference, so objects
  * deleted while no watch ran arrive as 'delete'.
  */
-export class ObjectWatch {
-  private readonly objects = new Map<string, Map<string, ArmadaObject>>();
+export class ObjectWatch<V = ArmadaObject> {
+  private readonly objects = new Map<string, Map<string, Cached<V>>>();
   private readonly scopes: Scope[];
   private readonly customObjects: CustomObjectsApi;
   private readonly objectApi: KubernetesObjectApi;
   private readonly watcher: Watch;
-  private readonly log: NonNullable<WatchOptions['log']>;
+  private readonly log: NonNullable<WatchOptions<V>['log']>;
   private running?: { abort: AbortController; started: Promise<void> };
 
-  constructor(private readonly opts: WatchOptions) {
+  constructor(private readonly opts: WatchOptions<V>) {
     const namespaces = opts.namespaces === 'all' ? [undefined] : [...new Set(opts.namespaces)];
     this.scopes = namespaces.map((namespace) => ({ namespace, resourceVersion: '', failures: 0 }));
     this.customObjects = opts.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -124,7 +138,7 @@ export class ObjectWatch {
       });
     });
     const resync = setInterval(
-      () => this.list().forEach((obj) => this.deliver(obj, 'resync')),
+      () => this.entries().forEach((cached) => this.deliver(cached, 'resync')),
       (this.opts.resyncSeconds ?? 300) * 1000,
     );
     signal.addEventListener('abort', () => clearInterval(resync));
@@ -138,12 +152,16 @@ export class ObjectWatch {
     this.running = undefined;
   }
 
-  get(namespace: string, name: string): ArmadaObject | undefined {
-    return this.objects.get(namespace)?.get(name);
+  get(namespace: string, name: string): V | undefined {
+    return this.objects.get(namespace)?.get(name)?.view;
   }
 
   /** Cached objects of one namespace, or of all. */
-  list(namespace?: string): ArmadaObject[] {
+  list(namespace?: string): V[] {
+    return this.entries(namespace).map((cached) => cached.view);
+  }
+
+  private entries(namespace?: string): Cached<V>[] {
     const maps = namespace === undefined ? [...this.objects.values()] : [this.objects.get(namespace)];
     return maps.flatMap((byName) => [...(byName?.values() ?? [])]);
   }
@@ -184,8 +202,8 @@ export class ObjectWatch {
     const resourceVersion = list.metadata?.resourceVersion;
     if (!resourceVersion) throw new Error(`the list of ${this.opts.resource.plural} has no resourceVersion`);
     const listedKeys = new Set(list.items.map((obj) => `${obj.metadata.namespace}/${obj.metadata.name}`));
-    for (const obj of this.list(scope.namespace)) {
-      if (!listedKeys.has(`${obj.metadata.namespace}/${obj.metadata.name}`)) this.remove(obj);
+    for (const cached of this.entries(scope.namespace)) {
+      if (!listedKeys.has(`${cached.namespace}/${cached.name}`)) this.remove(cached);
     }
     for (const obj of list.items) this.upsert(obj);
     scope.resourceVersion = resourceVersion;
@@ -245,7 +263,7 @@ export class ObjectWatch {
           return;
         }
         if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj);
-        else if (type === 'DELETED') this.remove(obj);
+        else if (type === 'DELETED') this.remove(this.cached(obj));
         scope.resourceVersion = obj.metadata.resourceVersion ?? scope.resourceVersion;
         scope.failures = 0;
       };
@@ -269,29 +287,35 @@ export class ObjectWatch {
     const { namespace, name, resourceVersion } = obj.metadata;
     let byName = this.objects.get(namespace);
     if (!byName) this.objects.set(namespace, (byName = new Map()));
-    const cached = byName.get(name);
-    if (cached && cached.metadata.resourceVersion === resourceVersion) return;
-    byName.set(name, obj);
-    this.deliver(obj, cached ? 'update' : 'add', cached);
+    const previous = byName.get(name);
+    if (previous && previous.resourceVersion === resourceVersion) return;
+    const cached = this.cached(obj);
+    byName.set(name, cached);
+    this.deliver(cached, previous ? 'update' : 'add', previous);
   }
 
-  private remove(obj: ArmadaObject): void {
-    const { namespace, name } = obj.metadata;
-    const byName = this.objects.get(namespace);
-    if (!byName?.delete(name)) return;
-    if (byName.size === 0) this.objects.delete(namespace);
-    this.deliver(obj, 'delete');
+  private cached(obj: ArmadaObject): Cached<V> {
+    const { namespace, name, resourceVersion } = obj.metadata;
+    return { namespace, name, resourceVersion, view: this.opts.view(obj) };
+  }
+
+  /** Drops an object from the cache, handing `last` (its last state) to onChange. */
+  private remove(last: Cached<V>): void {
+    const byName = this.objects.get(last.namespace);
+    if (!byName?.delete(last.name)) return;
+    if (byName.size === 0) this.objects.delete(last.namespace);
+    this.deliver(last, 'delete');
   }
 
   /** onChange must not break the cache: client-node would swallow its error and drop the event. */
-  private deliver(obj: ArmadaObject, change: Change, previous?: ArmadaObject): void {
+  private deliver(cached: Cached<V>, change: Change, previous?: Cached<V>): void {
     try {
-      this.opts.onChange(obj, change, previous);
+      this.opts.onChange(cached.view, change, previous?.view);
     } catch (err) {
       this.log('error', 'onChange failed', {
         kind: this.opts.resource.kind,
-        namespace: obj.metadata.namespace,
-        name: obj.metadata.name,
+        namespace: cached.namespace,
+        name: cached.name,
         change,
         error: err instanceof Error ? err.message : String(err),
       });

@@ -124,7 +124,10 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
 /** The manifest and group specs an object's place is read from (its namespace's, not being deleted). */
 export interface Listings {
   groups: { name: string; spec: Pick<ArmadaChartGroupSpec, 'chart_group'> }[];
-  manifests: { name: string; spec: Pick<ArmadaManifestSpec, 'chart_groups' | 'release_prefix'> }[];
+  manifests: {
+    name: string;
+    spec: Pick<ArmadaManifestSpec, 'chart_groups'> & Partial<Pick<ArmadaManifestSpec, 'release_prefix'>>;
+  }[];
 }
 
 /** Where an object sits among the manifests and groups of its namespace (see ObjectPlace). */

@@ -8,7 +8,7 @@ import { kinds } from '../../api/kinds';
 import { releaseWorkflowId } from '../../workflows/plan/names';
 import type { RunMemo } from '../../workflows/plan/specs';
 import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, installCrds, kubectl, settingsChart } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const CHARTS = 200;
@@ -102,29 +102,13 @@ describe('bridge churn: 200 charts created, updated and deleted while the bridge
       throw new Error(`${err.message.split(';')[0]}; the bridges' last lines:\n${tail}`);
     });
 
-  /**
-   * The cheapest chart there is (examples/charts/settings: one ConfigMap from values), with no
-   * Armada wait (`resources: []`) and short timeouts; `rev` ends up in the ConfigMap.
-   */
-  const chart = (name: string, rev: number) => ({
-    apiVersion: `${GROUP}/${VERSION}`,
-    kind: 'ArmadaChart',
-    metadata: { name },
-    spec: {
-      release: name,
-      namespace: releases,
-      source: { type: 'local', location: 'examples/charts/settings' },
-      values: { settings: { rev: String(rev) } },
-      wait: { timeout: 60, resources: [] },
-      delete: { timeout: 60 },
-    },
-  });
-  /** One `kubectl apply` of a multi-document file: how a person would create or change them all. */
-  const applyCharts = async (which: string[], rev: number) => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-churn-')), `charts-${rev}.yaml`);
-    await writeFile(file, which.map((name) => JSON.stringify(chart(name, rev))).join('\n---\n'));
-    await kubectl('apply', '--server-side', '-n', crs, '-f', file);
-  };
+  /** One `kubectl apply` of them all, as a person would create or change them; `rev` ends up in each ConfigMap. */
+  const applyCharts = (which: string[], rev: number) =>
+    applyObjects(
+      crs,
+      which.map((name) => settingsChart(name, releases, { rev: String(rev) }, { delete: { timeout: 60 } })),
+      { serverSide: true },
+    );
   const deleteCharts = (which: string[]) => kubectl('delete', 'act', '-n', crs, '--wait=false', ...which);
   const listCharts = async () =>
     (

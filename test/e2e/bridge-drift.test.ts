@@ -1,10 +1,7 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { driftWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
-import { installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
@@ -39,26 +36,9 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   const harness = sharedWorker();
   let bridge: ProductProcess;
 
-  /** An ArmadaChart of the example hello chart; its Deployment and Service are named `release`. */
-  const applyChart = async (name: string, drift?: string) => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-drift-')), `${name}.json`);
-    await writeFile(
-      file,
-      JSON.stringify({
-        apiVersion: 'armada.airshipit.org/v1alpha1',
-        kind: 'ArmadaChart',
-        metadata: { name },
-        spec: {
-          release: name,
-          namespace: releases,
-          source: { type: 'local', location: 'examples/charts/hello' },
-          values: { replicaCount: 1 },
-          ...(drift && { drift }),
-        },
-      }),
-    );
-    await kubectl('apply', '-n', crs, '-f', file);
-  };
+  /** An ArmadaChart of the example hello chart; its Deployment and Service are named `name`. */
+  const applyChart = (name: string, drift?: string) =>
+    applyObjects(crs, [helloChart(name, releases, drift ? { drift } : {})]);
 
   const satisfied = (name: string) =>
     eventually(

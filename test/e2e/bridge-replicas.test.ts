@@ -1,9 +1,6 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { startProcess, type ProductProcess } from '../helpers/processes';
 
 const LEASE_SECONDS = 3;
@@ -15,21 +12,7 @@ describe('two bridge replicas: only the leader acts; killing it hands over (proc
   const bridges: ProductProcess[] = [];
 
   /** Applies a standalone ArmadaChart (one release of the example chart) with kubectl. */
-  const applyChart = async (name: string) => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-replicas-')), `${name}.json`);
-    const chart = {
-      apiVersion: 'armada.airshipit.org/v1alpha1',
-      kind: 'ArmadaChart',
-      metadata: { name },
-      spec: {
-        release: name,
-        namespace: releases,
-        source: { type: 'local', location: 'examples/charts/hello' },
-      },
-    };
-    await writeFile(file, JSON.stringify(chart));
-    await kubectl('apply', '-n', crs, '-f', file);
-  };
+  const applyChart = (name: string) => applyObjects(crs, [helloChart(name, releases)]);
   const deployed = async (release: string) => {
     for (;;) {
       const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {

@@ -82,6 +82,7 @@ function watching(recorder: Recorder, opts: Partial<WatchOptions> = {}): ObjectW
     resource: armadaResource('ArmadaChart'),
     namespaces: [namespace],
     resyncSeconds: 3600,
+    view: (obj) => obj,
     onChange: recorder.onChange,
     log: recorder.log,
     ...opts,

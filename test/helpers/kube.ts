@@ -18,18 +18,25 @@ export async function kubectl(...args: string[]): Promise<string> {
   return stdout;
 }
 
-/** `kubectl apply` of objects in `namespace`, as a user applies a file of them (a List, in JSON). */
-export async function applyObjects(namespace: string, objects: object[]): Promise<string> {
+/**
+ * `kubectl apply` of objects in `namespace`, as a user applies a file of them (a List, in JSON);
+ * `serverSide`: `kubectl apply --server-side`.
+ */
+export async function applyObjects(
+  namespace: string,
+  objects: object[],
+  opts: { serverSide?: boolean } = {},
+): Promise<string> {
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-apply-')), 'objects.json');
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  return kubectl('apply', '-n', namespace, '-f', file);
+  return kubectl('apply', ...(opts.serverSide ? ['--server-side'] : []), '-n', namespace, '-f', file);
 }
 
 /**
- * A standalone ArmadaChart of the example chart examples/charts/hello at one replica: release
- * `name` in `releases`, its Deployment and Service named `name`; `spec` adds or replaces fields.
+ * A standalone ArmadaChart of one of the example charts (examples/charts/`example`): release
+ * `name` in `releases`; `spec` adds or replaces fields.
  */
-export function helloChart(name: string, releases: string, spec: object = {}) {
+function exampleChart(example: 'hello' | 'settings', name: string, releases: string, spec: object) {
   return {
     apiVersion: `${GROUP}/${VERSION}`,
     kind: 'ArmadaChart',
@@ -37,11 +44,35 @@ export function helloChart(name: string, releases: string, spec: object = {}) {
     spec: {
       release: name,
       namespace: releases,
-      source: { type: 'local', location: 'examples/charts/hello' },
-      values: { replicaCount: 1 },
+      source: { type: 'local', location: `examples/charts/${example}` },
       ...spec,
     },
   };
+}
+
+/**
+ * A standalone ArmadaChart of the example chart examples/charts/hello at one replica: release
+ * `name` in `releases`, its Deployment and Service named `name`; `spec` adds or replaces fields.
+ */
+export function helloChart(name: string, releases: string, spec: object = {}) {
+  return exampleChart('hello', name, releases, { values: { replicaCount: 1 }, ...spec });
+}
+
+/**
+ * The cheapest chart there is (examples/charts/settings: one ConfigMap holding `settings`), with
+ * no Armada wait (`resources: []`) and a short timeout; `spec` adds or replaces fields.
+ */
+export function settingsChart(
+  name: string,
+  releases: string,
+  settings: Record<string, string>,
+  spec: object = {},
+) {
+  return exampleChart('settings', name, releases, {
+    values: { settings },
+    wait: { timeout: 60, resources: [] },
+    ...spec,
+  });
 }
 
 /**

@@ -1,0 +1,254 @@
+import type { ArmadaChartSpec } from '../api/chart';
+import type { ArmadaChartGroupSpec } from '../api/chart-group';
+import type { DeployerSpec } from '../api/deployer';
+import type { KindName } from '../api/kinds';
+import type { ArmadaManifestSpec } from '../api/manifest';
+import { validateObject, type Problem } from '../api/validate';
+import type { ClaimDocument } from '../workflows/plan/manifest';
+import { prefixedRelease } from '../workflows/plan/names';
+import { formatSpecs } from '../workflows/plan/specs';
+import type { ArmadaObject } from './watch';
+
+/** Added before a run starts, removed once the uninstall path has finished. */
+export const FINALIZER = 'armada.airshipit.org/finalizer';
+/** `kubectl annotate act/shop armada.airshipit.org/action=pause` becomes the pause signal. */
+export const ACTION_ANNOTATION = 'armada.airshipit.org/action';
+export const REASON_ANNOTATION = 'armada.airshipit.org/reason';
+/** On an approve action: the gate it approves (`before group apps`, `step 2 (50 %)`); optional. */
+export const GATE_ANNOTATION = 'armada.airshipit.org/gate';
+
+/** The queue's key of an object: `ArmadaChart/default/shop`. */
+export function objectKey(kind: KindName, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
+export function parseKey(key: string): { kind: KindName; namespace: string; name: string } {
+  const [kind, namespace, name] = key.split('/');
+  return { kind: kind as KindName, namespace, name };
+}
+
+/** Each kind's spec as its schema parses it. */
+interface Specs {
+  ArmadaManifest: ArmadaManifestSpec;
+  ArmadaChartGroup: ArmadaChartGroupSpec;
+  ArmadaChart: ArmadaChartSpec;
+  Deployer: DeployerSpec;
+}
+
+/** The spec as the planners take it (parsed, defaults filled in), or why the object is invalid. */
+export type ParsedSpec<K extends KindName> =
+  { valid: true; spec: Specs[K] } | { valid: false; problems: Problem[] };
+
+/** An operator's command through the action annotation, with who wrote it. */
+export interface ActionRequest {
+  command: string;
+  reason?: string;
+  gate?: string;
+  /** The field manager that wrote the annotation; `unknown` when none is recorded. */
+  by: string;
+}
+
+interface ViewOf<K extends KindName> {
+  kind: K;
+  namespace: string;
+  name: string;
+  /** The queue's key (objectKey). */
+  key: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  /** creationTimestamp in ms (0 when unknown): of two rival claims the older one wins. */
+  createdAt: number;
+  /** Its deletion has been asked for (it has a deletionTimestamp). */
+  deleting: boolean;
+  finalizers: string[];
+  parsed: ParsedSpec<K>;
+  /*
+   * What the spec says about other objects and releases, read from the stored spec even when
+   * it is invalid (the API server's schema has checked these fields' types): an invalid group
+   * still holds the charts it lists, as an invalid chart still claims its release.
+   */
+  /** The groups a manifest lists, or the charts a group lists, in order; empty for the others. */
+  lists: string[];
+  /** A manifest's release_prefix. */
+  releasePrefix?: string;
+  /** The Helm release a chart names itself (unprefixed). */
+  release?: { namespace: string; release: string };
+  /** A chart with canary steps. */
+  canary: boolean;
+  targetState?: string;
+  /** The action annotation, when an operator has set one. */
+  action?: ActionRequest;
+  /** The message of the object's Invalid condition while that is True (what the bridge said). */
+  statedInvalid?: string;
+}
+
+/**
+ * One cached armada object as the bridge reads it, built once (viewOf) when the watch caches or
+ * changes it: reconcile, the standalone clean-up and drift read these fields and never the raw
+ * object. Narrowed by `kind`.
+ */
+export type ObjectView<K extends KindName = KindName> = { [k in K]: ViewOf<k> }[K];
+
+/** The cached views of one kind. */
+export interface ViewCache<K extends KindName> {
+  get(namespace: string, name: string): ObjectView<K> | undefined;
+  /** The views of one namespace, or of all. */
+  list(namespace?: string): ObjectView<K>[];
+}
+
+/** Every kind's cache. */
+export type Views = <K extends KindName>(kind: K) => ViewCache<K>;
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const texts = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+
+/** The view of a cached object of `kind` (see ObjectView); validates and parses its spec once. */
+export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectView<K> {
+  const { metadata } = obj;
+  const validation = validateObject(obj);
+  const declared = (typeof obj.spec === 'object' && obj.spec !== null ? obj.spec : {}) as Record<
+    string,
+    unknown
+  >;
+  const [release, releaseNamespace] = [text(declared.release), text(declared.namespace)];
+  const annotations = metadata.annotations ?? {};
+  const command = annotations[ACTION_ANNOTATION];
+  const invalid = (
+    obj.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined
+  )?.conditions?.find((c) => c.type === 'Invalid');
+  const view: ViewOf<K> = {
+    kind,
+    namespace: metadata.namespace,
+    name: metadata.name,
+    key: objectKey(kind, metadata.namespace, metadata.name),
+    uid: metadata.uid,
+    resourceVersion: metadata.resourceVersion,
+    generation: metadata.generation,
+    createdAt: new Date(metadata.creationTimestamp ?? 0).getTime(),
+    deleting: metadata.deletionTimestamp !== undefined,
+    finalizers: metadata.finalizers ?? [],
+    parsed: validation.problems.length
+      ? { valid: false, problems: validation.problems }
+      : { valid: true, spec: validation.spec as Specs[K] },
+    lists: texts(
+      kind === 'ArmadaManifest'
+        ? declared.chart_groups
+        : kind === 'ArmadaChartGroup'
+          ? declared.chart_group
+          : [],
+    ),
+    releasePrefix: text(declared.release_prefix),
+    release:
+      kind === 'ArmadaChart' && release !== undefined && releaseNamespace !== undefined
+        ? { namespace: releaseNamespace, release }
+        : undefined,
+    canary: kind === 'ArmadaChart' && declared.canary !== undefined,
+    targetState: text(declared.target_state),
+    action:
+      command === undefined
+        ? undefined
+        : {
+            command,
+            reason: annotations[REASON_ANNOTATION],
+            gate: annotations[GATE_ANNOTATION],
+            by: annotationWriter(obj) ?? 'unknown',
+          },
+    statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,
+  };
+  return view as ObjectView<K>;
+}
+
+/** The manager whose managedFields entry owns the action annotation: who asked. */
+function annotationWriter(obj: ArmadaObject): string | undefined {
+  const field = `f:${ACTION_ANNOTATION}`;
+  const entry = (obj.metadata.managedFields ?? []).find((m) =>
+    JSON.stringify(m.fieldsV1 ?? {}).includes(JSON.stringify(field)),
+  );
+  return entry?.manager;
+}
+
+/** `spec.path: message; ...`: an invalid object's problems, as its Invalid condition says them. */
+export function describeProblems(problems: readonly Problem[]): string {
+  return problems.map((p) => `${p.path}: ${p.message}`).join('; ');
+}
+
+/**
+ * The parsed spec of an object a run deploys. A listed chart or group that is invalid stops the
+ * run of what lists it (the error is retried; the object itself is marked Invalid).
+ */
+export function validSpec<K extends KindName>(view: ViewOf<K>): Specs[K] {
+  if (view.parsed.valid) return view.parsed.spec;
+  throw new Error(
+    `${view.kind} ${view.namespace}/${view.name} is invalid: ${describeProblems(view.parsed.problems)}`,
+  );
+}
+
+/** Whether an object is on its way out and done with (its finalizer removed). */
+export const gone = <K extends KindName>(view: ObjectView<K>): boolean =>
+  view.deleting && !view.finalizers.includes(FINALIZER);
+
+/** What a manifest or group lists. */
+const LISTS = { ArmadaManifest: 'ArmadaChartGroup', ArmadaChartGroup: 'ArmadaChart' } as const;
+/** What lists a chart or group. */
+const LISTED_BY = { ArmadaChart: 'ArmadaChartGroup', ArmadaChartGroup: 'ArmadaManifest' } as const;
+
+/** The group that lists a chart, or the manifest that lists a group (it drives it), if any. */
+export function ownerOf(
+  objects: Views,
+  view: ObjectView,
+): ObjectView<'ArmadaChartGroup' | 'ArmadaManifest'> | undefined {
+  if (!(view.kind in LISTED_BY)) return undefined;
+  return objects(LISTED_BY[view.kind as keyof typeof LISTED_BY])
+    .list(view.namespace)
+    .find((o) => !gone(o) && o.lists.includes(view.name));
+}
+
+/** The keys of what a manifest or group lists: reconciled again when it goes. */
+export function ownedKeys<K extends KindName>(view: ObjectView<K>): string[] {
+  if (!(view.kind in LISTS)) return [];
+  const listed = LISTS[view.kind as keyof typeof LISTS];
+  return view.lists.map((name) => objectKey(listed, view.namespace, name));
+}
+
+/**
+ * The Helm release an ArmadaChart deploys: `<release_prefix>-<release>` when a manifest lists it
+ * (through a group), its own `release` otherwise; unknown when its spec names none.
+ */
+export function chartRelease(
+  objects: Views,
+  chart: ObjectView<'ArmadaChart'>,
+): { namespace: string; release: string } | undefined {
+  if (!chart.release) return undefined;
+  const group = ownerOf(objects, chart);
+  const manifest = group && ownerOf(objects, group);
+  return {
+    namespace: chart.release.namespace,
+    release: prefixedRelease(manifest?.releasePrefix, chart.release.release),
+  };
+}
+
+/** `ArmadaChart/web@2 ArmadaManifest/demo@1 ...`: which specs a run deploys, for its memo. */
+export function specsOf(views: readonly ObjectView[]): string {
+  return formatSpecs(views.map((v) => ({ kind: v.kind, name: v.name, generation: v.generation })));
+}
+
+/** A manifest, group or chart as rivalClaims reads it. */
+export function claimOf(view: ObjectView<ClaimDocument['kind']>): ClaimDocument {
+  const { kind, namespace, name, createdAt } = view;
+  return {
+    kind,
+    namespace,
+    name,
+    createdAt,
+    spec: {
+      target_state: view.targetState,
+      release_prefix: view.releasePrefix,
+      ...(kind === 'ArmadaManifest' && { chart_groups: view.lists }),
+      ...(kind === 'ArmadaChartGroup' && { chart_group: view.lists }),
+      release: view.release?.release,
+      namespace: view.release?.namespace,
+    },
+  };
+}

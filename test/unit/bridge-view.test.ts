@@ -1,0 +1,263 @@
+import type { KindName } from '../../api/kinds';
+import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
+import {
+  chartRelease,
+  claimOf,
+  describeProblems,
+  gone,
+  ownedKeys,
+  ownerOf,
+  validSpec,
+  viewOf,
+  type ObjectView,
+  type ViewCache,
+  type Views,
+} from '../../bridge/view';
+import type { ArmadaObject } from '../../bridge/watch';
+
+const API_VERSION = 'armada.airshipit.org/v1alpha1';
+
+function object<K extends KindName>(
+  kind: K,
+  name: string,
+  spec: Record<string, unknown>,
+  metadata: Partial<ArmadaObject['metadata']> = {},
+  status?: unknown,
+): ArmadaObject & { kind: K } {
+  return {
+    apiVersion: API_VERSION,
+    kind,
+    metadata: { name, namespace: 'default', ...metadata },
+    spec,
+    ...(status !== undefined && { status }),
+  };
+}
+
+const chart = (name: string, spec: Record<string, unknown> = {}, metadata = {}) =>
+  object(
+    'ArmadaChart',
+    name,
+    { release: name, namespace: 'apps', source: { type: 'local', location: 'charts/hello' }, ...spec },
+    metadata,
+  );
+const group = (name: string, charts: string[], metadata = {}) =>
+  object('ArmadaChartGroup', name, { chart_group: charts }, metadata);
+const manifest = (name: string, prefix: string, groups: string[]) =>
+  object('ArmadaManifest', name, { release_prefix: prefix, chart_groups: groups });
+
+const view = <K extends KindName>(obj: ArmadaObject & { kind: K }) => viewOf(obj.kind, obj);
+
+/** A cache of views, as the bridge's watches hold them. */
+function cacheOf(objects: ArmadaObject[]): Views {
+  const views = objects.map((o) => viewOf(o.kind as KindName, o));
+  return <K extends KindName>(kind: K): ViewCache<K> => {
+    const ofKind = views.filter((v) => v.kind === kind) as ObjectView<K>[];
+    return {
+      get: (namespace, name) => ofKind.find((v) => v.namespace === namespace && v.name === name),
+      list: (namespace) => ofKind.filter((v) => namespace === undefined || v.namespace === namespace),
+    };
+  };
+}
+
+describe('viewOf', () => {
+  it('a valid chart: its spec parsed once with defaults filled in, and what the bridge reads of it', () => {
+    const web = viewOf(
+      'ArmadaChart',
+      chart(
+        'web',
+        {},
+        { generation: 3, uid: 'u-1', resourceVersion: '42', creationTimestamp: new Date(1000) },
+      ),
+    );
+    expect(web).toMatchObject({
+      kind: 'ArmadaChart',
+      namespace: 'default',
+      name: 'web',
+      key: 'ArmadaChart/default/web',
+      uid: 'u-1',
+      resourceVersion: '42',
+      generation: 3,
+      createdAt: 1000,
+      deleting: false,
+      finalizers: [],
+      lists: [],
+      release: { namespace: 'apps', release: 'web' },
+      canary: false,
+      action: undefined,
+      statedInvalid: undefined,
+    });
+    expect(web.parsed.valid && web.parsed.spec).toMatchObject({ release: 'web', target_state: 'deployed' });
+    expect(validSpec(web).namespace).toBe('apps');
+  });
+
+  it('an invalid chart: each problem names its field and reason; the release it names is still read', () => {
+    const bad = viewOf('ArmadaChart', chart('bad', { source: undefined, canary: { steps: [] } }));
+    expect(bad.parsed.valid).toBe(false);
+    const problems = bad.parsed.valid ? [] : bad.parsed.problems;
+    expect(problems.map((p) => p.path)).toContain('spec.source');
+    expect(describeProblems(problems)).toContain('spec.source: required');
+    expect(bad.release).toEqual({ namespace: 'apps', release: 'bad' });
+    expect(bad.canary).toBe(true);
+    expect(() => validSpec(bad)).toThrow(/^ArmadaChart default\/bad is invalid: .*spec\.source: required/);
+  });
+
+  it('a manifest lists its groups and carries its release_prefix; a group lists its charts', () => {
+    expect(view(manifest('demo', 'p', ['platform', 'apps']))).toMatchObject({
+      lists: ['platform', 'apps'],
+      releasePrefix: 'p',
+      release: undefined,
+    });
+    expect(view(group('apps', ['web', 'db']))).toMatchObject({ lists: ['web', 'db'], canary: false });
+  });
+
+  it('the action annotation comes with its reason, its gate and the field manager that wrote it', () => {
+    const annotated = chart(
+      'web',
+      {},
+      {
+        annotations: {
+          'armada.airshipit.org/action': 'approve',
+          'armada.airshipit.org/reason': 'looks good',
+          'armada.airshipit.org/gate': 'step 1 (50 %)',
+        },
+        managedFields: [
+          { manager: 'kubectl-edit', fieldsV1: { 'f:spec': {} } },
+          {
+            manager: 'kubectl-annotate',
+            fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:armada.airshipit.org/action': {} } } },
+          },
+        ],
+      },
+    );
+    expect(view(annotated).action).toEqual({
+      command: 'approve',
+      reason: 'looks good',
+      gate: 'step 1 (50 %)',
+      by: 'kubectl-annotate',
+    });
+    const unsigned = chart('web', {}, { annotations: { 'armada.airshipit.org/action': 'pause' } });
+    expect(view(unsigned).action).toEqual({ command: 'pause', by: 'unknown' });
+  });
+
+  it('an Invalid condition that is True is what the bridge said; a False one says nothing', () => {
+    const said = (status: string) =>
+      view(
+        object(
+          'ArmadaChartGroup',
+          'g',
+          { chart_group: ['web'] },
+          {},
+          {
+            conditions: [{ type: 'Invalid', status, message: 'spec.x: unknown field' }],
+          },
+        ),
+      ).statedInvalid;
+    expect(said('True')).toBe('spec.x: unknown field');
+    expect(said('False')).toBeUndefined();
+  });
+
+  it('an object being deleted is gone only once its finalizer is removed', () => {
+    const deleting = (finalizers: string[]) =>
+      view(chart('web', {}, { deletionTimestamp: new Date(0), finalizers }));
+    expect(deleting(['armada.airshipit.org/finalizer'])).toMatchObject({ deleting: true });
+    expect(gone(deleting(['armada.airshipit.org/finalizer']))).toBe(false);
+    expect(gone(deleting([]))).toBe(true);
+    expect(gone(view(chart('web')))).toBe(false);
+  });
+});
+
+describe('relations between cached views', () => {
+  const objects = cacheOf([
+    manifest('demo', 'p', ['apps']),
+    group('apps', ['web']),
+    chart('web'),
+    chart('alone'),
+    group('leaving', ['lonely'], { deletionTimestamp: new Date(0) }),
+    chart('lonely'),
+  ]);
+  const get = <K extends KindName>(kind: K, name: string) => objects(kind).get('default', name)!;
+
+  it('a chart is driven by the group that lists it, and that group by its manifest', () => {
+    expect(ownerOf(objects, get('ArmadaChart', 'web'))?.key).toBe('ArmadaChartGroup/default/apps');
+    expect(ownerOf(objects, get('ArmadaChartGroup', 'apps'))?.key).toBe('ArmadaManifest/default/demo');
+    expect(ownerOf(objects, get('ArmadaChart', 'alone'))).toBeUndefined();
+    expect(ownerOf(objects, get('ArmadaManifest', 'demo'))).toBeUndefined();
+  });
+
+  it('a group being deleted without its finalizer drives nothing', () => {
+    expect(ownerOf(objects, get('ArmadaChart', 'lonely'))).toBeUndefined();
+  });
+
+  it('a chart in a manifest deploys the prefixed release; a standalone chart, its own', () => {
+    expect(chartRelease(objects, get('ArmadaChart', 'web'))).toEqual({ namespace: 'apps', release: 'p-web' });
+    expect(chartRelease(objects, get('ArmadaChart', 'alone'))).toEqual({
+      namespace: 'apps',
+      release: 'alone',
+    });
+  });
+
+  it('what a manifest or group lists is reconciled again when it goes; a chart lists nothing', () => {
+    expect(ownedKeys(get('ArmadaManifest', 'demo'))).toEqual(['ArmadaChartGroup/default/apps']);
+    expect(ownedKeys(get('ArmadaChartGroup', 'apps'))).toEqual(['ArmadaChart/default/web']);
+    expect(ownedKeys(get('ArmadaChart', 'web'))).toEqual([]);
+  });
+
+  it('a claim reads what the object lists and deploys, as rivalClaims takes it', () => {
+    expect(claimOf(get('ArmadaManifest', 'demo')).spec).toEqual({
+      target_state: undefined,
+      release_prefix: 'p',
+      chart_groups: ['apps'],
+      release: undefined,
+      namespace: undefined,
+    });
+    expect(claimOf(get('ArmadaChart', 'web'))).toMatchObject({
+      kind: 'ArmadaChart',
+      name: 'web',
+      spec: { release: 'web', namespace: 'apps' },
+    });
+  });
+
+  it('which charts deploy each release now', () => {
+    expect(releaseHolders(objects)).toEqual(
+      new Map([
+        ['apps/p-web', ['ArmadaChart/default/web']],
+        ['apps/alone', ['ArmadaChart/default/alone']],
+        ['apps/lonely', ['ArmadaChart/default/lonely']],
+      ]),
+    );
+  });
+});
+
+describe('standaloneSuspects', () => {
+  const objects = cacheOf([
+    manifest('demo', 'p', ['platform', 'apps', 'missing']),
+    group('platform', ['settings']),
+    group('apps', ['web', 'db']),
+    chart('settings'),
+    chart('web'),
+    chart('db'),
+  ]);
+  const demo = objects('ArmadaManifest').get('default', 'demo')!;
+
+  it('only the listed charts and groups that may have run on their own are looked at', () => {
+    const found = standaloneSuspects(
+      objects,
+      demo,
+      new Set(['ArmadaChart/default/web', 'ArmadaChartGroup/default/platform', 'ArmadaChart/default/other']),
+    );
+    expect(found.groups.map((g) => g.name)).toEqual(['platform']);
+    expect(found.charts.map((c) => c.name)).toEqual(['web']);
+  });
+
+  it('a chart run started by any of its cached groups counts as a standalone one', () => {
+    expect(standaloneSuspects(objects, demo, new Set()).groupRuns).toEqual([
+      'ArmadaChartGroup:default/platform',
+      'ArmadaChartGroup:default/apps',
+    ]);
+  });
+
+  it('nothing to look at when none of them ran alone', () => {
+    const found = standaloneSuspects(objects, demo, new Set());
+    expect([found.groups, found.charts]).toEqual([[], []]);
+  });
+});
