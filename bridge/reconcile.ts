@@ -19,6 +19,7 @@ import { PlanError, rivalClaims, type ManifestDocuments } from '../workflows/pla
 import type { ReconcileMetrics } from './metrics';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
+import type { ArmadaObject } from './watch';
 import {
   ACTION_ANNOTATION,
   FINALIZER,
@@ -26,12 +27,15 @@ import {
   REASON_ANNOTATION,
   claimOf,
   describeProblems,
+  drives,
   gone,
   ownedKeys,
+  ownerKindOf,
   ownerOf,
   parseKey,
   specsOf,
   validSpec,
+  viewOf,
   type ActionRequest,
   type ObjectView,
   type Views,
@@ -73,23 +77,28 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   if (view.action) await takeAction(ctx, view, view.action);
 
   if (!view.parsed.valid) return markInvalid(ctx, view, describeProblems(view.parsed.problems));
-  await clearInvalid(view);
   await ensureFinalizer(view);
   const owner = ownerOf(ctx.objects, view);
   if (owner) {
-    // Charts and groups a manifest lists are deployed by it: a change to them re-plans it.
+    // Its own spec is valid; what lists it judges the rest and deploys it: a change to it
+    // re-plans that run.
+    await clearInvalid(view);
     ctx.enqueue(owner.key);
     return;
   }
-  if (view.targetState === 'uninitialized') return;
-  const mode = view.targetState === 'uninstalled' ? 'uninstall' : 'deploy';
+  if (view.targetState === 'uninitialized') return clearInvalid(view);
+  // Valid only once what it lists and the releases it claims are checked too: clearing the
+  // Invalid condition before that flipped it back and forth on every reconcile.
+  const planned = plan(ctx, view, view.targetState === 'uninstalled' ? 'uninstall' : 'deploy');
+  if ('problem' in planned) return markInvalid(ctx, view, planned.problem);
+  await clearInvalid(view);
   if (view.kind === 'ArmadaManifest') {
     // Its charts give up the unprefixed releases their own runs installed before it listed them.
     if (await clearStandaloneLeftovers(ctx, view)) return;
-    return ensureRun(ctx, view, mode);
+    return ensureRun(ctx, view, planned.run);
   }
   try {
-    await ensureRun(ctx, view, mode);
+    await ensureRun(ctx, view, planned.run);
   } finally {
     // Noted once its run has started: a manifest that looks from then on finds that run.
     noteStandalone(ctx, view);
@@ -165,24 +174,28 @@ function manifestDocuments(
   return { docs, objects: [view, ...groups, ...charts] };
 }
 
+/** The run an object gets, or why it can have none: a listed object missing, a rival's release. */
+function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunRequest } | { problem: string } {
+  let run;
+  try {
+    run = runOf(ctx, view, mode);
+  } catch (err) {
+    if (err instanceof PlanError) return { problem: err.message };
+    throw err;
+  }
+  const rivals = rivalClaims(view, claimDocuments(ctx));
+  return rivals.length ? { problem: rivals.join('; ') } : { run };
+}
+
 /**
  * Starts the object's run unless one exists for its specs (their generations). A run still
  * working on older specs of the same mode gets the new ones as a re-plan signal and starts over
  * with them at its next safe point (see README, "Changing a spec while it deploys"); a run of
  * the other mode finishes first, and the bridge starts the new run when it ends.
  */
-async function ensureRun(ctx: BridgeContext, view: ObjectView, mode: Mode): Promise<void> {
+async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest): Promise<void> {
   const { key } = view;
-  let run;
-  try {
-    run = runOf(ctx, view, mode);
-  } catch (err) {
-    if (err instanceof PlanError) return markInvalid(ctx, view, err.message);
-    throw err;
-  }
-  const rivals = rivalClaims(view, claimDocuments(ctx));
-  if (rivals.length) return markInvalid(ctx, view, rivals.join('; '));
-  const specs = run.memo.specs;
+  const { mode, specs } = run.memo;
   const latest = await latestRun(ctx.client, run.workflowId);
   const same = latest !== null && latest.memo.specs === specs && latest.memo.mode === mode;
   if (latest?.running) {
@@ -196,7 +209,7 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, mode: Mode): Prom
           .getHandle(run.workflowId, latest.runId)
           .signal(replanSignal, { input: run.input, memo: run.memo });
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return ensureRun(ctx, view, mode);
+        if (err instanceof WorkflowNotFoundError) return ensureRun(ctx, view, run);
         throw err;
       }
       ctx.log('info', 're-plan sent', { key, workflowId: run.workflowId, specs, from: latest.memo.specs });
@@ -205,7 +218,31 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, mode: Mode): Prom
     return;
   }
   if (same) return; // these specs have had their run
+  if (await ownerNotCachedYet(view)) {
+    ctx.log('info', 'not started: the API server has an object listing it that the cache lacks yet', { key });
+    return;
+  }
   await startObjectRun(ctx, key, run);
+}
+
+/**
+ * Whether the API server holds a manifest listing this group (a group listing this chart) that
+ * the cache does not have yet. Each kind has its own watch, so a group created after the manifest
+ * that lists it can still reach the cache first (behind a few large manifests, say); run on its
+ * own, it would deploy the unprefixed releases the manifest is about to deploy prefixed. Asked
+ * only before a chart or group starts a run of its own, which is rare; when the owner reaches
+ * the cache, it drives the object and the object's next reconcile defers to it.
+ */
+async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
+  const ownerKind = ownerKindOf(view.kind);
+  if (!ownerKind) return false;
+  const { items } = (await kubeApi(CustomObjectsApi).listNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: view.namespace,
+    plural: kinds[ownerKind].plural,
+  })) as { items: ArmadaObject[] };
+  return items.some((owner) => drives(viewOf(ownerKind, owner), view));
 }
 
 /** Every cached manifest, group and chart (all namespaces), as rivalClaims reads them. */

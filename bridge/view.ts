@@ -194,15 +194,27 @@ const LISTS = { ArmadaManifest: 'ArmadaChartGroup', ArmadaChartGroup: 'ArmadaCha
 /** What lists a chart or group. */
 const LISTED_BY = { ArmadaChart: 'ArmadaChartGroup', ArmadaChartGroup: 'ArmadaManifest' } as const;
 
+/** The kind that may list (and then drives) an object of this kind: none for manifests and Deployers. */
+export function ownerKindOf(kind: KindName): 'ArmadaChartGroup' | 'ArmadaManifest' | undefined {
+  return kind in LISTED_BY ? LISTED_BY[kind as keyof typeof LISTED_BY] : undefined;
+}
+
+/** Whether `owner`, a manifest or group that is not gone, lists `view` (and so drives it). */
+export const drives = (owner: ObjectView, view: ObjectView): boolean =>
+  !gone(owner) && owner.lists.includes(view.name);
+
 /** The group that lists a chart, or the manifest that lists a group (it drives it), if any. */
 export function ownerOf(
   objects: Views,
   view: ObjectView,
 ): ObjectView<'ArmadaChartGroup' | 'ArmadaManifest'> | undefined {
-  if (!(view.kind in LISTED_BY)) return undefined;
-  return objects(LISTED_BY[view.kind as keyof typeof LISTED_BY])
-    .list(view.namespace)
-    .find((o) => !gone(o) && o.lists.includes(view.name));
+  const ownerKind = ownerKindOf(view.kind);
+  return (
+    ownerKind &&
+    objects(ownerKind)
+      .list(view.namespace)
+      .find((o) => drives(o, view))
+  );
 }
 
 /** The keys of what a manifest or group lists: reconciled again when it goes. */

@@ -1,24 +1,36 @@
-import { kinds, type KindName } from '../../api/kinds';
+import { kinds } from '../../api/kinds';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { crossObjectCases, goodManifest, hostileDocuments } from '../fixtures/hostile';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { createObject, installCrds, kubectl } from '../helpers/kube';
+import { metricsBase, scrape, total, type Sample } from '../helpers/metrics';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 type Condition = { type: string; status: string; message: string };
 
-/** The object's conditions, read with kubectl's own JSONPath (a megabyte object stays in kubectl). */
-async function conditions(kind: KindName, name: string, namespace: string): Promise<Condition[]> {
+/**
+ * The conditions of every armada object in a namespace, by `Kind/name`, in one kubectl call with
+ * its own JSONPath (the megabyte objects stay in kubectl): one process per poll, not one per object.
+ */
+async function conditionsIn(namespace: string): Promise<Map<string, Condition[]>> {
+  const plurals = Object.values(kinds).map((k) => k.plural);
   const out = await kubectl(
     'get',
-    kinds[kind].plural,
-    name,
+    plurals.join(','),
     '-n',
     namespace,
     '-o',
-    'jsonpath={.status.conditions}',
+    'jsonpath={range .items[*]}{.kind}/{.metadata.name}{"\\t"}{.status.conditions}{"\\n"}{end}',
   );
-  return out ? (JSON.parse(out) as Condition[]) : [];
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [object, conditions] = line.split('\t');
+        return [object, conditions ? (JSON.parse(conditions) as Condition[]) : []];
+      }),
+  );
 }
 
 const revisions = async (release: string, namespace: string) =>
@@ -89,23 +101,47 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
       ...stored.map((c) => ({ kind: c.doc.kind, name: c.doc.metadata.name, names: c.field })),
       ...sets.map((c) => ({ ...c.target, names: c.problem })),
     ];
-    await Promise.all(
-      invalid.map(async ({ kind, name, names }) => {
-        // A set's first objects are Invalid for what is still missing until the last one arrives.
-        const condition = await eventually(
-          `${kind}/${name} Invalid naming ${JSON.stringify(names)}`,
-          async () =>
-            (await conditions(kind, name, crs)).find(
-              (c) => c.type === 'Invalid' && c.status === 'True' && c.message.includes(names),
-            ),
-          { process: bridge, timeoutMs: 30_000 },
-        );
-        expect(condition.message.length).toBeLessThan(4096);
-      }),
-    );
+    // A set's first objects are Invalid for what is still missing until the last one arrives.
+    const invalidCondition = (
+      now: Map<string, Condition[]>,
+      { kind, name, names }: (typeof invalid)[number],
+    ) =>
+      now
+        .get(`${kind}/${name}`)
+        ?.find((c) => c.type === 'Invalid' && c.status === 'True' && c.message.includes(names));
+    let notYet: string[] = [];
+    const marked = await eventually(
+      'every hostile object Invalid, naming its problem',
+      async () => {
+        const now = await conditionsIn(crs);
+        const found = invalid.map((target) => invalidCondition(now, target));
+        notYet = invalid.filter((_, i) => !found[i]).map((t) => `${t.kind}/${t.name} (${t.names})`);
+        return notYet.length ? undefined : found;
+      },
+      { process: bridge, timeoutMs: 30_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\nnot Invalid as expected: ${notYet.join('; ')}`);
+    });
+    for (const condition of marked) expect(condition!.message.length).toBeLessThan(4096);
 
-    // Two resync periods over every object, then: nothing but the good manifest's own runs.
-    await new Promise((resolve) => setTimeout(resolve, 4500));
+    // Two resync rounds over every object, each reconciled, then: nothing but the good
+    // manifest's own runs.
+    const base = await metricsBase(bridge!);
+    const resyncs = (samples: Sample[]) =>
+      total(samples, 'armada_bridge_watch_events_total', { change: 'resync' }) ?? 0;
+    const cached = goodManifest(releases).length + stored.length + sets.flatMap((set) => set.docs).length;
+    const from = resyncs(await scrape(base));
+    await eventually(
+      'two resync rounds over every object, all reconciled',
+      async () => {
+        const samples = await scrape(base);
+        const idle =
+          total(samples, 'armada_bridge_queue_depth') === 0 &&
+          total(samples, 'armada_bridge_queue_running') === 0;
+        return resyncs(samples) - from >= 2 * cached && idle ? true : undefined;
+      },
+      { process: bridge, timeoutMs: 30_000 },
+    );
     expect((await workflowsOnQueue()).sort()).toEqual(goodWorkflows);
     for (const { kind, name } of invalid) {
       const id = objectWorkflowId(kind, crs, name);
@@ -115,6 +151,11 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
       const id = releaseWorkflowId(releases, (c.doc.spec as { release: string }).release);
       expect([id, await runsOf(id)]).toEqual([id, 0]);
     }
+    // Each Invalid condition stayed put: none was cleared in between (no `Valid` Event).
+    const events = JSON.parse(
+      await kubectl('get', 'events', '-n', crs, '--field-selector', 'reason=Valid', '-o', 'json'),
+    ) as { items: { involvedObject: { kind: string; name: string } }[] };
+    expect(events.items.map((e) => `${e.involvedObject.kind}/${e.involvedObject.name}`)).toEqual([]);
     expect(await runsOf(objectWorkflowId('ArmadaManifest', crs, 'good'))).toBe(1);
     expect(await revisions('good-web', releases)).toEqual(before);
     console.log(

@@ -4,42 +4,8 @@ import path from 'node:path';
 import { releaseWorkflowId } from '../../workflows/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
+import { metricsBase, scrape, total, type Sample } from '../helpers/metrics';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/**
- * The samples of a Prometheus text exposition (format 0.0.4): `name{a="x",b="y"} value`, one a
- * line; comments (`# HELP`, `# TYPE`) skipped, label values unescaped (\\ \" \n).
- */
-function parseExposition(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim() || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$/.exec(line);
-    if (!match) throw new Error(`not a sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    const pairs = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/y;
-    const body = match[2] ?? '';
-    while (pairs.lastIndex < body.length) {
-      const pair = pairs.exec(body);
-      if (!pair) throw new Error(`bad labels: ${line}`);
-      labels[pair[1]] = pair[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
-    }
-    samples.push({ name: match[1], labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** The value of the sample `name` whose labels include `labels`; undefined when there is none. */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    ?.value;
-}
 
 describe('bridge metrics: /metrics counts what the bridge did (bridge process, real worker, sandbox)', () => {
   const crs = uniqueName('metrics');
@@ -48,17 +14,12 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
   let bridge: ProductProcess | undefined;
   let base = '';
 
-  const scrape = async () => {
-    const response = await fetch(`${base}/metrics`);
-    if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
-    return parseExposition(await response.text());
-  };
   /** Scrapes until `ready` holds for the samples, and returns them. */
   const scrapeUntil = (what: string, ready: (samples: Sample[]) => boolean) =>
     eventually(
       what,
       async () => {
-        const samples = await scrape();
+        const samples = await scrape(base);
         return ready(samples) ? samples : undefined;
       },
       { process: bridge },
@@ -68,13 +29,7 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     await installCrds();
     await kubectl('create', 'namespace', crs);
     bridge = startBridge(crs, { ARMADA_TASK_QUEUE: harness().taskQueue, ARMADA_METRICS_PORT: '0' });
-    await bridge.printed('"metrics listening"');
-    const line = bridge
-      .output()
-      .split('\n')
-      .find((l) => l.includes('"metrics listening"'))!;
-    const { port } = JSON.parse(line) as { port: number };
-    base = `http://127.0.0.1:${port}`;
+    base = await metricsBase(bridge);
   });
   afterAll(async () => {
     await bridge?.stop();
@@ -87,12 +42,12 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     expect([health.status, await health.text()]).toEqual([200, 'ok\n']);
     const samples = await scrapeUntil(
       'armada_bridge_leader 1',
-      (s) => valueOf(s, 'armada_bridge_leader') === 1,
+      (s) => total(s, 'armada_bridge_leader') === 1,
     );
-    expect(valueOf(samples, 'armada_bridge_queue_depth')).toBeGreaterThanOrEqual(0);
-    expect(valueOf(samples, 'armada_bridge_queue_running')).toBeGreaterThanOrEqual(0);
-    expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
-    expect(valueOf(samples, 'process_max_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(total(samples, 'armada_bridge_queue_depth')).toBeGreaterThanOrEqual(0);
+    expect(total(samples, 'armada_bridge_queue_running')).toBeGreaterThanOrEqual(0);
+    expect(total(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(total(samples, 'process_max_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('a kubectl apply of a chart counts its watch event, its reconciles, one start and its latency', async () => {
@@ -114,20 +69,20 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     const chartStarts = { kind: 'ArmadaChart', mode: 'deploy' };
     const samples = await scrapeUntil(
       'one ArmadaChart deploy start',
-      (s) => valueOf(s, 'armada_bridge_workflow_starts_total', chartStarts) === 1,
+      (s) => total(s, 'armada_bridge_workflow_starts_total', chartStarts) === 1,
     );
-    expect(valueOf(samples, 'armada_bridge_event_to_start_seconds_count')).toBeGreaterThanOrEqual(1);
-    const latency = valueOf(samples, 'armada_bridge_event_to_start_seconds_sum')!;
+    expect(total(samples, 'armada_bridge_event_to_start_seconds_count')).toBeGreaterThanOrEqual(1);
+    const latency = total(samples, 'armada_bridge_event_to_start_seconds_sum')!;
     expect(latency).toBeGreaterThan(0);
     expect(latency).toBeLessThan(30);
     expect(
-      valueOf(samples, 'armada_bridge_watch_events_total', { kind: 'ArmadaChart', change: 'add' }),
+      total(samples, 'armada_bridge_watch_events_total', { kind: 'ArmadaChart', change: 'add' }),
     ).toBeGreaterThanOrEqual(1);
-    expect(
-      valueOf(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' }),
-    ).toBeGreaterThanOrEqual(1);
-    expect(valueOf(samples, 'armada_bridge_reconcile_duration_seconds_count', { kind: 'ArmadaChart' })).toBe(
-      valueOf(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' }),
+    expect(total(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' })).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(total(samples, 'armada_bridge_reconcile_duration_seconds_count', { kind: 'ArmadaChart' })).toBe(
+      total(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' }),
     );
   });
 
@@ -138,13 +93,13 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     const pause = { action: 'pause', outcome: 'failed' };
     const samples = await scrapeUntil(
       'the pause counted',
-      (s) => valueOf(s, 'armada_bridge_signals_total', pause) === 1,
+      (s) => total(s, 'armada_bridge_signals_total', pause) === 1,
     );
     expect(samples.filter((s) => s.name === 'armada_bridge_signals_total')).toEqual([
       { name: 'armada_bridge_signals_total', labels: pause, value: 1 },
     ]);
     expect(
-      valueOf(samples, 'armada_bridge_workflow_starts_total', { kind: 'ArmadaChart', mode: 'deploy' }),
+      total(samples, 'armada_bridge_workflow_starts_total', { kind: 'ArmadaChart', mode: 'deploy' }),
     ).toBe(1);
     const events = await kubectl(
       'get',

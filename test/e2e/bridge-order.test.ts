@@ -2,6 +2,10 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { KindName } from '../../api/kinds';
+import { reconcile, type BridgeContext } from '../../bridge/reconcile';
+import { viewOf, type ObjectView } from '../../bridge/view';
+import { latestRun } from '../../runs/control';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
@@ -20,11 +24,14 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
     chartsDeployedFirst: uniqueName('order-b'),
     manifestFirst: uniqueName('order-c'),
   };
+  /** Watched by no bridge: the test below reconciles it from a cache of its own. */
+  const cacheLag = uniqueName('order-d');
   let bridge: ProductProcess | undefined;
 
   beforeAll(async () => {
     await installCrds();
-    for (const namespace of Object.values(cases)) await kubectl('create', 'namespace', namespace);
+    for (const namespace of [...Object.values(cases), cacheLag])
+      await kubectl('create', 'namespace', namespace);
     bridge = startBridge(cases.chartsFirst, {
       ARMADA_TASK_QUEUE: harness().taskQueue,
       ARMADA_NAMESPACES: Object.values(cases).join(','),
@@ -33,7 +40,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
   });
   afterAll(async () => {
     await bridge?.stop();
-    for (const namespace of Object.values(cases))
+    for (const namespace of [...Object.values(cases), cacheLag])
       await kubectl('delete', 'namespace', namespace, `${namespace}-rel`, '--wait=false').catch(() => '');
   });
 
@@ -152,5 +159,69 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
     const crs = cases.manifestFirst;
     await kubectl('apply', '-n', crs, '-f', await manifestDir(`${crs}-rel`, ['manifest', 'group', 'chart']));
     await onlyPrefixedReleases(crs);
+  });
+
+  /**
+   * Each kind has its own watch, so a group created after its manifest can reach the bridge's
+   * cache first (the manifests' watch busy with large objects, say). Reconciled then, from a
+   * cache that holds the group and its chart but not yet the manifest, the group must not run
+   * on its own: the API server says a manifest lists it.
+   */
+  it('a group reconciled before the manifest listing it reaches the cache does not run on its own', async () => {
+    const crs = cacheLag;
+    const releases = `${crs}-rel`;
+    await kubectl('apply', '-n', crs, '-f', await manifestDir(releases, ['manifest', 'group', 'chart']));
+    const cached = new Map<KindName, ObjectView[]>();
+    for (const [kind, resource] of [
+      ['ArmadaChartGroup', 'acg'],
+      ['ArmadaChart', 'act'],
+    ] as const) {
+      const { items } = JSON.parse(await kubectl('get', resource, '-n', crs, '-o', 'json'));
+      cached.set(
+        kind,
+        items.map((obj: never) => viewOf(kind, obj)),
+      );
+    }
+    const lines: string[] = [];
+    const ctx: BridgeContext = {
+      client: harness().client,
+      taskQueue: harness().taskQueue,
+      objects: ((kind: KindName) => ({
+        get: (_namespace: string, name: string) => cached.get(kind)?.find((v) => v.name === name),
+        list: () => cached.get(kind) ?? [],
+      })) as BridgeContext['objects'],
+      maybeRanAlone: new Set(),
+      enqueue: (key) => lines.push(`enqueued ${key}`),
+      afterRun: (workflowId) => lines.push(`following ${workflowId}`),
+      log: (_level, message, fields) => lines.push(`${message} ${String(fields?.key)}`),
+      metrics: { runStarted: (key) => lines.push(`started ${key}`), actionTaken: () => undefined },
+    };
+
+    // As the bridge's ServiceAccount, not the worker's this process otherwise uses.
+    const worker = process.env.ARMADA_KUBECONFIG;
+    process.env.ARMADA_KUBECONFIG = process.env.ARMADA_TEST_BRIDGE_KUBECONFIG;
+    try {
+      await reconcile(ctx, `ArmadaChartGroup/${crs}/apps`);
+    } finally {
+      process.env.ARMADA_KUBECONFIG = worker;
+      // No bridge watches this namespace to remove the finalizer reconcile added.
+      await kubectl(
+        'patch',
+        'acg',
+        'apps',
+        '-n',
+        crs,
+        '--type',
+        'merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      );
+    }
+
+    expect(lines).toEqual([
+      `not started: the API server has an object listing it that the cache lacks yet ArmadaChartGroup/${crs}/apps`,
+    ]);
+    expect(await latestRun(harness().client, objectWorkflowId('ArmadaChartGroup', crs, 'apps'))).toBeNull();
+    expect(await latestRun(harness().client, releaseWorkflowId(releases, 'web'))).toBeNull();
   });
 });

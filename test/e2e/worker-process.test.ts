@@ -5,29 +5,8 @@ import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../workflows/chart';
 import { uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
+import { metricsBase, parseExposition, total } from '../helpers/metrics';
 import { eventually, startProcess, type ProductProcess } from '../helpers/processes';
-
-/** Every value of the samples named `name` (Prometheus text format) whose labels include `labels`, summed. */
-function total(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let sum: number | undefined;
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    if (!Object.entries(labels).every(([k, v]) => (match[2] ?? '').includes(`${k}="${v}"`))) continue;
-    sum = (sum ?? 0) + Number(match[3]);
-  }
-  return sum;
-}
-
-/** The port a process logged in its `metrics listening` line. */
-async function metricsBase(worker: ProductProcess): Promise<string> {
-  await worker.printed('"metrics listening"');
-  const line = worker
-    .output()
-    .split('\n')
-    .find((l) => l.includes('"metrics listening"'))!;
-  return `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
-}
 
 /** The JSON lines a process printed, each parsed; a line that is not JSON fails the test. */
 function logLines(worker: ProductProcess): Record<string, unknown>[] {
@@ -115,21 +94,32 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
       'the SDK metrics of the activities',
       async () => {
         const { text } = await get('/metrics');
-        return total(text, 'temporal_activity_execution_latency_count') ? text : undefined;
+        return total(parseExposition(text), 'temporal_activity_execution_latency_count') ? text : undefined;
       },
       { process: worker },
     );
     const upgrade = { activity_type: 'helmUpgradeInstall' };
-    expect(total(text, 'armada_worker_activity_attempts_total', upgrade)).toBeGreaterThanOrEqual(1);
-    expect(total(text, 'armada_worker_activity_failures_total', upgrade)).toBe(0);
     expect(
-      total(text, 'armada_worker_activity_duration_seconds_count', { ...upgrade, outcome: 'completed' }),
+      total(parseExposition(text), 'armada_worker_activity_attempts_total', upgrade),
     ).toBeGreaterThanOrEqual(1);
-    expect(total(text, 'armada_worker_activities_running')).toBe(0);
-    expect(total(text, 'temporal_activity_task_received', upgrade)).toBeGreaterThanOrEqual(1);
-    expect(total(text, 'temporal_worker_task_slots_available', { task_queue: taskQueue })).toBeGreaterThan(0);
-    expect(total(text, 'temporal_workflow_completed', { workflow_type: 'chartWorkflow' })).toBe(1);
-    expect(total(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(total(parseExposition(text), 'armada_worker_activity_failures_total', upgrade)).toBe(0);
+    expect(
+      total(parseExposition(text), 'armada_worker_activity_duration_seconds_count', {
+        ...upgrade,
+        outcome: 'completed',
+      }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(total(parseExposition(text), 'armada_worker_activities_running')).toBe(0);
+    expect(total(parseExposition(text), 'temporal_activity_task_received', upgrade)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(
+      total(parseExposition(text), 'temporal_worker_task_slots_available', { task_queue: taskQueue }),
+    ).toBeGreaterThan(0);
+    expect(
+      total(parseExposition(text), 'temporal_workflow_completed', { workflow_type: 'chartWorkflow' }),
+    ).toBe(1);
+    expect(total(parseExposition(text), 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('logs JSON lines only, none below ARMADA_LOG_LEVEL (info), and never the chart values', async () => {
@@ -195,7 +185,8 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
       args: [run(release, { replicaCount: 1, nodeSelector: { nowhere: 'true' } })],
     });
     started.push(handle);
-    const running = async () => total((await get('/metrics')).text, 'armada_worker_activities_running');
+    const running = async () =>
+      total(parseExposition((await get('/metrics')).text), 'armada_worker_activities_running');
     // An attempt that has been running for 2 s is the one stuck waiting for the pods.
     const stuck = await eventually(
       'an activity to be stuck',
