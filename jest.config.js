@@ -18,6 +18,9 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
+    // Each file transpiled alone (isolatedModules in tsconfig.json): the global setup's tsc
+    // type-checks the whole project once, where a type-checking ts-jest in every Jest worker
+    // repeated it for each test file.
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     // @kubernetes/client-node 1.x and a few of its dependencies ship ES modules only, which Jest on
     // Node 20 cannot require; Babel turns just those into CommonJS (cached after the first run).

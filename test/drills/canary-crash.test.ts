@@ -84,9 +84,10 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
     );
     // The hold is a server-side timer: it ends on its deadline whatever happened to the worker.
     expect(Math.abs(firedAt - deadline)).toBeLessThanOrEqual(1000);
-    // The next step waits for a worker to take the task: the sticky timeout (500 ms, not the
-    // SDK's 10 s) plus a replay in the new process.
-    expect(nextStepAt - firedAt).toBeLessThanOrEqual(3000);
+    // The next step waits for a worker to take the task: the sticky timeout (500 ms) plus a
+    // replay in the new process, seconds on a loaded machine (3.95 s beside another test file),
+    // but under the SDK's default sticky timeout of 10 s alone.
+    expect(nextStepAt - firedAt).toBeLessThan(10_000);
     // No step repeated: the 25 % step scaled the new Deployment to 1 exactly once.
     const scales = events
       .filter((e) => e.activityTaskScheduledEventAttributes)

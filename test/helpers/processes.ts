@@ -125,8 +125,10 @@ export function startBridge(namespace: string, env: NodeJS.ProcessEnv): ProductP
 }
 
 /**
- * Polls `check` every 250 ms until it returns a value (what the cluster, Temporal or a process
- * says, never a sleep standing in for it); a check that throws counts as not yet. On timeout the
+ * Polls `check` until it returns a value (what the cluster, Temporal or a process says, never a
+ * sleep standing in for it); a check that throws counts as not yet. The pause between checks
+ * starts at 250 ms and grows to 1 s: many checks start a kubectl or helm process, and a long wait
+ * polled at a fixed 250 ms kept a core busy beside the test it waited on. On timeout the
  * error shows the last lines `process` printed; when `process` exits first, the wait ends there
  * and the error shows its first lines too (where a crash says why).
  */
@@ -137,6 +139,7 @@ export async function eventually<T>(
 ): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   const child = opts.process?.child;
+  let pause = 250;
   for (;;) {
     // Read before the check, so a check that passed just before the process ended still counts.
     const exited = child && (child.exitCode !== null || child.signalCode !== null);
@@ -153,6 +156,7 @@ export async function eventually<T>(
       throw new Error(
         `timed out waiting for ${what}; the process's last lines:\n${lines.slice(-30).join('\n')}`,
       );
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 1.25, 1000);
   }
 }
