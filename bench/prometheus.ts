@@ -7,24 +7,39 @@ export interface PromSample {
   value: number;
 }
 
-/** Parses the Prometheus text exposition format (comments skipped; label values unescaped). */
+/**
+ * Parses the Prometheus text exposition format (0.0.4): `name{a="x",b="y"} value`, one a line;
+ * comments (`# HELP`, `# TYPE`) skipped, label values unescaped (\\ \" \n). A line that is
+ * neither throws: the tests that read the product's /metrics check its format with it.
+ */
 export function parsePrometheus(text: string): PromSample[] {
   const samples: PromSample[] = [];
   for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!match) continue;
+    if (!line.trim() || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$/.exec(line);
+    if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
-      labels[key] = value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    const pairs = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/y;
+    const body = match[2] ?? '';
+    while (pairs.lastIndex < body.length) {
+      const pair = pairs.exec(body);
+      if (!pair) throw new Error(`bad labels: ${line}`);
+      labels[pair[1]] = pair[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    }
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return samples;
 }
 
-/** The sum of a metric's samples over every label set; undefined when it has none. */
-export function metricValue(samples: readonly PromSample[], name: string): number | undefined {
-  const own = samples.filter((s) => s.name === name);
+/** The sum of a metric's samples whose labels include `labels`; undefined when there is none. */
+export function metricValue(
+  samples: readonly PromSample[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  const own = samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   return own.length ? own.reduce((sum, s) => sum + s.value, 0) : undefined;
 }
 

@@ -1,9 +1,10 @@
 import { kinds } from '../../api/kinds';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { metricValue, scrape, type PromSample } from '../../bench/prometheus';
 import { crossObjectCases, goodManifest, hostileDocuments } from '../fixtures/hostile';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { createObject, installCrds, kubectl } from '../helpers/kube';
-import { metricsBase, scrape, total, type Sample } from '../helpers/metrics';
+import { metricsBase } from '../helpers/metrics';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 type Condition = { type: string; status: string; message: string };
@@ -127,17 +128,17 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
     // Two resync rounds over every object, each reconciled, then: nothing but the good
     // manifest's own runs.
     const base = await metricsBase(bridge!);
-    const resyncs = (samples: Sample[]) =>
-      total(samples, 'armada_bridge_watch_events_total', { change: 'resync' }) ?? 0;
+    const resyncs = (samples: PromSample[]) =>
+      metricValue(samples, 'armada_bridge_watch_events_total', { change: 'resync' }) ?? 0;
     const cached = goodManifest(releases).length + stored.length + sets.flatMap((set) => set.docs).length;
-    const from = resyncs(await scrape(base));
+    const from = resyncs(await scrape(`${base}/metrics`));
     await eventually(
       'two resync rounds over every object, all reconciled',
       async () => {
-        const samples = await scrape(base);
+        const samples = await scrape(`${base}/metrics`);
         const idle =
-          total(samples, 'armada_bridge_queue_depth') === 0 &&
-          total(samples, 'armada_bridge_queue_running') === 0;
+          metricValue(samples, 'armada_bridge_queue_depth') === 0 &&
+          metricValue(samples, 'armada_bridge_queue_running') === 0;
         return resyncs(samples) - from >= 2 * cached && idle ? true : undefined;
       },
       { process: bridge, timeoutMs: 30_000 },

@@ -2,9 +2,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { releaseWorkflowId } from '../../workflows/plan/names';
+import { metricValue, scrape, type PromSample } from '../../bench/prometheus';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
-import { metricsBase, scrape, total, type Sample } from '../helpers/metrics';
+import { metricsBase } from '../helpers/metrics';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 describe('bridge metrics: /metrics counts what the bridge did (bridge process, real worker, sandbox)', () => {
@@ -15,11 +16,11 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
   let base = '';
 
   /** Scrapes until `ready` holds for the samples, and returns them. */
-  const scrapeUntil = (what: string, ready: (samples: Sample[]) => boolean) =>
+  const scrapeUntil = (what: string, ready: (samples: PromSample[]) => boolean) =>
     eventually(
       what,
       async () => {
-        const samples = await scrape(base);
+        const samples = await scrape(`${base}/metrics`);
         return ready(samples) ? samples : undefined;
       },
       { process: bridge },
@@ -42,12 +43,12 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     expect([health.status, await health.text()]).toEqual([200, 'ok\n']);
     const samples = await scrapeUntil(
       'armada_bridge_leader 1',
-      (s) => total(s, 'armada_bridge_leader') === 1,
+      (s) => metricValue(s, 'armada_bridge_leader') === 1,
     );
-    expect(total(samples, 'armada_bridge_queue_depth')).toBeGreaterThanOrEqual(0);
-    expect(total(samples, 'armada_bridge_queue_running')).toBeGreaterThanOrEqual(0);
-    expect(total(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
-    expect(total(samples, 'process_max_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(metricValue(samples, 'armada_bridge_queue_depth')).toBeGreaterThanOrEqual(0);
+    expect(metricValue(samples, 'armada_bridge_queue_running')).toBeGreaterThanOrEqual(0);
+    expect(metricValue(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(metricValue(samples, 'process_max_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('a kubectl apply of a chart counts its watch event, its reconciles, one start and its latency', async () => {
@@ -69,21 +70,21 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     const chartStarts = { kind: 'ArmadaChart', mode: 'deploy' };
     const samples = await scrapeUntil(
       'one ArmadaChart deploy start',
-      (s) => total(s, 'armada_bridge_workflow_starts_total', chartStarts) === 1,
+      (s) => metricValue(s, 'armada_bridge_workflow_starts_total', chartStarts) === 1,
     );
-    expect(total(samples, 'armada_bridge_event_to_start_seconds_count')).toBeGreaterThanOrEqual(1);
-    const latency = total(samples, 'armada_bridge_event_to_start_seconds_sum')!;
+    expect(metricValue(samples, 'armada_bridge_event_to_start_seconds_count')).toBeGreaterThanOrEqual(1);
+    const latency = metricValue(samples, 'armada_bridge_event_to_start_seconds_sum')!;
     expect(latency).toBeGreaterThan(0);
     expect(latency).toBeLessThan(30);
     expect(
-      total(samples, 'armada_bridge_watch_events_total', { kind: 'ArmadaChart', change: 'add' }),
+      metricValue(samples, 'armada_bridge_watch_events_total', { kind: 'ArmadaChart', change: 'add' }),
     ).toBeGreaterThanOrEqual(1);
-    expect(total(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' })).toBeGreaterThanOrEqual(
-      1,
-    );
-    expect(total(samples, 'armada_bridge_reconcile_duration_seconds_count', { kind: 'ArmadaChart' })).toBe(
-      total(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' }),
-    );
+    expect(
+      metricValue(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(samples, 'armada_bridge_reconcile_duration_seconds_count', { kind: 'ArmadaChart' }),
+    ).toBe(metricValue(samples, 'armada_bridge_reconciles_total', { kind: 'ArmadaChart' }));
   });
 
   it('an action annotation on a chart whose run has finished counts as a failed signal, and starts nothing', async () => {
@@ -93,13 +94,13 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
     const pause = { action: 'pause', outcome: 'failed' };
     const samples = await scrapeUntil(
       'the pause counted',
-      (s) => total(s, 'armada_bridge_signals_total', pause) === 1,
+      (s) => metricValue(s, 'armada_bridge_signals_total', pause) === 1,
     );
     expect(samples.filter((s) => s.name === 'armada_bridge_signals_total')).toEqual([
       { name: 'armada_bridge_signals_total', labels: pause, value: 1 },
     ]);
     expect(
-      total(samples, 'armada_bridge_workflow_starts_total', { kind: 'ArmadaChart', mode: 'deploy' }),
+      metricValue(samples, 'armada_bridge_workflow_starts_total', { kind: 'ArmadaChart', mode: 'deploy' }),
     ).toBe(1);
     const events = await kubectl(
       'get',

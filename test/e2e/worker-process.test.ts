@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { armadaChartSpec } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../workflows/chart';
+import { metricValue, parsePrometheus } from '../../bench/prometheus';
 import { uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
-import { metricsBase, parseExposition, total } from '../helpers/metrics';
+import { metricsBase } from '../helpers/metrics';
 import { eventually, startProcess, type ProductProcess } from '../helpers/processes';
 
 /** The JSON lines a process printed, each parsed; a line that is not JSON fails the test. */
@@ -94,32 +95,34 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
       'the SDK metrics of the activities',
       async () => {
         const { text } = await get('/metrics');
-        return total(parseExposition(text), 'temporal_activity_execution_latency_count') ? text : undefined;
+        return metricValue(parsePrometheus(text), 'temporal_activity_execution_latency_count')
+          ? text
+          : undefined;
       },
       { process: worker },
     );
     const upgrade = { activity_type: 'helmUpgradeInstall' };
     expect(
-      total(parseExposition(text), 'armada_worker_activity_attempts_total', upgrade),
+      metricValue(parsePrometheus(text), 'armada_worker_activity_attempts_total', upgrade),
     ).toBeGreaterThanOrEqual(1);
-    expect(total(parseExposition(text), 'armada_worker_activity_failures_total', upgrade)).toBe(0);
+    expect(metricValue(parsePrometheus(text), 'armada_worker_activity_failures_total', upgrade)).toBe(0);
     expect(
-      total(parseExposition(text), 'armada_worker_activity_duration_seconds_count', {
+      metricValue(parsePrometheus(text), 'armada_worker_activity_duration_seconds_count', {
         ...upgrade,
         outcome: 'completed',
       }),
     ).toBeGreaterThanOrEqual(1);
-    expect(total(parseExposition(text), 'armada_worker_activities_running')).toBe(0);
-    expect(total(parseExposition(text), 'temporal_activity_task_received', upgrade)).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect(metricValue(parsePrometheus(text), 'armada_worker_activities_running')).toBe(0);
     expect(
-      total(parseExposition(text), 'temporal_worker_task_slots_available', { task_queue: taskQueue }),
+      metricValue(parsePrometheus(text), 'temporal_activity_task_received', upgrade),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(parsePrometheus(text), 'temporal_worker_task_slots_available', { task_queue: taskQueue }),
     ).toBeGreaterThan(0);
     expect(
-      total(parseExposition(text), 'temporal_workflow_completed', { workflow_type: 'chartWorkflow' }),
+      metricValue(parsePrometheus(text), 'temporal_workflow_completed', { workflow_type: 'chartWorkflow' }),
     ).toBe(1);
-    expect(total(parseExposition(text), 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(metricValue(parsePrometheus(text), 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('logs JSON lines only, none below ARMADA_LOG_LEVEL (info), and never the chart values', async () => {
@@ -186,7 +189,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
     });
     started.push(handle);
     const running = async () =>
-      total(parseExposition((await get('/metrics')).text), 'armada_worker_activities_running');
+      metricValue(parsePrometheus((await get('/metrics')).text), 'armada_worker_activities_running');
     // An attempt that has been running for 2 s is the one stuck waiting for the pods.
     const stuck = await eventually(
       'an activity to be stuck',
