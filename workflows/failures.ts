@@ -6,6 +6,8 @@
 export const NonRetryable = {
   /** The chart cannot be found or loaded (bad path, missing Chart.yaml, bad archive, no such tag). */
   ChartNotFound: 'ChartNotFound',
+  /** A chart fetched again on another worker is not the content the run prepared (its source moved). */
+  ChartChanged: 'ChartChanged',
   /** The chart's templates or the values do not render into valid manifests. */
   InvalidChart: 'InvalidChart',
   /** The API server refused for lack of permission (403). */

@@ -11,7 +11,7 @@ import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
 import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
 import { toolPath } from '../tools';
-import { releaseDigest, sha256Hex, treeDigest, type TreeFile } from './digest';
+import { releaseDigest, treeDigest, type TreeFile } from './digest';
 
 /** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
 export interface PrepareChartRequest {
@@ -19,12 +19,26 @@ export interface PrepareChartRequest {
   values?: Record<string, unknown>;
 }
 
-/** A chart ready for `helm upgrade --install RELEASE <ref>` on this worker. */
+/**
+ * A prepared chart as runs carry it: by content, never by a path on the worker that prepared it.
+ * The next activity (an upgrade, canary copies) may run hours later on another worker, or on a
+ * restarted one with an empty cache; it finds the chart with chartOnThisWorker.
+ */
 export interface PreparedChart {
-  /** Absolute path of a chart directory or of a chart archive (.tgz). */
-  ref: string;
-  /** `releaseDigest(<digest of the chart's content>, values)`: changes when a chart file or a value does. */
+  /** sha256 of the chart's content alone: the archive's bytes, or `treeDigest` of its directory. */
+  contentDigest: string;
+  /** `releaseDigest(contentDigest, values)`: changes when a chart file or a value does. */
   digest: string;
+}
+
+/** What an activity that needs a prepared chart is given: where it comes from and what it holds. */
+export interface ChartContent {
+  source: ChartSource;
+  /**
+   * The content the run prepared; absent only in a run that prepared its chart before charts
+   * were passed by content (its result named a path), whose chart is then fetched unchecked.
+   */
+  contentDigest?: string;
 }
 
 /** A chart on local disk and the digest of its content alone (no values). */
@@ -49,9 +63,9 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
  *
  * - `local`: the directory `location` (relative to `ARMADA_CHARTS_ROOT`, else the working
  *   directory), plus `subpath`; nothing is written.
- * - `tar`: downloads the http(s) URL to `<cache>/<sha256(url)>.tgz` (the URL without any user
- *   name or password in it; the file is replaced atomically); with a `subpath`, also extracts
- *   it once per archive content to `<cache>/<sha256(archive)>.d/`.
+ * - `tar`: downloads the http(s) URL to `<cache>/<sha256(archive)>.tgz` (renamed into place
+ *   once complete); with a `subpath`, also extracts it once per archive content to
+ *   `<cache>/<sha256(archive)>.d/`.
  * - `repo`, `oci`: `helm pull` to `<cache>/<file>-<digest prefix>.tgz`.
  * - `git`: a shallow fetch of `reference` (default HEAD), checked out to `<cache>/git-<commit>/`
  *   without its `.git` directory.
@@ -60,14 +74,41 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
  * content, so preparing the same chart again reuses them instead of piling up copies; the
  * temporary directories used on the way are removed.
  *
- * Returns the chart's `ref` and `digest`. A chart that is missing (local path, HTTP 404/410,
+ * Returns the chart's digests, not where it is: a later activity may run on another worker and
+ * finds it there with chartOnThisWorker (see PreparedChart). A chart that is missing (local path, HTTP 404/410,
  * git repository or reference, repository chart or version, OCI tag) fails non-retryably with
  * type `ChartNotFound`. Network and server errors are retryable: plain errors for downloads and
  * git, helm's classification (`HelmCommandFailed`) for `helm pull`.
  */
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
   const chart = await fetchChart(req.source);
-  return { ref: chart.ref, digest: releaseDigest(chart.contentDigest, req.values) };
+  onThisWorker.set(chart.contentDigest, chart.ref);
+  return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, req.values) };
+}
+
+/** Where this worker process has each chart it prepared or fetched, by content digest. */
+const onThisWorker = new Map<string, string>();
+
+/**
+ * The chart `chart` names, on this worker's disk: where this process put it, while that is still
+ * there, else fetched again from its source (a `local` chart is always read again: its directory
+ * may change in place). A fetched chart whose content is not the one the run prepared (a tar URL
+ * or a git branch that moved) fails non-retryably as `ChartChanged`: deploying it would not be
+ * what the run planned and recorded. Returns a chart directory or archive for helm.
+ */
+export async function chartOnThisWorker(chart: ChartContent): Promise<string> {
+  const known = chart.contentDigest && onThisWorker.get(chart.contentDigest);
+  if (known && chart.source.type !== 'local' && (await stat(known).catch(() => undefined))) return known;
+  const fetched = await fetchChart(chart.source);
+  if (chart.contentDigest !== undefined && fetched.contentDigest !== chart.contentDigest) {
+    throw ApplicationFailure.nonRetryable(
+      `${describeSource(chart.source)} changed since the run prepared it: sha256 ${chart.contentDigest} then, ` +
+        `${fetched.contentDigest} now; apply the object again to deploy what it serves now`,
+      NonRetryable.ChartChanged,
+    );
+  }
+  onThisWorker.set(fetched.contentDigest, fetched.ref);
+  return fetched.ref;
 }
 
 async function fetchChart(source: ChartSource): Promise<LocalChart> {
@@ -100,12 +141,11 @@ async function localChart(source: ChartSource): Promise<LocalChart> {
   return { ref, contentDigest: await directoryDigest(ref) };
 }
 
-/** `tar`: writes `<cache>/<sha256(url)>.tgz` and, with a subpath, its extracted tree; returns the ref. */
+/** `tar`: writes `<cache>/<sha256(archive)>.tgz` and, with a subpath, its extracted tree; returns the ref. */
 async function tarChart(source: ChartSource): Promise<LocalChart> {
   const url = required(source, 'location');
   const cache = await cacheDir();
-  const archive = path.join(cache, `${sha256Hex(redact(url))}.tgz`); // never a hash of a password
-  const archiveDigest = await download(url, archive);
+  const { archive, archiveDigest } = await download(url, cache);
   if (!source.subpath) return { ref: archive, contentDigest: archiveDigest };
 
   const tree = await extract(archive, path.join(cache, `${archiveDigest}.d`));
@@ -115,10 +155,11 @@ async function tarChart(source: ChartSource): Promise<LocalChart> {
 }
 
 /**
- * Downloads `url` to `file`: streamed into a temporary file beside it, then renamed over it, so
- * a reader never sees a partial archive. Returns the sha256 hex of the bytes.
+ * Downloads `url` into `cache`: streamed into a temporary file there, then renamed to
+ * `<sha256 of the bytes>.tgz`, so a reader never sees a partial archive and a name always holds
+ * the same bytes (a URL may serve other bytes later). Returns that file and the sha256 hex.
  */
-async function download(url: string, file: string): Promise<string> {
+async function download(url: string, cache: string): Promise<{ archive: string; archiveDigest: string }> {
   const shown = redact(url);
   const activity = currentActivity();
   const { href, headers } = basicAuth(url);
@@ -138,7 +179,7 @@ async function download(url: string, file: string): Promise<string> {
     throw new Error(`cannot download ${shown}: HTTP ${response.status} ${response.statusText}`.trimEnd());
   }
 
-  const temporary = `${file}.${randomUUID()}.tmp`;
+  const temporary = path.join(cache, `.download-${randomUUID()}.tmp`);
   const hash = createHash('sha256');
   const reader = response.body.getReader();
   try {
@@ -160,7 +201,10 @@ async function download(url: string, file: string): Promise<string> {
         await out.close();
       }
     });
-    await rename(temporary, file);
+    const archiveDigest = hash.digest('hex');
+    const archive = path.join(cache, `${archiveDigest}.tgz`);
+    await rename(temporary, archive);
+    return { archive, archiveDigest };
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     await rm(temporary, { force: true });
@@ -168,7 +212,6 @@ async function download(url: string, file: string): Promise<string> {
     if (err instanceof ApplicationFailure) throw err;
     throw new Error(`cannot download ${shown}: ${reason(err)}`, { cause: err });
   }
-  return hash.digest('hex');
 }
 
 /**

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { chartOnThisWorker, type ChartContent } from '../charts/source';
 import { runHelm } from './exec';
 import { prepareRetriedWrite } from './recover';
 import {
@@ -12,8 +13,8 @@ import {
 } from './release';
 
 export interface UpgradeRequest extends ReleaseRef {
-  /** A chart reference helm understands: a local directory, a .tgz, repo/name or oci:// URL. */
-  chart: string;
+  /** The prepared chart, by content: found on (or fetched again to) the worker that runs this. */
+  chart: ChartContent;
   version?: string;
   values?: Record<string, unknown>;
   /** Digest of chart and values, recorded in the release so an unchanged apply can be skipped. */
@@ -29,11 +30,12 @@ export interface UpgradeRequest extends ReleaseRef {
 }
 
 /**
- * The `helm upgrade --install` arguments for a request. Values travel by file (never on the
- * command line, where they would show in `ps`); `valuesFile` is its path.
+ * The `helm upgrade --install` arguments for a request, its chart at `chartPath` on this worker.
+ * Values travel by file (never on the command line, where they would show in `ps`); `valuesFile`
+ * is its path.
  */
-export function upgradeArgs(req: UpgradeRequest, valuesFile: string): string[] {
-  const args = ['upgrade', '--install', req.release, req.chart, '--namespace', req.namespace];
+export function upgradeArgs(req: UpgradeRequest, chartPath: string, valuesFile: string): string[] {
+  const args = ['upgrade', '--install', req.release, chartPath, '--namespace', req.namespace];
   args.push('--create-namespace', '--values', valuesFile, '--output', 'json');
   if (req.version) args.push('--version', req.version);
   if (req.digest) args.push('--description', `${DIGEST_PREFIX}${req.digest}`);
@@ -67,11 +69,12 @@ export async function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseSt
     ]);
     return parseRelease(stdout);
   }
+  const chartPath = await chartOnThisWorker(req.chart);
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   try {
     const valuesFile = path.join(dir, 'values.json');
     await writeFile(valuesFile, JSON.stringify(req.values ?? {}), { mode: 0o600 });
-    const { stdout } = await runHelm(upgradeArgs(req, valuesFile));
+    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile));
     return parseRelease(stdout);
   } finally {
     await rm(dir, { recursive: true, force: true });

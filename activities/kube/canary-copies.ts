@@ -17,6 +17,7 @@ import {
   MANAGED_BY_LABEL,
 } from '../../kube/labels';
 import { renderedObjects } from '../helm/manifest';
+import { chartOnThisWorker, type ChartContent } from '../charts/source';
 import { apiFailure, isStatus, kubeApi } from '../../kube/client';
 
 export type { DeploymentPair };
@@ -24,15 +25,18 @@ export type { DeploymentPair };
 export interface CanaryCopiesRequest {
   release: string;
   namespace: string;
-  /** A chart reference helm understands: a local directory, a .tgz, ... */
-  chart: string;
+  /** The prepared chart, by content: found on (or fetched again to) the worker that runs this. */
+  chart: ChartContent;
   /** Passed to helm in a 0600 temporary file, never on the command line. */
   values?: Record<string, unknown>;
 }
 
-/** The `helm template` arguments rendering a request's new revision; `valuesFile` holds its values. */
-export function templateArgs(req: CanaryCopiesRequest, valuesFile: string): string[] {
-  return ['template', req.release, req.chart, '--namespace', req.namespace, '--values', valuesFile];
+/**
+ * The `helm template` arguments rendering a request's new revision from its chart at `chartPath`
+ * on this worker; `valuesFile` holds its values.
+ */
+export function templateArgs(req: CanaryCopiesRequest, chartPath: string, valuesFile: string): string[] {
+  return ['template', req.release, chartPath, '--namespace', req.namespace, '--values', valuesFile];
 }
 
 /**
@@ -174,12 +178,13 @@ async function createOrReplace(apps: AppsV1Api, namespace: string, copy: V1Deplo
  * A helm failure is thrown as runHelm classifies it; an API failure as apiFailure does.
  */
 export async function createCanaryCopies(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
+  const chartPath = await chartOnThisWorker(req.chart);
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   let manifest: string;
   try {
     const valuesFile = path.join(dir, 'values.json');
     await writeFile(valuesFile, JSON.stringify(req.values ?? {}), { mode: 0o600 });
-    manifest = (await runHelm(templateArgs(req, valuesFile))).stdout;
+    manifest = (await runHelm(templateArgs(req, chartPath, valuesFile))).stdout;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -17,7 +17,8 @@ import { stepScales } from '../../workflows/plan/canary';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 
-const CHART = 'examples/charts/hello';
+/** The example chart, as a run passes it: by source (a `local` one is read in place). */
+const CHART = { source: { type: 'local' as const, location: 'examples/charts/hello' } };
 
 /** Installs the example chart as `release`, revision 1: 4 replicas of image 1.0.0. */
 const installAt4 = (release: string, namespace: string) =>
@@ -25,7 +26,7 @@ const installAt4 = (release: string, namespace: string) =>
     'upgrade',
     '--install',
     release,
-    CHART,
+    CHART.source.location,
     '--namespace',
     namespace,
     '--create-namespace',
@@ -136,16 +137,25 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
         path.join(chart, 'templates', 'config.yaml'),
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n',
       );
-      expect(await createCanaryCopies({ release, namespace, chart })).toEqual([]);
+      expect(
+        await createCanaryCopies({
+          release,
+          namespace,
+          chart: { source: { type: 'local', location: chart } },
+        }),
+      ).toEqual([]);
     } finally {
       await rm(chart, { recursive: true, force: true });
     }
   });
 
   it('lets a helm failure through, classified', async () => {
-    // `./`: without it helm reads `examples/charts/...` as `<repo>/<chart>` ("repo examples not found").
     await expect(
-      createCanaryCopies({ release, namespace, chart: './examples/charts/no-such-chart' }),
+      createCanaryCopies({
+        release,
+        namespace,
+        chart: { source: { type: 'local', location: 'examples/charts/no-such-chart' } },
+      }),
     ).rejects.toMatchObject({ type: NonRetryable.ChartNotFound, nonRetryable: true });
   });
 

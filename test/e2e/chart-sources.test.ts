@@ -8,7 +8,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { ChartSource } from '../../api/chart';
-import { prepareChart, type PreparedChart } from '../../activities/charts/source';
+import {
+  chartOnThisWorker,
+  prepareChart as prepare,
+  type PrepareChartRequest,
+  type PreparedChart,
+} from '../../activities/charts/source';
 import { NonRetryable } from '../../workflows/failures';
 import { toolPath } from '../../activities/tools';
 
@@ -145,7 +150,7 @@ async function packageChanged(dir: string, out: string): Promise<string> {
  * The properties every source must have: an absolute ref that `helm template` renders into the
  * Deployment, the same answer for the same request, and another digest (same ref) for other values.
  */
-async function expectPreparedWell(source: ChartSource): Promise<PreparedChart> {
+async function expectPreparedWell(source: ChartSource): Promise<PreparedChart & { ref: string }> {
   const first = await prepareChart({ source, values: { replicaCount: 2 } });
   const again = await prepareChart({ source, values: { replicaCount: 2 } });
   const otherValues = await prepareChart({ source, values: { replicaCount: 3 } });
@@ -159,6 +164,15 @@ async function expectPreparedWell(source: ChartSource): Promise<PreparedChart> {
     /^kind: Deployment\n[\s\S]*^ {2}replicas: 3$/m,
   );
   return first;
+}
+
+/** prepareChart, and where the chart then is on this worker (what most cases look at). */
+async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart & { ref: string }> {
+  const prepared = await prepare(req);
+  return {
+    ...prepared,
+    ref: await chartOnThisWorker({ source: req.source, contentDigest: prepared.contentDigest }),
+  };
 }
 
 /** What prepareChart failed with; fails the test when it succeeded. */

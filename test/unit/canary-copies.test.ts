@@ -192,7 +192,13 @@ metadata:
 describe('templateArgs', () => {
   it('renders the release from the chart in its namespace, values from a file only', () => {
     const args = templateArgs(
-      { release: 'web', namespace: 'apps', chart: './charts/web', values: { password: 's3cret' } },
+      {
+        release: 'web',
+        namespace: 'apps',
+        chart: { source: { type: 'local', location: 'charts/web' } },
+        values: { password: 's3cret' },
+      },
+      './charts/web',
       '/tmp/v.json',
     );
     expect(args).toEqual([

@@ -4,7 +4,11 @@ import { parseRelease, recordedDigest } from '../../activities/helm/release';
 import { upgradeArgs } from '../../activities/helm/upgrade';
 
 describe('upgradeArgs', () => {
-  const base = { release: 'web', namespace: 'apps', chart: './charts/web' };
+  const base = {
+    release: 'web',
+    namespace: 'apps',
+    chart: { source: { type: 'local' as const, location: 'charts/web' }, contentDigest: 'c' },
+  };
   /** What every upgrade passes: release, chart, namespace, values file, JSON output. */
   const always = [
     'upgrade',
@@ -42,11 +46,11 @@ describe('upgradeArgs', () => {
       ],
     ],
   ])('%s', (_name, req, expected) => {
-    expect(upgradeArgs(req, '/tmp/v.json')).toEqual(expected);
+    expect(upgradeArgs(req, './charts/web', '/tmp/v.json')).toEqual(expected);
   });
 
   it('never puts values on the command line', () => {
-    const args = upgradeArgs({ ...base, values: { password: 's3cret' } }, '/tmp/v.json');
+    const args = upgradeArgs({ ...base, values: { password: 's3cret' } }, './charts/web', '/tmp/v.json');
     expect(args.join(' ')).not.toContain('s3cret');
   });
 });

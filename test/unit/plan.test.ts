@@ -237,7 +237,9 @@ describe('classifyRelease and nextAction', () => {
 
 describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
   const ref = { release: 'web', namespace: 'apps' };
-  const chart = { ref: '/cache/web', digest: 'sha256:1' };
+  const chart = { contentDigest: 'sha256:c', digest: 'sha256:1' };
+  /** The chart as activities get it: by source and content, never a path on one worker. */
+  const content = { source: { type: 'local', location: 'charts/web' }, contentDigest: 'sha256:c' };
   const spec = (more: Record<string, unknown> = {}) =>
     armadaChartSpec.parse({
       release: 'web',
@@ -252,7 +254,7 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
     expect(r.prepare).toEqual({ source: { type: 'local', location: 'charts/web' }, values: { replicas: 2 } });
     expect(r.upgrade(chart)).toEqual({
       ...ref,
-      chart: '/cache/web',
+      chart: content,
       values: { replicas: 2 },
       digest: 'sha256:1',
       timeoutSeconds: 900,
@@ -265,7 +267,7 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
     expect(r.recoverByUninstall).toEqual({ ...ref, timeoutSeconds: 900 });
     expect(r.uninstall).toEqual({ ...ref, timeoutSeconds: undefined });
     expect(r.test).toBeUndefined();
-    expect(r.canaryCopies(chart)).toEqual({ ...ref, chart: '/cache/web', values: { replicas: 2 } });
+    expect(r.canaryCopies(chart)).toEqual({ ...ref, chart: content, values: { replicas: 2 } });
   });
 
   it('maps wait, upgrade options, test and delete timeouts from the spec', () => {

@@ -44,7 +44,10 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
       return record('observe', release, () => releases.get(release) ?? null);
     },
     async prepareChart({ values }) {
-      return record('prepare', undefined, () => ({ ref: '/charts/x', digest: JSON.stringify(values ?? {}) }));
+      return record('prepare', undefined, () => ({
+        contentDigest: 'chart',
+        digest: JSON.stringify(values ?? {}),
+      }));
     },
     async helmUpgradeInstall(req) {
       return record('upgrade', req.release, async () => {

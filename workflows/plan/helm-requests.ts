@@ -37,7 +37,7 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec): HelmReques
     prepare: { source: spec.source, values: spec.values },
     upgrade: (chart) => ({
       ...ref,
-      chart: chart.ref,
+      chart: { source: spec.source, contentDigest: chart.contentDigest },
       values: spec.values,
       digest: chart.digest,
       timeoutSeconds,
@@ -45,7 +45,11 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec): HelmReques
       force: spec.upgrade?.options?.force,
       noHooks: spec.upgrade?.options?.no_hooks,
     }),
-    canaryCopies: (chart) => ({ ...ref, chart: chart.ref, values: spec.values }),
+    canaryCopies: (chart) => ({
+      ...ref,
+      chart: { source: spec.source, contentDigest: chart.contentDigest },
+      values: spec.values,
+    }),
     wait: { ...ref, wait: spec.wait, timeoutSeconds },
     test: spec.test?.enabled ? { ...ref, timeoutSeconds: spec.test.timeout } : undefined,
     rollback: (revision) => ({ ...ref, revision, timeoutSeconds }),
