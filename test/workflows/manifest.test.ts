@@ -1,4 +1,4 @@
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { chartWorkflow, manifestWorkflow } from '../../workflows';
 import {
@@ -261,9 +261,14 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
         });
         await latest.signal(approveSignal, { by: 'bob' });
         expect((await latest.result()).state).toBe('deployed');
-        const runs = [];
-        for await (const run of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
-          runs.push(run);
+        // Visibility lists a run as closed a moment after it closes.
+        let runs: WorkflowExecutionInfo[] = [];
+        await waitFor(async () => {
+          runs = [];
+          for await (const run of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+            runs.push(run);
+          return runs.length === 2 && runs.every((run) => run.status.name !== 'RUNNING');
+        });
         return runs;
       },
       'replan',
