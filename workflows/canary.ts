@@ -521,17 +521,20 @@ export class Canary {
     upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
     const resource = this.input.resource;
     if (!resource) return;
-    const phase =
-      p.phase === 'RolledBack' ? 'RolledBack' : p.phase === 'Promoted' ? 'Deployed' : 'Progressing';
+    // A chart's canary ends before its release is upgraded: the chart workflow reports Deployed.
+    const done = p.phase === 'Promoted' && resource.kind === 'Deployer';
+    const phase = p.phase === 'RolledBack' ? 'RolledBack' : done ? 'Deployed' : 'Progressing';
+    // The status is merge-patched: null removes the deadline an earlier hold wrote.
+    const deadline = p.nextStepAt ?? null;
     const progress =
       resource.kind === 'Deployer'
-        ? { percentage: p.percent, step: p.step, ...(p.nextStepAt && { wait: p.nextStepAt }) }
+        ? { percentage: p.percent, step: p.step, wait: deadline }
         : {
             step: p.step,
             steps: p.steps,
             percent: p.percent,
             summary: `${p.step}/${p.steps} ${p.percent}%`,
-            ...(p.nextStepAt && { next_step_at: p.nextStepAt }),
+            next_step_at: deadline,
           };
     await report(resource.kind, resource.namespace, resource.name, phase, message, {
       progress,

@@ -294,6 +294,9 @@ spec:
       return d.status?.current_version === '1.28.0' && names.join() === 'nginx-1.28.0' ? d : undefined;
     });
     expect(done.status.observedGeneration).toBe(done.metadata.generation);
+    // At 100 %, no deadline of an earlier hold is left behind in the status.
+    expect(done.status.progress).toMatchObject({ percentage: 100 });
+    expect(done.status.progress).not.toHaveProperty('wait');
     // One run per generation, and the 1.28.0 one is the 1.27.0 run started over (not a run the
     // bridge started after it ended). Earlier versions' runs may have started over too.
     const runs = (await runsOf(handle.workflowId)).map((r) => `${r.memo?.specs} ${r.status.name}`);

@@ -216,6 +216,20 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([]); // the caller deletes the old side
   });
 
+  it("an ArmadaChart's canary never reports the chart Ready: its release is upgraded after the canary", async () => {
+    const ns = uniqueName('chartstatus');
+    const reported: string[] = [];
+    kube.statusHooks.set(`${ns}/shop`, async (status) => {
+      reported.push(`${status.actual_state} ${status.satisfied}`);
+    });
+    const run = canaryRun(ns, [{ percent: 50, holdSeconds: 1 }, { percent: 100 }], {
+      resource: { kind: 'ArmadaChart', namespace: ns, name: 'shop' },
+    });
+    expect((await (await start(run)).result()).result).toBe('promoted');
+    expect(reported.length).toBeGreaterThan(2);
+    expect(reported.filter((r) => r !== 'progressing false')).toEqual([]);
+  });
+
   it('gives every hold timer a summary the Temporal UI shows', async () => {
     const ns = uniqueName('summary');
     const handle = await start(canaryRun(ns, [{ percent: 30, holdSeconds: 1 }], { title: 'blog-2' }));
