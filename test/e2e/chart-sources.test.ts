@@ -1,8 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import { connect, createServer as createTcpServer } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,6 +15,7 @@ import {
 } from '../../activities/charts/source';
 import { NonRetryable } from '../../workflows/failures';
 import { toolPath } from '../../activities/tools';
+import { freePort, git, serveFiles, startOciRegistry, type OciRegistry } from '../helpers/chart-servers';
 
 /**
  * prepareChart against real components only: the real helm CLI packages, indexes, pushes and
@@ -63,38 +63,11 @@ async function useHelmWith(env: Record<string, string>): Promise<void> {
   process.env.ARMADA_HELM = script;
 }
 
-/** git as a user runs it: fixed identity, no personal or system configuration. */
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run('git', args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'Test',
-      GIT_AUTHOR_EMAIL: 'test@example.invalid',
-      GIT_COMMITTER_NAME: 'Test',
-      GIT_COMMITTER_EMAIL: 'test@example.invalid',
-    },
-  });
-  return stdout;
-}
-
 /** Replaces a file atomically, so the HTTP server never serves half of it. */
 async function replaceFile(target: string, from: string): Promise<void> {
   const temporary = `${target}.new`;
   await cp(from, temporary);
   await rename(temporary, target);
-}
-
-/** A TCP port nothing listens on at the moment. */
-async function freePort(): Promise<number> {
-  const probe = createTcpServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** What `/private/` asks for, as a user writes it in a URL and as HTTP Basic sends it. */
@@ -104,35 +77,18 @@ const PRIVATE_USER = {
 };
 
 /**
- * Serves files under `root` on 127.0.0.1: `/private/<file>` only with PRIVATE_USER's credentials
- * (else 401), `/status/500` answers 500, anything missing 404.
+ * The routes of the chart server besides its files: `/private/<file>` only with PRIVATE_USER's
+ * credentials (else 401), `/status/500` answers 500.
  */
-async function serveFiles(root: string): Promise<Server> {
-  const http = createServer((req, res) => {
-    let { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (pathname === '/status/500') {
-      res.writeHead(500).end('broken on purpose');
-      return;
-    }
-    if (pathname.startsWith('/private/')) {
-      if (req.headers.authorization !== PRIVATE_USER.header) {
-        res.writeHead(401, { 'www-authenticate': 'Basic realm="charts"' }).end();
-        return;
-      }
-      pathname = pathname.slice('/private'.length);
-    }
-    const file = path.join(root, path.normalize(decodeURIComponent(pathname)));
-    if (!file.startsWith(root + path.sep)) {
-      res.writeHead(404).end();
-      return;
-    }
-    void readFile(file).then(
-      (body) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body),
-      () => res.writeHead(404).end('not found'),
-    );
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return http;
+function privateAndBroken(pathname: string, req: IncomingMessage, res: ServerResponse): string | undefined {
+  if (pathname === '/status/500') {
+    res.writeHead(500).end('broken on purpose');
+    return undefined;
+  }
+  if (!pathname.startsWith('/private/')) return pathname;
+  if (req.headers.authorization === PRIVATE_USER.header) return pathname.slice('/private'.length);
+  res.writeHead(401, { 'www-authenticate': 'Basic realm="charts"' }).end();
+  return undefined;
 }
 
 /** Copies the example chart to `dir` with another version and replicaCount, and packages it to `out`. */
@@ -212,10 +168,7 @@ beforeAll(async () => {
   await cp(packaged, path.join(www, 'hello.tgz'));
   await cp(packaged, path.join(www, 'repo', 'hello-0.1.0.tgz'));
   await helm('repo', 'index', path.join(www, 'repo'));
-  server = await serveFiles(www);
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('the HTTP server has no port');
-  baseUrl = `http://127.0.0.1:${address.port}`;
+  ({ server, url: baseUrl } = await serveFiles(www, privateAndBroken));
 
   // A bare repository with the chart under charts/hello: tag v0.1.0 and branch main on one commit,
   // branch evil with a values.yaml that links to a file of the worker and charts/linked, a link
@@ -480,101 +433,20 @@ describe('prepareChart on real helm, git, tar and HTTP', () => {
 });
 
 describe('prepareChart on a real OCI registry (distribution registry over TLS)', () => {
-  let registry: ChildProcess | undefined;
+  let registry: OciRegistry | undefined;
   let ociBase: string;
-  let registryOutput = '';
 
   beforeAll(async () => {
-    const dir = path.join(work, 'oci');
-    await mkdir(path.join(dir, 'data'), { recursive: true });
-    const cert = path.join(dir, 'cert.pem');
-    const key = path.join(dir, 'key.pem');
-    await run('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ]);
+    registry = await startOciRegistry(path.join(work, 'oci'));
     // helm (Go) trusts the registry's certificate through SSL_CERT_FILE; prepareChart needs no flag.
-    await useHelmWith({ ...helmHomes(), SSL_CERT_FILE: cert });
-
-    const port = await freePort();
-    const config = path.join(dir, 'config.yml');
-    await writeFile(
-      config,
-      [
-        'version: 0.1',
-        'log:',
-        '  level: error',
-        '  accesslog:',
-        '    disabled: true',
-        'storage:',
-        '  filesystem:',
-        `    rootdirectory: ${path.join(dir, 'data')}`,
-        'http:',
-        `  addr: 127.0.0.1:${port}`,
-        '  tls:',
-        `    certificate: ${cert}`,
-        `    key: ${key}`,
-        '',
-      ].join('\n'),
-    );
-    const child = spawn(toolPath('registry'), ['serve', config], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    registry = child;
-    child.stdout?.on('data', (chunk: Buffer) => (registryOutput += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (registryOutput += chunk.toString()));
-    const exited = new Promise<never>((_resolve, reject) => {
-      child.on('error', (err) =>
-        reject(new Error(`cannot run the OCI registry (npm run tools builds it): ${err.message}`)),
-      );
-      child.on('exit', (code) => reject(new Error(`registry exited (${code}): ${registryOutput}`)));
-    });
-    exited.catch(() => undefined);
-    await Promise.race([exited, listening(port)]);
-
-    ociBase = `oci://127.0.0.1:${port}/charts`;
+    await useHelmWith({ ...helmHomes(), SSL_CERT_FILE: registry.cert });
+    ociBase = registry.base;
     await helm('push', packaged, ociBase);
   });
 
   afterAll(async () => {
-    if (registry && registry.exitCode === null) {
-      const exit = new Promise((resolve) => registry?.once('exit', resolve));
-      registry.kill('SIGTERM');
-      await exit;
-    }
+    await registry?.stop();
   });
-
-  /** Waits until something accepts connections on the port (up to 10 s, a try every 100 ms). */
-  async function listening(port: number): Promise<void> {
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const open = await new Promise<boolean>((resolve) => {
-        const socket = connect(port, '127.0.0.1');
-        socket.once('connect', () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.once('error', () => resolve(false));
-      });
-      if (open) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`registry is not listening on ${port}: ${registryOutput}`);
-  }
 
   it.each<[string, (base: string) => ChartSource]>([
     ['the latest tag of an OCI chart', (base) => ({ type: 'oci', location: `${base}/hello` })],

@@ -1,0 +1,236 @@
+import { execFile, spawn } from 'node:child_process';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, createServer as createTcpServer } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { ChartSource } from '../../api/chart';
+import { toolPath } from '../../activities/tools';
+
+const run = promisify(execFile);
+const examples = path.resolve(__dirname, '../../examples/charts');
+
+/** git as a user runs it: fixed identity, no personal or system configuration. */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run('git', args, {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Test',
+      GIT_AUTHOR_EMAIL: 'test@example.invalid',
+      GIT_COMMITTER_NAME: 'Test',
+      GIT_COMMITTER_EMAIL: 'test@example.invalid',
+    },
+  });
+  return stdout;
+}
+
+/** A TCP port nothing listens on at the moment. */
+export async function freePort(): Promise<number> {
+  const probe = createTcpServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Waits until something accepts connections on the port (up to 10 s, a try every 100 ms). */
+async function listening(port: number, what: () => string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what()} is not listening on ${port}`);
+}
+
+export interface OciRegistry {
+  /** `oci://127.0.0.1:<port>/charts`, where `helm push` puts charts. */
+  base: string;
+  /** The registry's self-signed certificate: helm (Go) trusts it through SSL_CERT_FILE. */
+  cert: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * distribution's registry (built by npm run tools) on a free port of the loopback, over TLS with
+ * a certificate of its own, its data under `dir`.
+ */
+export async function startOciRegistry(dir: string): Promise<OciRegistry> {
+  await mkdir(path.join(dir, 'data'), { recursive: true });
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ]);
+  const port = await freePort();
+  const config = path.join(dir, 'config.yml');
+  await writeFile(
+    config,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: error',
+      '  accesslog:',
+      '    disabled: true',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${path.join(dir, 'data')}`,
+      'http:',
+      `  addr: 127.0.0.1:${port}`,
+      '  tls:',
+      `    certificate: ${cert}`,
+      `    key: ${key}`,
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(toolPath('registry'), ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<never>((_resolve, reject) => {
+    child.on('error', (err) =>
+      reject(new Error(`cannot run the OCI registry (npm run tools builds it): ${err.message}`)),
+    );
+    child.on('exit', (code) => reject(new Error(`registry exited (${code}): ${output}`)));
+  });
+  exited.catch(() => undefined);
+  await Promise.race([exited, listening(port, () => `the registry (${output})`)]);
+  return {
+    base: `oci://127.0.0.1:${port}/charts`,
+    cert,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exit = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exit;
+    },
+  };
+}
+
+/**
+ * Serves the files under `root` on a free port of the loopback; anything missing is a 404.
+ * `route` may answer a request itself (returning undefined) or name the path to serve instead.
+ */
+export async function serveFiles(
+  root: string,
+  route: (pathname: string, req: IncomingMessage, res: ServerResponse) => string | undefined = (p) => p,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const pathname = route(new URL(req.url ?? '/', 'http://127.0.0.1').pathname, req, res);
+    if (pathname === undefined) return;
+    const file = path.join(root, path.normalize(decodeURIComponent(pathname)));
+    if (!file.startsWith(root + path.sep)) {
+      res.writeHead(404).end();
+      return;
+    }
+    void readFile(file).then(
+      (body) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body),
+      () => res.writeHead(404).end('not found'),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the HTTP server has no port');
+  return { server, url: `http://127.0.0.1:${address.port}` };
+}
+
+export type RemoteSourceType = Exclude<ChartSource['type'], 'local'>;
+
+export interface ExampleChartSources {
+  /** Where example chart `chart` (examples/charts/<chart>) is served as a source of `type`. */
+  source(type: RemoteSourceType, chart: string): ChartSource;
+  /** What a worker's helm needs for them: the OCI registry's certificate (SSL_CERT_FILE). */
+  helmEnv: { SSL_CERT_FILE: string };
+  close(): Promise<void>;
+}
+
+/**
+ * The example charts, each served as every remote source type at once, from real servers on the
+ * loopback: a .tgz and a Helm repository over HTTP, an OCI registry over TLS, and a bare git
+ * repository over file:// (charts/<chart> on branch main).
+ */
+export async function serveExampleCharts(work: string, charts: string[]): Promise<ExampleChartSources> {
+  const helm = async (...args: string[]) =>
+    (await run(toolPath('helm'), args, { env: { ...process.env, ...ownHelm } })).stdout;
+  const registry = await startOciRegistry(path.join(work, 'oci'));
+  const ownHelm = {
+    SSL_CERT_FILE: registry.cert,
+    HELM_CACHE_HOME: path.join(work, 'helm', 'cache'),
+    HELM_CONFIG_HOME: path.join(work, 'helm', 'config'),
+    HELM_DATA_HOME: path.join(work, 'helm', 'data'),
+  };
+  const www = path.join(work, 'www');
+  const files = await serveFiles(www);
+  const archives = new Map<string, string>();
+  for (const chart of charts) {
+    const packaged = /Successfully packaged chart and saved it to: (.+\.tgz)/.exec(
+      await helm('package', path.join(examples, chart), '--destination', www),
+    )?.[1];
+    if (!packaged) throw new Error(`helm package of examples/charts/${chart} named no archive`);
+    archives.set(chart, path.basename(packaged));
+    await helm('push', packaged, registry.base);
+  }
+  await helm('repo', 'index', www, '--url', files.url);
+
+  const bare = path.join(work, 'git', 'charts.git');
+  const tree = path.join(work, 'git', 'tree');
+  await mkdir(bare, { recursive: true });
+  await git(bare, 'init', '-q', '--bare');
+  for (const chart of charts)
+    await cp(path.join(examples, chart), path.join(tree, 'charts', chart), { recursive: true });
+  await git(tree, 'init', '-q', '-b', 'main');
+  await git(tree, 'add', '-A');
+  await git(tree, 'commit', '-q', '-m', 'the example charts');
+  await git(tree, 'push', '-q', bare, 'main');
+
+  return {
+    source(type, chart) {
+      const archive = archives.get(chart);
+      if (!archive) throw new Error(`examples/charts/${chart} is not served`);
+      switch (type) {
+        case 'tar':
+          return { type, location: `${files.url}/${archive}` };
+        case 'repo':
+          return { type, location: files.url, chart };
+        case 'oci':
+          return { type, location: `${registry.base}/${chart}` };
+        case 'git':
+          return { type, location: pathToFileURL(bare).href, reference: 'main', subpath: `charts/${chart}` };
+      }
+    },
+    helmEnv: { SSL_CERT_FILE: registry.cert },
+    async close() {
+      files.server.closeAllConnections();
+      await new Promise((resolve) => files.server.close(resolve));
+      await registry.stop();
+    },
+  };
+}
