@@ -35,8 +35,29 @@ namespace() {
   temporal operator namespace describe --namespace default >/dev/null 2>&1 ||
     temporal operator namespace create --namespace default --retention 24h
   for name in ArmadaKind ArmadaName ArmadaNamespace ArmadaPhase; do
-    temporal operator search-attribute create --namespace default --name "$name" --type Keyword
+    search_attribute "$name"
   done
+}
+
+# A namespace just created is unknown to the services until their namespace cache refreshes
+# (system.namespaceCacheRefreshInterval, 2 s): "not found" is tried again, for up to a minute.
+search_attribute() {
+  tries=0
+  while :; do
+    if out=$(temporal operator search-attribute create --namespace default --name "$1" --type Keyword 2>&1); then
+      printf '%s\n' "$out"
+      return 0
+    fi
+    case $out in
+      *"is not found"*) ;;
+      *) break ;;
+    esac
+    tries=$((tries + 1))
+    [ "$tries" -lt 60 ] || break
+    sleep 1
+  done
+  printf '%s\n' "$out" >&2
+  return 1
 }
 
 case ${1:-} in

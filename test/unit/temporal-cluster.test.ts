@@ -218,11 +218,11 @@ describe('the Temporal cluster: docker-compose.yml and `npm run temporal:up` (de
   });
 
   it('register the search attributes the workflows set, as Keyword', () => {
-    const registered = /for name in ([\w ]+); do\n\s+temporal operator search-attribute create/.exec(
-      setupScript,
-    );
+    const registered = /for name in ([\w ]+); do\n\s+search_attribute "\$name"/.exec(setupScript);
     expect(registered?.[1].split(' ').sort()).toEqual(searchAttributes.map((key) => key.name).sort());
     expect(searchAttributes.every((key) => key.type === SearchAttributeType.KEYWORD)).toBe(true);
-    expect(setupScript).toContain('--name "$name" --type Keyword');
+    expect(setupScript).toContain(
+      'temporal operator search-attribute create --namespace default --name "$1" --type Keyword',
+    );
   });
 });
