@@ -31,6 +31,28 @@ const configSchema = z
         z.coerce.number({ error: NOT_SECONDS }).int(NOT_SECONDS).min(0, NOT_SECONDS).default(30),
       )
       .describe('on SIGTERM, how long running activities may go on before they are cancelled'),
+    ARMADA_WORKER_DEPLOYMENT: z
+      .preprocess(unsetIfEmpty, z.string().min(1).max(255).optional())
+      .describe(
+        'Temporal Worker Deployment this worker belongs to; with ARMADA_BUILD_ID, turns on worker versioning',
+      ),
+    ARMADA_BUILD_ID: z
+      .preprocess(unsetIfEmpty, z.string().min(1).max(255).optional())
+      .describe(
+        'build ID of this worker within ARMADA_WORKER_DEPLOYMENT: one per release of the workflow code',
+      ),
+    ARMADA_WORKFLOW_BUNDLE: z
+      .preprocess(unsetIfEmpty, z.string().min(1).optional())
+      .describe('workflow bundle built ahead (bundleWorkflowCode); unset: bundle ../workflows at start'),
+  })
+  .superRefine((config, ctx) => {
+    if (!config.ARMADA_WORKER_DEPLOYMENT !== !config.ARMADA_BUILD_ID)
+      ctx.addIssue({
+        code: 'custom',
+        path: [config.ARMADA_WORKER_DEPLOYMENT ? 'ARMADA_BUILD_ID' : 'ARMADA_WORKER_DEPLOYMENT'],
+        message:
+          'ARMADA_WORKER_DEPLOYMENT and ARMADA_BUILD_ID are set together (worker versioning) or not at all',
+      });
   })
   .transform(withTemporalConnection);
 

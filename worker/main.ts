@@ -71,6 +71,11 @@ async function main(): Promise<void> {
       shutdownGraceTime: `${graceSeconds}s`,
       shutdownForceTime: `${graceSeconds + FORCE_MARGIN_SECONDS}s`,
       dataConverter,
+      ...(config.ARMADA_WORKFLOW_BUNDLE && { workflowBundle: { codePath: config.ARMADA_WORKFLOW_BUNDLE } }),
+      ...(config.ARMADA_WORKER_DEPLOYMENT &&
+        config.ARMADA_BUILD_ID && {
+          deployment: { name: config.ARMADA_WORKER_DEPLOYMENT, buildId: config.ARMADA_BUILD_ID },
+        }),
     });
     const running = worker;
     const stop = (signal: NodeJS.Signals) => {
@@ -79,7 +84,15 @@ async function main(): Promise<void> {
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
-    logger.info('polling', { taskQueue: config.ARMADA_TASK_QUEUE, address, namespace });
+    logger.info('polling', {
+      taskQueue: config.ARMADA_TASK_QUEUE,
+      address,
+      namespace,
+      ...(config.ARMADA_BUILD_ID && {
+        deployment: config.ARMADA_WORKER_DEPLOYMENT,
+        buildId: config.ARMADA_BUILD_ID,
+      }),
+    });
     await running.run();
     logger.info('stopped');
   } finally {

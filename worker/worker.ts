@@ -25,7 +25,17 @@ export interface ArmadaWorkerOptions {
   shutdownForceTime?: WorkerOptions['shutdownForceTime'];
   /** Payload encryption (runs/codec.ts), when keys are configured. */
   dataConverter?: WorkerOptions['dataConverter'];
+  /** Worker versioning: the Worker Deployment and this build's ID (see VERSIONING_BEHAVIOR). */
+  deployment?: { name: string; buildId: string };
 }
+
+/**
+ * Every workflow type is pinned: a run finishes on the build it started on, however long its
+ * canary holds or its approval waits, so a new build never replays an old build's history and
+ * changed workflow code needs no `patched()` for runs in flight. The price: an old build's
+ * workers stay until its runs drain (README, "Worker upgrades").
+ */
+export const VERSIONING_BEHAVIOR = 'PINNED';
 
 /**
  * How long a workflow task waits for the worker that ran the workflow last (its cached copy)
@@ -48,6 +58,13 @@ export function createWorker(opts: ArmadaWorkerOptions): Promise<Worker> {
     ...(opts.shutdownGraceTime !== undefined && { shutdownGraceTime: opts.shutdownGraceTime }),
     ...(opts.shutdownForceTime !== undefined && { shutdownForceTime: opts.shutdownForceTime }),
     ...(opts.dataConverter && { dataConverter: opts.dataConverter }),
+    ...(opts.deployment && {
+      workerDeploymentOptions: {
+        version: { deploymentName: opts.deployment.name, buildId: opts.deployment.buildId },
+        useWorkerVersioning: true,
+        defaultVersioningBehavior: VERSIONING_BEHAVIOR,
+      },
+    }),
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),

@@ -237,6 +237,50 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
   });
 });
 
+describe('the operator chart with Worker Versioning (helm template)', () => {
+  const versions = (...builds: string[]) =>
+    builds.flatMap((b, i) => [
+      '--set',
+      `worker.versions[${i}].buildId=${b}`,
+      '--set',
+      `worker.versions[${i}].tag=${b}`,
+    ]);
+  const render = (...args: string[]) =>
+    helm('template', 'r', chart, '--show-only', 'templates/worker.yaml', ...args);
+
+  it('renders one worker Deployment per build, each with its build ID, image and selector', async () => {
+    const rendered = await render('--set', 'worker.deploymentName=armada', ...versions('0.1.0', '0.2.0'));
+    const deployments = rendered
+      .split(/^---$/m)
+      .filter((doc) => doc.includes('kind: Deployment'))
+      .map((doc) => ({
+        name: /^ {2}name: (\S+)$/m.exec(doc)?.[1],
+        image: /image: (\S+)/.exec(doc)?.[1],
+        build: /name: ARMADA_BUILD_ID\n\s+value: "([^"]+)"/.exec(doc)?.[1],
+        deployment: /name: ARMADA_WORKER_DEPLOYMENT\n\s+value: "([^"]+)"/.exec(doc)?.[1],
+        selector: /matchLabels:[\s\S]*?armada.airshipit.org\/build-id: "([^"]+)"/.exec(doc)?.[1],
+      }));
+    expect(deployments).toEqual(
+      ['0.1.0', '0.2.0'].map((b) => ({
+        name: `r-armada-temporal-worker-${b}`,
+        image: `armada-temporal:${b}`,
+        build: b,
+        deployment: 'armada',
+        selector: b,
+      })),
+    );
+  });
+
+  it('refuses versioning without a build, and a build ID that cannot name a Deployment', async () => {
+    await expect(render('--set', 'worker.deploymentName=armada')).rejects.toThrow(
+      'worker.versions must list at least one build',
+    );
+    await expect(render('--set', 'worker.deploymentName=armada', ...versions('Bad_ID'))).rejects.toThrow(
+      'buildId "Bad_ID" must be lower case letters',
+    );
+  });
+});
+
 describe('the operator chart with an empty managedResources', () => {
   const release = uniqueName('armada-bare');
   const namespace = uniqueName('operator-bare');

@@ -55,6 +55,35 @@ describe('worker configuration', () => {
   });
 });
 
+describe('worker versioning configuration', () => {
+  it('takes a Worker Deployment with a build ID, and a workflow bundle built ahead', () => {
+    expect(
+      loadConfig({
+        ARMADA_WORKER_DEPLOYMENT: 'armada',
+        ARMADA_BUILD_ID: '0.2.0',
+        ARMADA_WORKFLOW_BUNDLE: '/app/workflows.js',
+      }),
+    ).toMatchObject({
+      ARMADA_WORKER_DEPLOYMENT: 'armada',
+      ARMADA_BUILD_ID: '0.2.0',
+      ARMADA_WORKFLOW_BUNDLE: '/app/workflows.js',
+    });
+    expect(loadConfig({ ARMADA_WORKER_DEPLOYMENT: '', ARMADA_BUILD_ID: '' })).toMatchObject({
+      ARMADA_WORKER_DEPLOYMENT: undefined,
+      ARMADA_BUILD_ID: undefined,
+    });
+  });
+
+  it('refuses one of the two without the other, naming the missing one', () => {
+    expect(() => loadConfig({ ARMADA_WORKER_DEPLOYMENT: 'armada' })).toThrow(
+      'invalid configuration:\nARMADA_BUILD_ID: ARMADA_WORKER_DEPLOYMENT and ARMADA_BUILD_ID are set together',
+    );
+    expect(() => loadConfig({ ARMADA_BUILD_ID: '0.2.0' })).toThrow(
+      /^invalid configuration:\nARMADA_WORKER_DEPLOYMENT: /,
+    );
+  });
+});
+
 describe('logLine', () => {
   const timestampNanos = BigInt(Date.UTC(2025, 0, 2, 3, 4, 5, 678)) * 1_000_000n;
 
