@@ -9,9 +9,15 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
-import { eventTime, summaryOf } from '../helpers/histories';
+import { eventTime, resultWithin, summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+
+/**
+ * How long a phase may take after its last kill: about 100 s alone, 5 min on a loaded machine.
+ * Past it, the drill fails naming what each run still waits on.
+ */
+const PHASE_LIMIT_MS = 300_000;
 
 /** Each canary hold, long enough to kill the worker in it and have a new one poll. */
 const HOLD_SECONDS = 6;
@@ -246,7 +252,9 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       await kill.then?.();
     }
     try {
-      return (await handle.result()) as ManifestOutcome;
+      return await resultWithin<ManifestOutcome>(client, handle, PHASE_LIMIT_MS, (id) =>
+        id.includes(s.namespace),
+      );
     } catch (err) {
       // A run that rolled back after a failure fails, with its outcome in the failure's details.
       const cause = (err as WorkflowFailedError).cause;

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { toolPath } from '../../activities/tools';
 
 export type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
@@ -47,4 +47,38 @@ export async function saveHistory(
   const { stdout } = await promisify(execFile)(toolPath('temporal'), args, { maxBuffer: 64 * 1024 * 1024 });
   const file = path.join(__dirname, '../histories', `${name}.json`);
   await writeFile(file, JSON.stringify({ workflowId, history: JSON.parse(stdout) }));
+}
+
+/**
+ * A run's result, or after `ms` an error that names what every open run matching `related` (the
+ * run and its children) still waits on: its pending activities with their attempts and last
+ * failures. A drill's wait on a result then ends with the reason instead of Jest's file timeout.
+ */
+export async function resultWithin<T>(
+  client: Client,
+  handle: WorkflowHandle,
+  ms: number,
+  related: (workflowId: string) => boolean,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), ms)));
+  try {
+    const first = await Promise.race([handle.result() as Promise<T>, expired]);
+    if (first !== 'expired') return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  const open: string[] = [];
+  for await (const run of client.workflow.list({ query: `ExecutionStatus = 'Running'` })) {
+    if (!related(run.workflowId)) continue;
+    const { raw } = await client.workflow.getHandle(run.workflowId, run.runId).describe();
+    const pending = (raw.pendingActivities ?? []).map(
+      (a) =>
+        `${a.activityType?.name} (attempt ${a.attempt}${a.lastFailure?.message ? `, last failure: ${a.lastFailure.message}` : ''})`,
+    );
+    open.push(`${run.workflowId}: ${pending.length ? pending.join(', ') : 'no pending activity'}`);
+  }
+  throw new Error(
+    `${handle.workflowId} did not end within ${ms / 1000} s; open runs: ${open.join('; ') || 'none'}`,
+  );
 }
