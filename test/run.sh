@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command (npm test). On a fresh machine it installs the npm dependencies, builds the
-# local stack (npm run tools), starts a sandbox cluster of its own, runs the whole Jest suite
-# (which starts and stops its own Temporal dev server), stops everything it started, and ends
-# with the line "N passed, N failed".
+# local stack (npm run tools), starts a sandbox cluster of its own and, for the cluster lane
+# (test/cluster), a Temporal cluster on PostgreSQL (installing PostgreSQL when it is missing), runs
+# the whole Jest suite (which starts and stops its own Temporal dev server for every other file),
+# stops everything it started, and ends with the line "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -26,8 +27,12 @@ export SANDBOX_DIR="$root/.sandbox/test"
 results="$root/.test-results.json"
 rm -f "$results"
 
+# The cluster lane's Temporal server on PostgreSQL (deploy/temporal-cluster), fresh for each run.
+export TEMPORAL_CLUSTER_DIR="$root/.temporal-cluster/test"
+
 cleanup() {
   SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
+  bash deploy/temporal-cluster/cluster.sh down >/dev/null 2>&1 || true
   local pid
   for pid in $(grep -lsz "^ARMADA_TEST_RUN=$ARMADA_TEST_RUN$" /proc/[0-9]*/environ | cut -d/ -f3); do
     [[ $pid == "$$" ]] || kill -9 "$pid" 2>/dev/null || true
@@ -36,8 +41,20 @@ cleanup() {
 trap cleanup EXIT
 
 SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
+bash deploy/temporal-cluster/cluster.sh down >/dev/null 2>&1 || true
+rm -rf "$TEMPORAL_CLUSTER_DIR"
+mkdir -p "$TEMPORAL_CLUSTER_DIR"
+# Both start at once: the Temporal cluster mostly waits on PostgreSQL and its own start.
+bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
+temporal_cluster=$!
 bash deploy/sandbox/cluster.sh up
 export KUBECONFIG="$SANDBOX_DIR/kubeconfig"
+wait "$temporal_cluster" || {
+  cat "$TEMPORAL_CLUSTER_DIR/up.log" >&2
+  exit 1
+}
+ARMADA_TEST_CLUSTER_TEMPORAL=$(source "$TEMPORAL_CLUSTER_DIR/cluster.env" && echo "$TEMPORAL_ADDRESS")
+export ARMADA_TEST_CLUSTER_TEMPORAL
 
 status=0
 npx jest --ci --json --outputFile="$results" "$@" || status=$?

@@ -11,10 +11,12 @@ const Sequencer = require('@jest/test-sequencer').default;
 const LONGEST_FIRST = [
   'drills/large-manifest', // CPU: 300 releases
   'drills/worker-crash', // waits: ten killed workers
+  'cluster/production', // waits: killed workers, holds (3 workers, 2 bridges, PostgreSQL)
   'e2e/bridge-churn', // CPU: ~270 runs
   'workflows/canary', // waits: canary timers
   'e2e/bridge', // waits: bridges and Leases
   'drills/api-outage', // waits: its own kube-apiserver down 30 s
+  'cluster/upgrade', // waits: canary holds on two worker builds
 ];
 
 const rank = (test) => {
