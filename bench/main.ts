@@ -12,6 +12,7 @@ import { runHelmLoop } from './helm-loop';
 import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
 import { runProfile } from './profile';
+import { runServers } from './servers';
 import { repo } from './processes';
 import {
   BENCHMARKS,
@@ -45,11 +46,16 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
       run: (ctx, s) => runHelmLoop(ctx, s.helm),
     },
     5: { title: 'profile and improve', sizes: (s) => s.overhead, run: runProfile },
+    6: {
+      title: 'PostgreSQL cluster against the dev server',
+      sizes: (s) => ({ overhead: s.overhead, helm: s.helm }),
+      run: runServers,
+    },
   };
 
 /**
  * `npm run bench` (through bench/run.sh, which builds the tools and dist/ and starts the sandbox
- * for benchmarks 2 and 4): starts a Temporal dev server of its own, runs the selected
+ * for benchmarks 2, 4 and 6, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
  * benchmarks, writes bench/results/latest.json and prints a summary table.
  */
 async function main(): Promise<number> {
@@ -81,7 +87,7 @@ async function main(): Promise<number> {
       kubeconfig: process.env.KUBECONFIG,
       log,
     };
-    for (const n of [1, 2, 3, 4, 5] as const) {
+    for (const n of [1, 2, 3, 4, 5, 6] as const) {
       if (!selected.has(n)) continue;
       const runner = runners[n];
       log(`\nbench ${n}: ${runner.title}`);

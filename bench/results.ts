@@ -25,6 +25,7 @@ export const BENCHMARKS = {
   3: 'concurrency',
   4: 'helmLoop',
   5: 'profile',
+  6: 'servers',
 } as const;
 export type BenchmarkKey = (typeof BENCHMARKS)[keyof typeof BENCHMARKS];
 
@@ -177,6 +178,21 @@ export function summaryRows(results: Results): string[][] {
       '',
     ]);
   }
+  const six = b.servers?.figures;
+  if (six)
+    for (const [key, label] of [
+      ['groupTransitionP50Ms', 'group transition p50'],
+      ['manifestTotalP50Ms', 'overhead manifest total p50'],
+      ['sequencedApplyP50Ms', 'examples, sequenced apply p50'],
+      ['parallelApplyP50Ms', 'examples, parallel apply p50'],
+    ] as const)
+      rows.push([
+        '6 servers',
+        `${label}: PostgreSQL / dev server`,
+        `${times(get(six, 'clusterVsDev', key))} (${ms(get(six, 'postgresCluster', key))} vs ${ms(get(six, 'devServer', key))})`,
+        '',
+        '',
+      ]);
   for (const [key, result] of Object.entries(b))
     if (result?.error) rows.push([key, 'failed', result.error.split('\n')[0], '', '']);
   return rows;

@@ -2,7 +2,8 @@
 # The benchmark command (npm run bench [-- 1 3]). On a fresh clone it installs the npm
 # dependencies and builds the local tools (deploy/lib.sh), compiles dist/, starts a sandbox
 # cluster of its own (.sandbox/bench/, never the one `npm start` or `npm test` runs) when
-# benchmark 2 or 4 is selected, runs the benchmarks (bench/main.ts starts its own Temporal dev
+# benchmark 2, 4 or 6 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
+# .temporal-cluster/bench/), runs the benchmarks (bench/main.ts starts its own Temporal dev
 # server), stops everything it started, and leaves the figures in bench/results/latest.json.
 # Sizes and the selection come from BENCH_* variables: see bench/README.md.
 set -euo pipefail
@@ -19,12 +20,17 @@ npx tsc -p tsconfig.json
 export ARMADA_BENCH_RUN="bench-$$-$RANDOM"
 export SANDBOX_DIR="$root/.sandbox/bench"
 
-selection="${*:-${BENCH_ONLY:-1,2,3,4}}"
+selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6}}"
 sandbox=false
-[[ $selection =~ [24] ]] && sandbox=true
+[[ $selection =~ [246] ]] && sandbox=true
+# Benchmark 6: the Temporal cluster on PostgreSQL (deploy/temporal-cluster), fresh for the run.
+cluster=false
+[[ $selection =~ 6 ]] && cluster=true
+export TEMPORAL_CLUSTER_DIR="$root/.temporal-cluster/bench"
 
 cleanup() {
   if $sandbox; then SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true; fi
+  if $cluster; then bash deploy/temporal-cluster/cluster.sh down >/dev/null 2>&1 || true; fi
   local pid
   for pid in $(grep -lsz "^ARMADA_BENCH_RUN=$ARMADA_BENCH_RUN$" /proc/[0-9]*/environ | cut -d/ -f3); do
     [[ $pid == "$$" ]] || kill -9 "$pid" 2>/dev/null || true
@@ -36,6 +42,14 @@ if $sandbox; then
   bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
   bash deploy/sandbox/cluster.sh up
   export KUBECONFIG="$SANDBOX_DIR/kubeconfig"
+fi
+
+if $cluster; then
+  bash deploy/temporal-cluster/cluster.sh down >/dev/null 2>&1 || true
+  rm -rf "$TEMPORAL_CLUSTER_DIR"
+  bash deploy/temporal-cluster/cluster.sh up
+  BENCH_CLUSTER_TEMPORAL=$(source "$TEMPORAL_CLUSTER_DIR/cluster.env" && echo "$TEMPORAL_ADDRESS")
+  export BENCH_CLUSTER_TEMPORAL
 fi
 
 status=0
