@@ -1,7 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import path from 'node:path';
 import { startTemporal } from '../test/helpers/temporal';
 import { runBridge } from './bridge';
@@ -13,9 +11,11 @@ import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
 import { runProfile } from './profile';
 import { runServers } from './servers';
+import { runWorkerStart } from './worker-start';
 import { repo } from './processes';
 import {
   BENCHMARKS,
+  BENCHMARK_NUMBERS,
   formatTable,
   summaryRows,
   writeResults,
@@ -51,6 +51,11 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
       sizes: (s) => ({ overhead: s.overhead, helm: s.helm }),
       run: runServers,
     },
+    7: {
+      title: 'worker start',
+      sizes: (s) => s.workerStart,
+      run: (ctx, s) => runWorkerStart(ctx, s.workerStart),
+    },
   };
 
 /**
@@ -74,12 +79,8 @@ async function main(): Promise<number> {
   const results: Results = { date: new Date().toISOString(), machine, benchmarks: {} };
   let failed = 0;
   try {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../workflows'),
-      logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
-    });
-    const bundlePath = path.join(await mkdtemp(path.join(tmpdir(), 'armada-bench-')), 'workflows.js');
-    await writeFile(bundlePath, code);
+    // The build's bundle (bench/run.sh runs npm run build first).
+    const bundlePath = path.join(repo, 'dist', 'workflow-bundle.js');
     const ctx: BenchContext = {
       client: new Client({ connection }),
       temporalAddress: temporal.address,
@@ -87,7 +88,7 @@ async function main(): Promise<number> {
       kubeconfig: process.env.KUBECONFIG,
       log,
     };
-    for (const n of [1, 2, 3, 4, 5, 6] as const) {
+    for (const n of BENCHMARK_NUMBERS) {
       if (!selected.has(n)) continue;
       const runner = runners[n];
       log(`\nbench ${n}: ${runner.title}`);

@@ -13,7 +13,7 @@ root=$PWD
 # shellcheck source=../deploy/lib.sh
 source deploy/lib.sh
 prepare_checkout
-npx tsc -p tsconfig.json
+bash deploy/build.sh
 
 # Every process this run starts inherits this marker, so cleanup finds exactly them, even
 # orphans of a crashed driver (the dev server, workers, bridges).
