@@ -15,17 +15,17 @@ const RETRY = {
 } satisfies ActivityOptions['retry'];
 
 /** Start-to-close of a quick call with no timeout of its own. */
-const QUICK_SECONDS = 15;
+const QUICK_SECONDS = 5;
 /** What an attempt's start-to-close adds to the operation's own timeout (the steps around it). */
 const MARGIN_SECONDS = 60;
-/** Heartbeat timeout of a wait: it heartbeats every second (HEARTBEAT_INTERVAL_MS). */
-const WAIT_HEARTBEAT_SECONDS = 5;
+/** Heartbeat timeout of a read: it heartbeats every second (HEARTBEAT_INTERVAL_MS). */
+const READ_HEARTBEAT_SECONDS = 5;
 /**
- * Heartbeat timeout of a helm write, longer than a wait's: an attempt timed out by a late
- * heartbeat is cancelled, which kills its helm and leaves the release pending, which costs a
- * recovery revision. A wait timed out that way only polls again.
+ * Heartbeat timeout of a write, longer than a read's: an attempt timed out by a late heartbeat is
+ * cancelled, which kills its helm and leaves the release pending, which costs a recovery
+ * revision. A read timed out that way only reads again.
  */
-const HELM_HEARTBEAT_SECONDS = 10;
+const WRITE_HEARTBEAT_SECONDS = 10;
 
 /**
  * The timeout profiles, one per kind of activity. An attempt on a worker that died stays
@@ -37,19 +37,22 @@ const HELM_HEARTBEAT_SECONDS = 10;
  */
 export const profile = {
   /**
-   * One Kubernetes API call or helm read (scale, status, observe, delete, create, an analysis
-   * GET): no heartbeat; start-to-close 15 s, or the call's own timeout plus 5 s.
+   * One Kubernetes API call or a few (scale, delete, create, an Event, a Deployer's versions):
+   * no heartbeat; start-to-close 5 s, or the call's own timeout plus 5 s.
    */
   quick: (summary: string, ownTimeoutSeconds = 0): ActivityOptions => ({
     summary,
     startToCloseTimeout: Math.max(QUICK_SECONDS, ownTimeoutSeconds + 5) * 1000,
     retry: RETRY,
   }),
-  /** A wait for readiness: heartbeats every second, retried elsewhere after 5 s of silence. */
-  wait: (summary: string, timeoutSeconds: number): ActivityOptions => ({
+  /**
+   * A read that may take a while (a wait for readiness, an analysis check, a helm status or
+   * manifest): heartbeats every second, retried elsewhere after 5 s of silence.
+   */
+  read: (summary: string, timeoutSeconds = 0): ActivityOptions => ({
     summary,
     startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
-    heartbeatTimeout: WAIT_HEARTBEAT_SECONDS * 1000,
+    heartbeatTimeout: READ_HEARTBEAT_SECONDS * 1000,
     retry: RETRY,
   }),
   /**
@@ -58,10 +61,10 @@ export const profile = {
    * pending waits until the dead helm's own timeout is up (prepareRetriedWrite): the worst case,
    * the operation's timeout plus 10 s after helm last wrote the release.
    */
-  helm: (summary: string, timeoutSeconds: number): ActivityOptions => ({
+  write: (summary: string, timeoutSeconds: number): ActivityOptions => ({
     summary,
     startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
-    heartbeatTimeout: HELM_HEARTBEAT_SECONDS * 1000,
+    heartbeatTimeout: WRITE_HEARTBEAT_SECONDS * 1000,
     retry: RETRY,
   }),
 };

@@ -34,12 +34,12 @@ export async function undoChanges(
     const where = `${step.namespace}/${step.release}`;
     if (step.action === 'rollback') {
       await io.helmRollback.executeWithOptions(
-        profile.helm(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
+        profile.write(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
         [step],
       );
     } else {
       await io.helmUninstall.executeWithOptions(
-        profile.helm(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
+        profile.write(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
         [step],
       );
     }
