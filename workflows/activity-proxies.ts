@@ -18,14 +18,14 @@ const RETRY = {
 const QUICK_SECONDS = 5;
 /** What an attempt's start-to-close adds to the operation's own timeout (the steps around it). */
 const MARGIN_SECONDS = 60;
-/** Heartbeat timeout of a read: it heartbeats every second (HEARTBEAT_INTERVAL_MS). */
-const READ_HEARTBEAT_SECONDS = 5;
+/** Heartbeat timeout of long work: it heartbeats every second (HEARTBEAT_INTERVAL_MS). */
+const LONG_HEARTBEAT_SECONDS = 5;
 /**
- * Heartbeat timeout of a write, longer than a read's: an attempt timed out by a late heartbeat is
+ * Heartbeat timeout of a helm write, longer: an attempt timed out by a late heartbeat is
  * cancelled, which kills its helm and leaves the release pending, which costs a recovery
- * revision. A read timed out that way only reads again.
+ * revision. Other long work timed out that way only does its work again.
  */
-const WRITE_HEARTBEAT_SECONDS = 10;
+const HELM_WRITE_HEARTBEAT_SECONDS = 10;
 
 /**
  * The timeout profiles, one per kind of activity. An attempt on a worker that died stays
@@ -46,25 +46,26 @@ export const profile = {
     retry: RETRY,
   }),
   /**
-   * A read that may take a while (a wait for readiness, an analysis check, a helm status or
-   * manifest): heartbeats every second, retried elsewhere after 5 s of silence.
+   * Work that may take a while and may be done again (a wait for readiness, an analysis check,
+   * a helm status or manifest, a chart fetched or rendered, canary copies): heartbeats every
+   * second, retried elsewhere after 5 s of silence.
    */
-  read: (summary: string, timeoutSeconds = 0): ActivityOptions => ({
+  long: (summary: string, timeoutSeconds = 0): ActivityOptions => ({
     summary,
     startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
-    heartbeatTimeout: READ_HEARTBEAT_SECONDS * 1000,
+    heartbeatTimeout: LONG_HEARTBEAT_SECONDS * 1000,
     retry: RETRY,
   }),
   /**
-   * A helm write, or a chart fetched or rendered (helm or git runs as a child): heartbeats every
-   * second while it runs, retried elsewhere after 10 s of silence. A retry that finds the release
-   * pending waits until the dead helm's own timeout is up (prepareRetriedWrite): the worst case,
-   * the operation's timeout plus 10 s after helm last wrote the release.
+   * A helm write of a release (upgrade, rollback, uninstall, test): heartbeats every second while
+   * helm runs, retried elsewhere after 10 s of silence. A retry that finds the release pending
+   * waits until the dead helm's own timeout is up (prepareRetriedWrite): at worst the
+   * operation's timeout plus 10 s after helm last wrote the release.
    */
-  write: (summary: string, timeoutSeconds: number): ActivityOptions => ({
+  helmWrite: (summary: string, timeoutSeconds: number): ActivityOptions => ({
     summary,
     startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
-    heartbeatTimeout: WRITE_HEARTBEAT_SECONDS * 1000,
+    heartbeatTimeout: HELM_WRITE_HEARTBEAT_SECONDS * 1000,
     retry: RETRY,
   }),
 };

@@ -218,7 +218,7 @@ export class Canary {
     const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
     const ready = await this.unlessStopped(() =>
       io.waitForResources.executeWithOptions(
-        profile.read(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`, timeout),
+        profile.long(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`, timeout),
         [
           {
             release: this.input.title,
@@ -398,7 +398,7 @@ export class Canary {
     if (!analysis) return undefined;
     this.progress.waitingOn = 'analysis';
     const result = await io.checkAnalysis.executeWithOptions(
-      profile.read(`${title}: analysis ${final ? 'before passing the step' : 'check'}`),
+      profile.long(`${title}: analysis ${final ? 'before passing the step' : 'check'}`),
       [
         {
           url: analysis.url,
@@ -437,7 +437,7 @@ export class Canary {
       const stepTimeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
       try {
         await io.waitForResources.executeWithOptions(
-          profile.read(`${title}: rollback, wait for old to be Ready`, stepTimeout),
+          profile.long(`${title}: rollback, wait for old to be Ready`, stepTimeout),
           [
             {
               release: title,

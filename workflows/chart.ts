@@ -193,7 +193,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   const ref = { release, namespace };
   const requests = helmRequests(ref, spec);
   const observe = () =>
-    io.helmObserve.executeWithOptions(profile.read(`observe ${release} in ${namespace}`), [ref]);
+    io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
   const observed = await observe();
   const before = revisionBefore(observed);
   const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
@@ -208,14 +208,14 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   if (run.mode === 'uninstall') {
     if (observed)
       await io.helmUninstall.executeWithOptions(
-        profile.write(`helm uninstall ${release} in ${namespace}`, operationSeconds(requests.uninstall)),
+        profile.helmWrite(`helm uninstall ${release} in ${namespace}`, operationSeconds(requests.uninstall)),
         [requests.uninstall],
       );
     return outcome('uninstalled', null);
   }
 
   const prepared = await io.prepareChart.executeWithOptions(
-    profile.write(`fetch chart of ${release} (${spec.source.type})`, requests.wait.timeoutSeconds),
+    profile.long(`fetch chart of ${release} (${spec.source.type})`, requests.wait.timeoutSeconds),
     [requests.prepare],
   );
 
@@ -253,7 +253,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           );
         case 'rollback':
           await io.helmRollback.executeWithOptions(
-            profile.write(
+            profile.helmWrite(
               `recover ${release}: helm rollback to ${action.revision}`,
               operationSeconds(requests.rollback(action.revision)),
             ),
@@ -262,7 +262,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           break;
         case 'uninstall':
           await io.helmUninstall.executeWithOptions(
-            profile.write(
+            profile.helmWrite(
               `recover ${release}: uninstall a failed first install`,
               operationSeconds(requests.recoverByUninstall),
             ),
@@ -287,7 +287,10 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           // a failure carries `before`, so a manifest rollback still puts the release back.
           written = { action: action.action };
           const wrote = await io.helmUpgradeInstall.executeWithOptions(
-            profile.write(`helm ${action.action} ${release} in ${namespace}`, requests.wait.timeoutSeconds),
+            profile.helmWrite(
+              `helm ${action.action} ${release} in ${namespace}`,
+              requests.wait.timeoutSeconds,
+            ),
             [requests.upgrade(prepared)],
           );
           // What helm reported is the release now, carrying the digest it was asked to record:
@@ -298,14 +301,14 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
         }
         case 'wait':
           await io.waitForResources.executeWithOptions(
-            profile.read(`wait for ${release} in ${namespace}`, requests.wait.timeoutSeconds),
+            profile.long(`wait for ${release} in ${namespace}`, requests.wait.timeoutSeconds),
             [requests.wait],
           );
           written!.checks!.wait = false;
           continue;
         case 'test':
           await io.helmTest.executeWithOptions(
-            profile.write(`helm test ${release}`, operationSeconds(requests.test!)),
+            profile.helmWrite(`helm test ${release}`, operationSeconds(requests.test!)),
             [requests.test!],
           );
           written!.checks!.test = false;
@@ -342,7 +345,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
   const canary = spec.canary!;
   const requests = helmRequests({ release, namespace }, spec);
   const pairs = await io.createCanaryCopies.executeWithOptions(
-    profile.write(`canary copies of ${release}`, requests.wait.timeoutSeconds),
+    profile.long(`canary copies of ${release}`, requests.wait.timeoutSeconds),
     [requests.canaryCopies(chart)],
   );
   if (!pairs.length) {

@@ -26,7 +26,7 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   };
 
   const found = await io.helmCheckDrift.executeWithOptions(
-    profile.read(`which of ${run.objects.length} changed objects are in ${run.namespace}/${run.release}`),
+    profile.long(`which of ${run.objects.length} changed objects are in ${run.namespace}/${run.release}`),
     [{ ...ref, objects: run.objects }],
   );
   if (!found || found.drifted.length === 0) return finish({ result: 'none', objects: [] }, 'NoDrift');
@@ -40,7 +40,7 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   }
   await event('Warning', 'DriftDetected', `${what}; re-applying revision ${found.revision}`);
   await io.helmRollback.executeWithOptions(
-    profile.write(
+    profile.helmWrite(
       `re-apply ${run.namespace}/${run.release} revision ${found.revision}`,
       DEFAULT_TIMEOUT_SECONDS,
     ),

@@ -34,12 +34,12 @@ export async function undoChanges(
     const where = `${step.namespace}/${step.release}`;
     if (step.action === 'rollback') {
       await io.helmRollback.executeWithOptions(
-        profile.write(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
+        profile.helmWrite(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
         [step],
       );
     } else {
       await io.helmUninstall.executeWithOptions(
-        profile.write(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
+        profile.helmWrite(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
         [step],
       );
     }
