@@ -323,7 +323,7 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       expect(web).toEqual([`${drill.release('web')} 4 registry.local/hello:2.0.0`]);
 
       // Each attempt a kill cut short was given up by its profile's heartbeat timeout (5 s for a
-      // read, 10 s for a write: workflows/activity-proxies.ts) and retried. Other attempts in flight
+      // wait, 10 s for a helm write: workflows/activity-proxies.ts) and retried. Other attempts in flight
       // at a kill (the parallel group's) may be among them too.
       const ids = [
         ...RELEASES.map((r) => chartId(drill, r)),
