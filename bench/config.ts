@@ -58,6 +58,10 @@ export function loadSizes() {
       /** Starts of each way of starting a worker. */
       starts: int('BENCH_STARTS', 5),
     },
+    recovery: {
+      /** Kills per kind of activity and way of starting the replacement. */
+      kills: int('BENCH_KILLS', 5),
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
 import { runProfile } from './profile';
 import { runServers } from './servers';
+import { runRecovery } from './recovery';
 import { runWorkerStart } from './worker-start';
 import { repo } from './processes';
 import {
@@ -56,11 +57,12 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
       sizes: (s) => s.workerStart,
       run: (ctx, s) => runWorkerStart(ctx, s.workerStart),
     },
+    8: { title: 'crash recovery', sizes: (s) => s.recovery, run: (ctx, s) => runRecovery(ctx, s.recovery) },
   };
 
 /**
  * `npm run bench` (through bench/run.sh, which builds the tools and dist/ and starts the sandbox
- * for benchmarks 2, 4 and 6, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
+ * for benchmarks 2, 4, 6 and 8, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
  * benchmarks, writes bench/results/latest.json and prints a summary table.
  */
 async function main(): Promise<number> {

@@ -1,11 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
+import { WORKER_POLLING } from '../test/helpers/processes';
 import type { BenchContext } from './context';
 import { repo, startProcess } from './processes';
 import { ratio, summarize } from './stats';
-
-/** What the worker prints once it polls (test/helpers/processes.ts WORKER_POLLING). */
-const POLLING = '"message":"polling"';
 
 /**
  * How each way of starting a worker is run: `npm run worker` before issue 22 (tsc, then a worker
@@ -43,7 +41,7 @@ export async function runWorkerStart(
         ARMADA_METRICS_PORT: '0',
       });
       try {
-        await worker.printed(POLLING);
+        await worker.printed(WORKER_POLLING);
         samples[way].push(performance.now() - t0);
       } finally {
         await worker.stop();

@@ -34,10 +34,7 @@ export default async function globalSetup(): Promise<void> {
   // that run the worker or the bridge as processes (the drills, the bridge) run dist/, built
   // once here so that no two test files write it at the same time; the build's tsc is also the
   // suite's type check (ts-jest only transpiles).
-  const [temporal] = await Promise.all([
-    startTemporal(),
-    run('bash', ['deploy/build.sh'], { cwd: repo }),
-  ]);
+  const [temporal] = await Promise.all([startTemporal(), run('bash', ['deploy/build.sh'], { cwd: repo })]);
   (globalThis as { __temporal__?: TestTemporal }).__temporal__ = temporal;
   process.env.TEMPORAL_ADDRESS = temporal.address;
   process.env.ARMADA_TEST_TEMPORAL_UI = temporal.uiUrl;
