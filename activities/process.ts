@@ -1,8 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
 
-/** How often long-running activities heartbeat; the workflows' heartbeat timeout is 30 s. */
-export const HEARTBEAT_INTERVAL_MS = 5_000;
+/**
+ * How often long-running activities heartbeat. The workflows' heartbeat timeouts (5 s for a
+ * wait, 10 s for helm: workflows/activity-proxies.ts) are what this interval keeps alive; the SDK
+ * sends at most one heartbeat per 80 % of the timeout.
+ */
+export const HEARTBEAT_INTERVAL_MS = 1_000;
 
 /** The activity being executed, or undefined when called outside one (the CLI, direct tests). */
 export function currentActivity(): Context | undefined {
@@ -13,12 +17,21 @@ export function currentActivity(): Context | undefined {
   }
 }
 
-/** Runs `work`, heartbeating every few seconds while it runs when called inside an activity. */
-export async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work`, heartbeating every HEARTBEAT_INTERVAL_MS while it runs when called inside an
+ * activity, with the latest details `work` gave `report` (heartbeated at once too). The beat is
+ * the process's, not the work's: a slow API call or download never looks like a dead worker.
+ */
+export async function heartbeating<T>(work: (report: (details: unknown) => void) => Promise<T>): Promise<T> {
   const activity = currentActivity();
-  const heartbeat = activity && setInterval(() => activity.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  let latest: unknown;
+  const beat = () => activity?.heartbeat(latest);
+  const heartbeat = activity && setInterval(beat, HEARTBEAT_INTERVAL_MS);
   try {
-    return await work();
+    return await work((details) => {
+      latest = details;
+      beat();
+    });
   } finally {
     if (heartbeat) clearInterval(heartbeat);
   }

@@ -240,6 +240,7 @@ export async function startRealWorker(
     TEMPORAL_ADDRESS: ctx.temporalAddress,
     ARMADA_TASK_QUEUE: taskQueue,
     ARMADA_METRICS_PORT: '0',
+    ARMADA_WORKFLOW_BUNDLE: ctx.bundlePath,
     KUBECONFIG: ctx.kubeconfig,
   });
   await worker.printed(WORKER_POLLING);

@@ -1,3 +1,5 @@
+import { BENCHMARK_NUMBERS } from './results';
+
 /**
  * Benchmark sizes, from the environment; the defaults are the sizes issue 9 asks for. Smaller
  * values make a quick check (`BENCH_CHARTS=2 BENCH_CANARIES=20 ... npm run bench`).
@@ -52,19 +54,28 @@ export function loadSizes() {
       /** Timed pairs (engine, script) per manifest, after one untimed warm-up of each. */
       pairs: int('BENCH_PAIRS', 5),
     },
+    workerStart: {
+      /** Starts of each way of starting a worker. */
+      starts: int('BENCH_STARTS', 5),
+    },
+    recovery: {
+      /** Kills per kind of activity and way of starting the replacement. */
+      kills: int('BENCH_KILLS', 5),
+    },
   };
 }
 
 export type Sizes = ReturnType<typeof loadSizes>;
 
-/** The benchmarks to run: `BENCH_ONLY=1,3` or arguments `1 3`; all six by default. */
+/** The benchmarks to run: `BENCH_ONLY=1,3` or arguments `1 3`; all of them by default. */
 export function selectedBenchmarks(args: string[]): Set<number> {
-  const raw = args.length ? args.join(',') : (process.env.BENCH_ONLY ?? '1,2,3,4,5,6');
+  const raw = args.length ? args.join(',') : (process.env.BENCH_ONLY ?? BENCHMARK_NUMBERS.join(','));
   const picked = raw
     .split(/[\s,]+/)
     .filter(Boolean)
     .map(Number);
   for (const n of picked)
-    if (![1, 2, 3, 4, 5, 6].includes(n)) throw new Error(`no benchmark ${n}: pick from 1, 2, 3, 4, 5, 6`);
+    if (!(BENCHMARK_NUMBERS as number[]).includes(n))
+      throw new Error(`no benchmark ${n}: pick from ${BENCHMARK_NUMBERS.join(', ')}`);
   return new Set(picked);
 }

@@ -1,7 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import path from 'node:path';
 import { startTemporal } from '../test/helpers/temporal';
 import { runBridge } from './bridge';
@@ -13,9 +11,12 @@ import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
 import { runProfile } from './profile';
 import { runServers } from './servers';
+import { runRecovery } from './recovery';
+import { runWorkerStart } from './worker-start';
 import { repo } from './processes';
 import {
   BENCHMARKS,
+  BENCHMARK_NUMBERS,
   formatTable,
   summaryRows,
   writeResults,
@@ -51,11 +52,17 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
       sizes: (s) => ({ overhead: s.overhead, helm: s.helm }),
       run: runServers,
     },
+    7: {
+      title: 'worker start',
+      sizes: (s) => s.workerStart,
+      run: (ctx, s) => runWorkerStart(ctx, s.workerStart),
+    },
+    8: { title: 'crash recovery', sizes: (s) => s.recovery, run: (ctx, s) => runRecovery(ctx, s.recovery) },
   };
 
 /**
  * `npm run bench` (through bench/run.sh, which builds the tools and dist/ and starts the sandbox
- * for benchmarks 2, 4 and 6, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
+ * for benchmarks 2, 4, 6 and 8, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
  * benchmarks, writes bench/results/latest.json and prints a summary table.
  */
 async function main(): Promise<number> {
@@ -74,12 +81,8 @@ async function main(): Promise<number> {
   const results: Results = { date: new Date().toISOString(), machine, benchmarks: {} };
   let failed = 0;
   try {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../workflows'),
-      logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
-    });
-    const bundlePath = path.join(await mkdtemp(path.join(tmpdir(), 'armada-bench-')), 'workflows.js');
-    await writeFile(bundlePath, code);
+    // The build's bundle (bench/run.sh runs npm run build first).
+    const bundlePath = path.join(repo, 'dist', 'workflow-bundle.js');
     const ctx: BenchContext = {
       client: new Client({ connection }),
       temporalAddress: temporal.address,
@@ -87,7 +90,7 @@ async function main(): Promise<number> {
       kubeconfig: process.env.KUBECONFIG,
       log,
     };
-    for (const n of [1, 2, 3, 4, 5, 6] as const) {
+    for (const n of BENCHMARK_NUMBERS) {
       if (!selected.has(n)) continue;
       const runner = runners[n];
       log(`\nbench ${n}: ${runner.title}`);

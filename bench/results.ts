@@ -26,7 +26,12 @@ export const BENCHMARKS = {
   4: 'helmLoop',
   5: 'profile',
   6: 'servers',
+  7: 'workerStart',
+  8: 'recovery',
 } as const;
+
+/** The benchmark numbers, in order. */
+export const BENCHMARK_NUMBERS = Object.keys(BENCHMARKS).map(Number) as (keyof typeof BENCHMARKS)[];
 export type BenchmarkKey = (typeof BENCHMARKS)[keyof typeof BENCHMARKS];
 
 /**
@@ -191,6 +196,25 @@ export function summaryRows(results: Results): string[][] {
         `${label}: PostgreSQL / dev server`,
         `${times(get(six, 'clusterVsDev', key))} (${ms(get(six, 'postgresCluster', key))} vs ${ms(get(six, 'devServer', key))})`,
         '',
+        '',
+      ]);
+  const seven = b.workerStart?.figures;
+  if (seven)
+    rows.push([
+      '7 worker start',
+      'to the first poll p50: npm run worker now / before',
+      `${times(get(seven, 'nowVsBefore'))} (${ms(get(seven, 'toFirstPollMs', 'npmRunWorkerNow', 'p50'))} vs ${ms(get(seven, 'toFirstPollMs', 'npmRunWorkerBefore', 'p50'))}; bundling at start ${ms(get(seven, 'toFirstPollMs', 'workerBundlingAtStart', 'p50'))})`,
+      '< 2 s',
+      '',
+    ]);
+  const eight = b.recovery?.figures;
+  if (eight)
+    for (const kind of Object.keys((get(eight, 'kinds') as Record<string, unknown> | undefined) ?? {}))
+      rows.push([
+        '8 recovery',
+        `${kind}: first poll → retried attempt p50 / p95, at once | after 10 s`,
+        `${ms(get(eight, 'kinds', kind, 'atOnce', 'p50'))} / ${ms(get(eight, 'kinds', kind, 'atOnce', 'p95'))} | ${ms(get(eight, 'kinds', kind, 'delayed', 'p50'))} / ${ms(get(eight, 'kinds', kind, 'delayed', 'p95'))}`,
+        '≤ 5 s',
         '',
       ]);
   for (const [key, result] of Object.entries(b))

@@ -2,7 +2,7 @@
 # The benchmark command (npm run bench [-- 1 3]). On a fresh clone it installs the npm
 # dependencies and builds the local tools (deploy/lib.sh), compiles dist/, starts a sandbox
 # cluster of its own (.sandbox/bench/, never the one `npm start` or `npm test` runs) when
-# benchmark 2, 4 or 6 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
+# benchmark 2, 4, 6 or 8 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
 # .temporal-cluster/bench/), runs the benchmarks (bench/main.ts starts its own Temporal dev
 # server), stops everything it started, and leaves the figures in bench/results/latest.json.
 # Sizes and the selection come from BENCH_* variables: see bench/README.md.
@@ -13,16 +13,16 @@ root=$PWD
 # shellcheck source=../deploy/lib.sh
 source deploy/lib.sh
 prepare_checkout
-npx tsc -p tsconfig.json
+bash deploy/build.sh
 
 # Every process this run starts inherits this marker, so cleanup finds exactly them, even
 # orphans of a crashed driver (the dev server, workers, bridges).
 export ARMADA_BENCH_RUN="bench-$$-$RANDOM"
 export SANDBOX_DIR="$root/.sandbox/bench"
 
-selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6}}"
+selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8}}"
 sandbox=false
-[[ $selection =~ [246] ]] && sandbox=true
+[[ $selection =~ [2468] ]] && sandbox=true
 # Benchmark 6: the Temporal cluster on PostgreSQL (deploy/temporal-cluster), fresh for the run.
 cluster=false
 [[ $selection =~ 6 ]] && cluster=true

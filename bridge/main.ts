@@ -4,6 +4,7 @@ import { kinds, type KindName } from '../api/kinds';
 import { apiMessage, kubeConfig } from '../kube/client';
 import { clientConnectionOptions } from '../runs/connection';
 import { loadDataConverter } from '../runs/codec';
+import { stopOnSignals } from '../runs/signals';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
@@ -167,9 +168,9 @@ async function main(): Promise<void> {
     },
     log,
   });
-  const shutdown = async () => {
+  const shutdown = async (signal: NodeJS.Signals) => {
     stopping = true;
-    log('info', 'shutting down');
+    log('info', 'shutting down', { signal });
     for (const watch of Object.values(watches)) watch.stop();
     stopDriftWatches();
     served.server.close();
@@ -178,8 +179,10 @@ async function main(): Promise<void> {
     await connection.close();
     process.exit(0);
   };
-  process.once('SIGINT', () => void shutdown());
-  process.once('SIGTERM', () => void shutdown());
+  stopOnSignals(
+    (signal) => void shutdown(signal),
+    (signal) => log('info', 'still shutting down', { signal }),
+  );
   log('info', 'waiting for the leader Lease', {
     lease: `${config.ARMADA_LEASE_NAMESPACE}/${config.ARMADA_LEASE_NAME}`,
   });

@@ -12,7 +12,9 @@ root=$PWD
 source deploy/lib.sh
 
 prepare_checkout
-npx tsc -p tsconfig.json
+bash deploy/build.sh
+# The workflows bundled by the build: the worker polls without running webpack first.
+export ARMADA_WORKFLOW_BUNDLE="${ARMADA_WORKFLOW_BUNDLE:-$root/dist/workflow-bundle.js}"
 export PATH="$root/.tools/bin:$PATH"
 
 started=()

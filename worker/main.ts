@@ -6,6 +6,7 @@ import { WorkerMetrics } from './metrics';
 import { serveMetrics } from './process-metrics';
 import { nativeConnectionOptions } from '../runs/connection';
 import { dataConverterFor, loadKeys } from '../runs/codec';
+import { stopOnSignals } from '../runs/signals';
 import { createWorker } from './worker';
 
 /**
@@ -78,12 +79,13 @@ async function main(): Promise<void> {
         }),
     });
     const running = worker;
-    const stop = (signal: NodeJS.Signals) => {
-      logger.info('shutting down', { signal, graceSeconds });
-      running.shutdown();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    stopOnSignals(
+      (signal) => {
+        logger.info('shutting down', { signal, graceSeconds });
+        running.shutdown();
+      },
+      (signal) => logger.info('still shutting down', { signal }),
+    );
     logger.info('polling', {
       taskQueue: config.ARMADA_TASK_QUEUE,
       address,

@@ -6,28 +6,75 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities';
 
+/** Retries of every activity: quickly at first, at most a minute apart, ten attempts. */
+const RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 10,
+} satisfies ActivityOptions['retry'];
+
+/** Start-to-close of a quick call with no timeout of its own. */
+const QUICK_SECONDS = 5;
+/** What an attempt's start-to-close adds to the operation's own timeout (the steps around it). */
+const MARGIN_SECONDS = 60;
+/** Heartbeat timeout of long work: it heartbeats every second (HEARTBEAT_INTERVAL_MS). */
+const LONG_HEARTBEAT_SECONDS = 5;
 /**
- * Timeouts and retries of every activity, declared once. Helm and wait activities heartbeat
- * while they run, so a dead worker is noticed within the heartbeat timeout and the attempt is
- * retried elsewhere; start-to-close bounds the longest wait.
+ * Heartbeat timeout of a helm write, longer: an attempt timed out by a late heartbeat is
+ * cancelled, which kills its helm and leaves the release pending, which costs a recovery
+ * revision. Other long work timed out that way only does its work again.
  */
-const ACTIVITY_OPTIONS = {
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-  },
-} satisfies ActivityOptions;
+const HELM_WRITE_HEARTBEAT_SECONDS = 10;
 
-export const io = proxyActivities<typeof activities>(ACTIVITY_OPTIONS);
+/**
+ * The timeout profiles, one per kind of activity. An attempt on a worker that died stays
+ * "running" on the server until its heartbeat timeout (or, without heartbeats, its
+ * start-to-close) runs out; only then does a live worker retry it. So each kind gets the
+ * shortest detection its work allows, and every start-to-close comes from the operation's own
+ * timeout (`wait.timeout`, `step_timeout`, `test.timeout`, `delete.timeout`) where it has one.
+ * Each profile also takes the one-line summary the Temporal UI shows for the call.
+ */
+export const profile = {
+  /**
+   * One Kubernetes API call or a few (scale, delete, create, an Event, a Deployer's versions):
+   * no heartbeat; start-to-close 5 s, or the call's own timeout plus 5 s.
+   */
+  quick: (summary: string, ownTimeoutSeconds = 0): ActivityOptions => ({
+    summary,
+    startToCloseTimeout: Math.max(QUICK_SECONDS, ownTimeoutSeconds + 5) * 1000,
+    retry: RETRY,
+  }),
+  /**
+   * Work that may take a while and may be done again (a wait for readiness, an analysis check,
+   * a helm status or manifest, a chart fetched or rendered, canary copies): heartbeats every
+   * second, retried elsewhere after 5 s of silence.
+   */
+  long: (summary: string, timeoutSeconds = 0): ActivityOptions => ({
+    summary,
+    startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
+    heartbeatTimeout: LONG_HEARTBEAT_SECONDS * 1000,
+    retry: RETRY,
+  }),
+  /**
+   * A helm write of a release (upgrade, rollback, uninstall, test): heartbeats every second while
+   * helm runs, retried elsewhere after 10 s of silence. A retry that finds the release pending
+   * waits until the dead helm's own timeout is up (prepareRetriedWrite): at worst the
+   * operation's timeout plus 10 s after helm last wrote the release.
+   */
+  helmWrite: (summary: string, timeoutSeconds: number): ActivityOptions => ({
+    summary,
+    startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
+    heartbeatTimeout: HELM_WRITE_HEARTBEAT_SECONDS * 1000,
+    retry: RETRY,
+  }),
+};
 
-/** Call-site options: the same timeouts plus the one-line summary the Temporal UI shows. */
-export function withSummary(summary: string): ActivityOptions {
-  return { ...ACTIVITY_OPTIONS, summary };
-}
+/** Activities, called with a profile: `io.scaleDeployment.executeWithOptions(profile.quick(...), [...])`. */
+export const io = proxyActivities<typeof activities>({
+  startToCloseTimeout: QUICK_SECONDS * 1000,
+  retry: RETRY,
+});
 
 /**
  * Status writes (`reportStatus`: one GET and one merge patch of a custom resource, one Event)

@@ -14,7 +14,7 @@ import {
 import type { CanarySpec } from '../api/chart';
 import { durationSeconds } from '../api/duration';
 import type { KindName } from '../api/kinds';
-import { io, withSummary } from './activity-proxies';
+import { io, profile } from './activity-proxies';
 import { RunControl } from './control';
 import { renderDetails } from './details';
 import { NonRetryable } from './failures';
@@ -218,7 +218,7 @@ export class Canary {
     const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
     const ready = await this.unlessStopped(() =>
       io.waitForResources.executeWithOptions(
-        withSummary(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`),
+        profile.long(`${title}: wait for Ready (step_timeout ${formatSeconds(timeout)})`, timeout),
         [
           {
             release: this.input.title,
@@ -398,7 +398,7 @@ export class Canary {
     if (!analysis) return undefined;
     this.progress.waitingOn = 'analysis';
     const result = await io.checkAnalysis.executeWithOptions(
-      withSummary(`${title}: analysis ${final ? 'before passing the step' : 'check'}`),
+      profile.long(`${title}: analysis ${final ? 'before passing the step' : 'check'}`),
       [
         {
           url: analysis.url,
@@ -434,16 +434,17 @@ export class Canary {
     const stables = restoreScales(pairs);
     await this.scale(stables, `${title}: rollback, restore old`);
     if (stables.length) {
+      const stepTimeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
       try {
         await io.waitForResources.executeWithOptions(
-          withSummary(`${title}: rollback, wait for old to be Ready`),
+          profile.long(`${title}: rollback, wait for old to be Ready`, stepTimeout),
           [
             {
               release: title,
               subject: `stable ${title}`,
               namespace,
               targets: stables.map((s) => ({ type: 'deployment', fieldSelector: `metadata.name=${s.name}` })),
-              timeoutSeconds: this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS,
+              timeoutSeconds: stepTimeout,
             },
           ],
         );
@@ -452,7 +453,7 @@ export class Canary {
         log.warn('stable not Ready after rollback', { title, error: rootMessage(err) });
       }
     }
-    await io.deleteDeployments.executeWithOptions(withSummary(`${title}: rollback, delete new`), [
+    await io.deleteDeployments.executeWithOptions(profile.quick(`${title}: rollback, delete new`), [
       { namespace, names: pairs.map((p) => p.canary) },
     ]);
     this.progress.phase = 'RolledBack';
@@ -464,7 +465,7 @@ export class Canary {
   private async scale(scales: Scale[], summary: string): Promise<void> {
     await Promise.all(
       scales.map((s) =>
-        io.scaleDeployment.executeWithOptions(withSummary(`${summary}: ${s.name} → ${s.replicas}`), [
+        io.scaleDeployment.executeWithOptions(profile.quick(`${summary}: ${s.name} → ${s.replicas}`), [
           { namespace: this.input.namespace, name: s.name, replicas: s.replicas },
         ]),
       ),

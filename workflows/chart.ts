@@ -18,7 +18,7 @@ import { canarySteps } from './plan/canary';
 import { canaryWorkflowId } from './plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
-import { io, withSummary as summaryOf } from './activity-proxies';
+import { io, profile } from './activity-proxies';
 import { NonRetryable } from './failures';
 import {
   progressQuery,
@@ -36,7 +36,7 @@ import {
   type ReleaseAction,
   type Unverified,
 } from './plan/release';
-import { helmRequests } from './plan/helm-requests';
+import { helmRequests, operationSeconds } from './plan/helm-requests';
 import type { PreparedChart } from '../activities/charts/source';
 
 export interface ChartRun {
@@ -193,7 +193,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   const ref = { release, namespace };
   const requests = helmRequests(ref, spec);
   const observe = () =>
-    io.helmObserve.executeWithOptions(summaryOf(`observe ${release} in ${namespace}`), [ref]);
+    io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
   const observed = await observe();
   const before = revisionBefore(observed);
   const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
@@ -207,14 +207,15 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
 
   if (run.mode === 'uninstall') {
     if (observed)
-      await io.helmUninstall.executeWithOptions(summaryOf(`helm uninstall ${release} in ${namespace}`), [
-        requests.uninstall,
-      ]);
+      await io.helmUninstall.executeWithOptions(
+        profile.helmWrite(`helm uninstall ${release} in ${namespace}`, operationSeconds(requests.uninstall)),
+        [requests.uninstall],
+      );
     return outcome('uninstalled', null);
   }
 
   const prepared = await io.prepareChart.executeWithOptions(
-    summaryOf(`fetch chart of ${release} (${spec.source.type})`),
+    profile.long(`fetch chart of ${release} (${spec.source.type})`, requests.wait.timeoutSeconds),
     [requests.prepare],
   );
 
@@ -252,13 +253,19 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           );
         case 'rollback':
           await io.helmRollback.executeWithOptions(
-            summaryOf(`recover ${release}: helm rollback to ${action.revision}`),
+            profile.helmWrite(
+              `recover ${release}: helm rollback to ${action.revision}`,
+              operationSeconds(requests.rollback(action.revision)),
+            ),
             [requests.rollback(action.revision)],
           );
           break;
         case 'uninstall':
           await io.helmUninstall.executeWithOptions(
-            summaryOf(`recover ${release}: uninstall a failed first install`),
+            profile.helmWrite(
+              `recover ${release}: uninstall a failed first install`,
+              operationSeconds(requests.recoverByUninstall),
+            ),
             [requests.recoverByUninstall],
           );
           break;
@@ -268,7 +275,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           // rollback, a cancellation or a re-plan write nothing.
           if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
           if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
-            await io.deleteResources.executeWithOptions(summaryOf(`pre-upgrade deletes for ${release}`), [
+            await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${release}`), [
               { namespace, resources: spec.upgrade.pre.delete },
             ]);
           }
@@ -280,7 +287,10 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           // a failure carries `before`, so a manifest rollback still puts the release back.
           written = { action: action.action };
           const wrote = await io.helmUpgradeInstall.executeWithOptions(
-            summaryOf(`helm ${action.action} ${release} in ${namespace}`),
+            profile.helmWrite(
+              `helm ${action.action} ${release} in ${namespace}`,
+              requests.wait.timeoutSeconds,
+            ),
             [requests.upgrade(prepared)],
           );
           // What helm reported is the release now, carrying the digest it was asked to record:
@@ -290,13 +300,17 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           continue;
         }
         case 'wait':
-          await io.waitForResources.executeWithOptions(summaryOf(`wait for ${release} in ${namespace}`), [
-            requests.wait,
-          ]);
+          await io.waitForResources.executeWithOptions(
+            profile.long(`wait for ${release} in ${namespace}`, requests.wait.timeoutSeconds),
+            [requests.wait],
+          );
           written!.checks!.wait = false;
           continue;
         case 'test':
-          await io.helmTest.executeWithOptions(summaryOf(`helm test ${release}`), [requests.test!]);
+          await io.helmTest.executeWithOptions(
+            profile.helmWrite(`helm test ${release}`, operationSeconds(requests.test!)),
+            [requests.test!],
+          );
           written!.checks!.test = false;
           continue;
       }
@@ -314,7 +328,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
     // The written release now runs the new revision at full size (or failed, and is left to the
     // manifest's rollback): copies outside Helm must not linger either way.
     if (canaryCopies.length)
-      await io.deleteDeployments.executeWithOptions(summaryOf(`delete the canary copies of ${release}`), [
+      await io.deleteDeployments.executeWithOptions(profile.quick(`delete the canary copies of ${release}`), [
         { namespace, names: canaryCopies },
       ]);
   }
@@ -329,9 +343,11 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
 async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryChild): Promise<string[]> {
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
-  const pairs = await io.createCanaryCopies.executeWithOptions(summaryOf(`canary copies of ${release}`), [
-    helmRequests({ release, namespace }, spec).canaryCopies(chart),
-  ]);
+  const requests = helmRequests({ release, namespace }, spec);
+  const pairs = await io.createCanaryCopies.executeWithOptions(
+    profile.long(`canary copies of ${release}`, requests.wait.timeoutSeconds),
+    [requests.canaryCopies(chart)],
+  );
   if (!pairs.length) {
     log.warn('canary: the chart has no Deployments; upgrading at once', { release, namespace });
     return [];

@@ -1,7 +1,7 @@
 import { CancellationScope, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
-import { io, withSummary } from './activity-proxies';
+import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
 import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
@@ -76,13 +76,14 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
   const running =
     run.resume?.running ??
     (await io.observeDeployer.executeWithOptions(
-      withSummary(`find the versions of ${deployment.namespace}/${deployment.name}`),
+      profile.quick(`find the versions of ${deployment.namespace}/${deployment.name}`),
       [ref],
     ));
   if (run.mode === 'uninstall') {
-    await io.deleteDeployments.executeWithOptions(withSummary(`delete every version of ${deployment.name}`), [
-      { namespace: deployment.namespace, names: running.map((v) => v.deployment) },
-    ]);
+    await io.deleteDeployments.executeWithOptions(
+      profile.quick(`delete every version of ${deployment.name}`),
+      [{ namespace: deployment.namespace, names: running.map((v) => v.deployment) }],
+    );
     return { result: 'uninstalled', version: '', steps: [] };
   }
   const old = running.filter((v) => v.version !== deployment.version);
@@ -91,7 +92,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
 
   if (!run.resume)
     await io.createDeployerDeployment.executeWithOptions(
-      withSummary(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
+      profile.quick(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
       [
         {
           ...ref,
@@ -158,7 +159,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
 async function deleteVersions(namespace: string, versions: { deployment: string }[]): Promise<void> {
   if (!versions.length) return;
   const names = versions.map((v) => v.deployment);
-  await io.deleteDeployments.executeWithOptions(withSummary(`delete ${names.join(', ')}`), [
+  await io.deleteDeployments.executeWithOptions(profile.quick(`delete ${names.join(', ')}`), [
     { namespace, names },
   ]);
 }

@@ -1,5 +1,6 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { io, withSummary } from './activity-proxies';
+import { io, profile } from './activity-proxies';
+import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
 import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
 import { ArmadaPhase } from './search-attributes';
 
@@ -14,7 +15,7 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   const ref = { release: run.release, namespace: run.namespace };
   const chart = { kind: 'ArmadaChart' as const, namespace: run.chart.namespace, name: run.chart.name };
   const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>
-    io.recordEvent.executeWithOptions(withSummary(`event ${reason} on ArmadaChart ${chart.name}`), [
+    io.recordEvent.executeWithOptions(profile.quick(`event ${reason} on ArmadaChart ${chart.name}`), [
       chart,
       run.chart.uid,
       { type, reason, message },
@@ -25,7 +26,7 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   };
 
   const found = await io.helmCheckDrift.executeWithOptions(
-    withSummary(`which of ${run.objects.length} changed objects are in ${run.namespace}/${run.release}`),
+    profile.long(`which of ${run.objects.length} changed objects are in ${run.namespace}/${run.release}`),
     [{ ...ref, objects: run.objects }],
   );
   if (!found || found.drifted.length === 0) return finish({ result: 'none', objects: [] }, 'NoDrift');
@@ -39,7 +40,10 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   }
   await event('Warning', 'DriftDetected', `${what}; re-applying revision ${found.revision}`);
   await io.helmRollback.executeWithOptions(
-    withSummary(`re-apply ${run.namespace}/${run.release} revision ${found.revision}`),
+    profile.helmWrite(
+      `re-apply ${run.namespace}/${run.release} revision ${found.revision}`,
+      DEFAULT_TIMEOUT_SECONDS,
+    ),
     [{ ...ref, revision: found.revision, forceConflicts: true }],
   );
   const repairedAs = found.revision + 1;

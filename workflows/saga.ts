@@ -1,4 +1,5 @@
-import { io, withSummary } from './activity-proxies';
+import { io, profile } from './activity-proxies';
+import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
 import type { GroupOutcome } from './group';
 import { compensations, type ReleaseChange } from './plan/rollback';
 
@@ -33,13 +34,14 @@ export async function undoChanges(
     const where = `${step.namespace}/${step.release}`;
     if (step.action === 'rollback') {
       await io.helmRollback.executeWithOptions(
-        withSummary(`rollback ${where} to revision ${step.revision}`),
+        profile.helmWrite(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
         [step],
       );
     } else {
-      await io.helmUninstall.executeWithOptions(withSummary(`uninstall ${where} (installed by this run)`), [
-        step,
-      ]);
+      await io.helmUninstall.executeWithOptions(
+        profile.helmWrite(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
+        [step],
+      );
     }
     rolledBack.push(where);
     undone(where);

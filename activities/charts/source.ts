@@ -81,7 +81,7 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
  * git, helm's classification (`HelmCommandFailed`) for `helm pull`.
  */
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
-  const chart = await fetchChart(req.source);
+  const chart = await heartbeating(() => fetchChart(req.source));
   onThisWorker.set(chart.contentDigest, chart.ref);
   return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, req.values) };
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chartOnThisWorker, type ChartContent } from '../charts/source';
+import { heartbeating } from '../process';
 import { runHelm } from './exec';
 import { prepareRetriedWrite } from './recover';
 import {
@@ -52,7 +53,12 @@ export function upgradeArgs(req: UpgradeRequest, chartPath: string, valuesFile: 
  * recovery revision first when it left the release pending (see prepareRetriedWrite).
  * Returns: the release as helm reports it.
  */
-export async function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
+export function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
+  // Heartbeats cover the chart fetched again on a miss as well as helm itself.
+  return heartbeating(() => upgradeInstall(req));
+}
+
+async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
   const retry = await prepareRetriedWrite(
     req,
     req.timeoutSeconds ?? HELM_DEFAULT_TIMEOUT_SECONDS,

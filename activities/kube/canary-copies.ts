@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { capacityReplicas, type DeploymentPair } from '../../workflows/plan/canary';
 import { runHelm } from '../helm/exec';
+import { heartbeating } from '../process';
 import {
   CANARY_LABEL,
   CANARY_OF_LABEL,
@@ -177,7 +178,12 @@ async function createOrReplace(apps: AppsV1Api, namespace: string, copy: V1Deplo
  * does not shrink a Deployment an HPA or a person scaled above the chart's count.
  * A helm failure is thrown as runHelm classifies it; an API failure as apiFailure does.
  */
-export async function createCanaryCopies(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
+export function createCanaryCopies(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
+  // Heartbeats cover the chart fetched again on a miss and the API calls as well as helm.
+  return heartbeating(() => copyDeployments(req));
+}
+
+async function copyDeployments(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
   const chartPath = await chartOnThisWorker(req.chart);
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   let manifest: string;

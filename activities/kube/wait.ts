@@ -2,7 +2,7 @@ import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/clie
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { NonRetryable } from '../../workflows/failures';
-import { currentActivity } from '../process';
+import { currentActivity, heartbeating } from '../process';
 import { abortWith, apiMessage, kubeApi } from '../../kube/client';
 import {
   daemonSetReady,
@@ -93,14 +93,18 @@ const listers: Record<WaitResourceType, Lister> = {
  * (one list call per entry of `wait.resources`, default every job and pod of the namespace,
  * filtered by each entry's labels or `wait.labels`) until every entry has its `min_ready` objects
  * ready (default all; none found counts as ready once it is found twice in a row, so pods a
- * controller is about to create are not missed), heartbeating the summary on each poll.
+ * controller is about to create are not missed), heartbeating every second with the summary of
+ * the last poll.
  * Reads only. Fails with WaitTimeout (non-retryable) naming every object still blocking at the
  * deadline, with JobFailed at once when a Job failed, with Forbidden on a 403; transient API
  * errors (network, 5xx, 429, 409) are retried until the deadline. Stops when cancelled.
  */
-export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
-  const activity = currentActivity();
-  const cancelled = activity?.cancellationSignal;
+export function waitForResources(req: WaitRequest): Promise<WaitResult> {
+  return heartbeating((report) => pollUntilReady(req, report));
+}
+
+async function pollUntilReady(req: WaitRequest, report: (summary: string) => void): Promise<WaitResult> {
+  const cancelled = currentActivity()?.cancellationSignal;
   const targets = req.targets ?? waitTargets(req.wait);
   const clients: Clients = { apps: kubeApi(AppsV1Api), batch: kubeApi(BatchV1Api), core: kubeApi(CoreV1Api) };
   const where = `${req.subject ?? `release ${req.release}`} in namespace ${req.namespace}`;
@@ -147,7 +151,7 @@ export async function waitForResources(req: WaitRequest): Promise<WaitResult> {
       });
     }
     const summary = summarise(states, apiError);
-    activity?.heartbeat(summary);
+    report(summary);
     // Right after `helm upgrade` the controllers may not have created the pods yet: an entry
     // with nothing found (jobs aside) counts as ready only on a second poll in a row.
     const met = states !== undefined && states.every((s) => s.met) && apiError === undefined;

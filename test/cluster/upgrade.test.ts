@@ -1,5 +1,4 @@
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { armadaChartSpec } from '../../api/chart';
 import { toolPath } from '../../activities/tools';
+import { bundleWorkflows } from '../../worker/bundle';
 import { chartRun, startRun } from '../../runs/requests';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { canaryWorkflowId } from '../../workflows/plan/names';
@@ -114,17 +114,13 @@ describe('worker upgrade drill: build N+1 replaces build N while a canary holds 
   });
 
   it('the run in flight finishes on build N; new runs run build N+1; N stops once drained', async () => {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../../workflows'),
-      webpackConfigHook: (config) => {
-        config.module?.rules?.push({
-          test: /workflows[\\/]canary\.ts$/,
-          enforce: 'pre',
-          use: [{ loader: require.resolve('../helpers/next-build-loader.js') }],
-        });
-        return config;
-      },
-      logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
+    const code = await bundleWorkflows((config) => {
+      config.module?.rules?.push({
+        test: /workflows[\\/]canary\.ts$/,
+        enforce: 'pre',
+        use: [{ loader: require.resolve('../helpers/next-build-loader.js') }],
+      });
+      return config;
     });
     const nextBundle = path.join(work, 'workflows-n1.js');
     await writeFile(nextBundle, code);

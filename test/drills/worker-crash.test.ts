@@ -9,7 +9,7 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
-import { eventTime, resultWithin, summaryOf } from '../helpers/histories';
+import { eventTime, heartbeatRetries, resultWithin, summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
 
@@ -321,6 +321,28 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
         .filter((d) => d.metadata!.name!.startsWith(drill.release('web')))
         .map((d) => `${d.metadata!.name} ${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`);
       expect(web).toEqual([`${drill.release('web')} 4 registry.local/hello:2.0.0`]);
+
+      // Each attempt a kill cut short was given up by its profile's heartbeat timeout (5 s for a
+      // wait, 10 s for a helm write: workflows/activity-proxies.ts) and retried. Other attempts in flight
+      // at a kill (the parallel group's) may be among them too.
+      const ids = [
+        ...RELEASES.map((r) => chartId(drill, r)),
+        canaryWorkflowId(drill.namespace, 'web'),
+        manifestId(drill),
+      ];
+      const retried: string[] = [];
+      for (const id of ids)
+        for await (const run of client.workflow.list({ query: `WorkflowId = '${id}'` }))
+          retried.push(
+            ...heartbeatRetries((await client.workflow.getHandle(id, run.runId).fetchHistory()).events!),
+          );
+      const count = (what: string) => retried.filter((r) => r === what).length;
+      // Armada wait of backend, canary readiness of web, admin's wait that times out.
+      expect(count('waitForResources after 5 s')).toBeGreaterThanOrEqual(3);
+      // helm install of web and helm upgrade of backend, each waiting for its pods.
+      expect(count('helmUpgradeInstall after 10 s')).toBeGreaterThanOrEqual(2);
+      expect(count('helmRollback after 10 s')).toBeGreaterThanOrEqual(1); // the rollback of the run
+      expect(retried.every((r) => / after (5|10) s$/.test(r))).toBe(true);
 
       // Each hold is a server-side timer: it fired on the deadline it had before the kill.
       const canaryEvents = (

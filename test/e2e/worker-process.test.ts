@@ -55,6 +55,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
 
   beforeAll(async () => {
     worker = startProcess('dist/worker/main.js', {
+      ARMADA_WORKFLOW_BUNDLE: '', // bundles the workflows at start, as without npm run worker
       ARMADA_TASK_QUEUE: taskQueue,
       ARMADA_LOG_LEVEL: 'info',
       ARMADA_SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),

@@ -1,4 +1,3 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -31,22 +30,15 @@ export interface SuiteRbac {
  * kubeconfig per ServiceAccount (installRbac).
  */
 export default async function globalSetup(): Promise<void> {
-  const temporal = await startTemporal();
+  // dist/ and its workflow bundle (npm run build: only when stale), while the server starts. Tests
+  // that run the worker or the bridge as processes (the drills, the bridge) run dist/, built
+  // once here so that no two test files write it at the same time; the build's tsc is also the
+  // suite's type check (ts-jest only transpiles).
+  const [temporal] = await Promise.all([startTemporal(), run('bash', ['deploy/build.sh'], { cwd: repo })]);
   (globalThis as { __temporal__?: TestTemporal }).__temporal__ = temporal;
   process.env.TEMPORAL_ADDRESS = temporal.address;
   process.env.ARMADA_TEST_TEMPORAL_UI = temporal.uiUrl;
-
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
-  });
-  const bundle = path.join(await mkdtemp(path.join(tmpdir(), 'armada-bundle-')), 'workflows.js');
-  await writeFile(bundle, code);
-  process.env.ARMADA_TEST_WORKFLOW_BUNDLE = bundle;
-
-  // Tests that run the worker or the bridge as processes (crash drills, the bridge) run dist/,
-  // compiled once here so that no two test files write it at the same time.
-  await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: repo });
+  process.env.ARMADA_TEST_WORKFLOW_BUNDLE = path.join(repo, 'dist', 'workflow-bundle.js');
 
   if (process.env.KUBECONFIG) await installRbac(process.env.KUBECONFIG);
 }

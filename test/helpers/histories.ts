@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { toolPath } from '../../activities/tools';
 
 export type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
@@ -81,4 +82,24 @@ export async function resultWithin<T>(
   throw new Error(
     `${handle.workflowId} did not end within ${ms / 1000} s; open runs: ${open.join('; ') || 'none'}`,
   );
+}
+
+/**
+ * Every activity attempt in `events` that was retried because the attempt before it stopped
+ * heartbeating (its worker died), as `<activity type> after <heartbeat timeout> s`: what a crash
+ * drill reads to show which timeout gave a dead worker's attempt up.
+ */
+export function heartbeatRetries(events: readonly HistoryEvent[]): string[] {
+  const scheduled = new Map(
+    events
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!]),
+  );
+  return events.flatMap((e) => {
+    const started = e.activityTaskStartedEventAttributes;
+    const timeout = started?.lastFailure?.timeoutFailureInfo?.timeoutType;
+    if (timeout !== temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT) return [];
+    const attributes = scheduled.get(String(started!.scheduledEventId));
+    return [`${attributes?.activityType?.name} after ${Number(attributes?.heartbeatTimeout?.seconds)} s`];
+  });
 }

@@ -63,11 +63,15 @@ export function spawnCaptured(command: string, args: string[], env: NodeJS.Proce
  * the global setup) with extra environment, as production runs it, so a test can kill it. Its
  * metrics are served on a free port (ARMADA_METRICS_PORT=0, unless `env` says otherwise), so
  * processes of parallel test files never contend for one; it logs the port (`metrics listening`).
+ * A worker runs the suite's workflow bundle (the build's), as `npm run worker` runs it, unless
+ * `env` sets ARMADA_WORKFLOW_BUNDLE ('' bundles at start).
  * It runs as the operator chart's ServiceAccount for it (see runAs).
  */
 export function startProcess(script: string, env: NodeJS.ProcessEnv): ProductProcess {
+  const bundle = process.env.ARMADA_TEST_WORKFLOW_BUNDLE;
   return spawnCaptured(process.execPath, [script], {
     ARMADA_METRICS_PORT: '0',
+    ...(bundle && { ARMADA_WORKFLOW_BUNDLE: bundle }),
     ...runAs(script, env),
     ...env,
   });

@@ -62,7 +62,26 @@ describe('deploy/Dockerfile', () => {
       .filter((source) => source.startsWith('/app/dist/'))
       .map((source) => path.basename(source))
       .sort();
-    expect(fromBuild).toEqual(['activities', 'api', 'bridge', 'cli', 'kube', 'runs', 'worker', 'workflows']);
+    expect(fromBuild).toEqual([
+      'activities',
+      'api',
+      'bridge',
+      'cli',
+      'kube',
+      'runs',
+      'worker',
+      'workflow-bundle.js',
+      'workflows',
+    ]);
+  });
+
+  it('builds with npm run build, and its worker runs the bundle the build made', () => {
+    expect(instructions).toContain('RUN bash deploy/build.sh && npm prune --omit=dev');
+    expect(instructions).toContain(
+      'COPY --from=build /app/dist/workflow-bundle.js ./dist/workflow-bundle.js',
+    );
+    const env = instructions.find((l) => l.startsWith('ENV '));
+    expect(env).toMatch(/ARMADA_WORKFLOW_BUNDLE=\/app\/dist\/workflow-bundle\.js/);
   });
 
   it('builds helm at the pinned version and runs as a user that is not root', () => {

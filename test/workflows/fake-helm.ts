@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type * as activities from '../../activities';
+import { heartbeating } from '../../activities/process';
 import type { ObservedRelease } from '../../workflows/plan/release';
 
 /** One activity call as the stub saw it, with when it started and ended (ms since the stub was made). */
@@ -51,7 +52,8 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
     },
     async helmUpgradeInstall(req) {
       return record('upgrade', req.release, async () => {
-        await gate;
+        // Held as a real upgrade is while helm runs: heartbeating (the helm profile's timeout).
+        await heartbeating(() => gate);
         await pause();
         if (req.release === opts.failOn) {
           throw ApplicationFailure.nonRetryable(`helm upgrade ${req.release} failed: boom`, 'InvalidChart');

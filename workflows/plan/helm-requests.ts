@@ -7,7 +7,15 @@ import type { WaitRequest } from '../../activities/kube/wait';
 import type { ArmadaChartSpec } from '../../api/chart';
 
 /** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
-const DEFAULT_TIMEOUT_SECONDS = 900;
+export const DEFAULT_TIMEOUT_SECONDS = 900;
+
+/**
+ * How long a Helm operation of `request` may run, for its activity's timeouts: its own timeout,
+ * or the default when it has none (helm's own default, 300 s, is shorter).
+ */
+export function operationSeconds(request: { timeoutSeconds?: number }): number {
+  return request.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+}
 
 type TimedRequest = ReleaseRef & { timeoutSeconds?: number };
 

@@ -1,0 +1,221 @@
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { armadaChartSpec, type ArmadaChartSpec } from '../api/chart';
+import { toolPath } from '../activities/tools';
+import { chartRun, startRun } from '../runs/requests';
+import { canaryWorkflowId } from '../workflows/plan/names';
+import { WORKER_POLLING } from '../test/helpers/processes';
+import type { BenchContext } from './context';
+import { repo, startNode } from './processes';
+import { summarize } from './stats';
+
+const run = promisify(execFile);
+const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+/** How long the worker has been dead when the replacement starts, in the delayed mode. */
+const REPLACEMENT_DELAY_MS = 10_000;
+/** A node selector no sandbox node has: pods that can never be scheduled, so a wait holds. */
+const NOWHERE = { nodeSelector: { 'armada-bench/recovery': 'nowhere' } };
+
+/**
+ * A kind of activity the benchmark kills a worker in: the chart run that gets there (`steps`:
+ * spec of each run in turn, the last one reaching the activity), and where the activity runs.
+ */
+interface Kind {
+  activity: string;
+  steps(release: string, namespace: string, tarUrl: string): ArmadaChartSpec[];
+  /** The workflow the activity runs in: the chart's, or its canary's. */
+  workflowId(release: string, namespace: string, chartWorkflowId: string): string;
+}
+
+const chart = (release: string, namespace: string, extra: Record<string, unknown>) =>
+  armadaChartSpec.parse({
+    release,
+    namespace,
+    source: { type: 'local', location: path.join(repo, 'examples/charts/hello') },
+    ...extra,
+  });
+const inChart = (_release: string, _namespace: string, chartWorkflowId: string) => chartWorkflowId;
+
+const KINDS: Record<string, Kind> = {
+  /** `helm upgrade --install --wait` waiting for pods that never come (its helm lives on). */
+  helmUpgrade: {
+    activity: 'helmUpgradeInstall',
+    steps: (release, namespace) => [
+      chart(release, namespace, { values: NOWHERE, wait: { timeout: 60, native: { enabled: true } } }),
+    ],
+    workflowId: inChart,
+  },
+  /** The Armada wait after an install whose pods never come. */
+  armadaWait: {
+    activity: 'waitForResources',
+    steps: (release, namespace) => [
+      chart(release, namespace, {
+        values: NOWHERE,
+        wait: { timeout: 60, labels: { 'app.kubernetes.io/instance': release } },
+      }),
+    ],
+    workflowId: inChart,
+  },
+  /** A chart canary's readiness wait: the new revision's copies can never be scheduled. */
+  canaryReadiness: {
+    activity: 'waitForResources',
+    steps: (release, namespace) => [
+      chart(release, namespace, { wait: { timeout: 60 } }),
+      chart(release, namespace, {
+        values: { ...NOWHERE, image: { tag: '2.0.0' } },
+        wait: { timeout: 60 },
+        canary: { steps: [{ percent: 50 }, { percent: 100 }] },
+      }),
+    ],
+    workflowId: (release) => canaryWorkflowId('default', release),
+  },
+  /** prepareChart of a tar archive that a slow server sends a byte at a time. */
+  chartPreparation: {
+    activity: 'prepareChart',
+    steps: (release, namespace, tarUrl) => [
+      armadaChartSpec.parse({ release, namespace, source: { type: 'tar', location: tarUrl } }),
+    ],
+    workflowId: inChart,
+  },
+};
+
+/** The attempt of `activity` running in `workflowId` now, if one has started. */
+async function runningAttempt(client: Client, workflowId: string, activity: string) {
+  const { raw } = await client.workflow.getHandle(workflowId).describe();
+  const pending = raw.pendingActivities?.find((a) => a.activityType?.name === activity);
+  if (pending?.state !== STARTED) return undefined;
+  const startedMs =
+    Number(pending.lastStartedTime?.seconds ?? 0) * 1000 + (pending.lastStartedTime?.nanos ?? 0) / 1e6;
+  return { attempt: pending.attempt ?? 0, identity: pending.lastWorkerIdentity ?? '', startedMs };
+}
+
+async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`recovery benchmark: ${what} did not happen within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The example chart as a tar archive served a byte every 100 ms: a download of minutes. */
+async function slowTarServer(): Promise<{ url: string; server: Server }> {
+  const { stdout } = await run(toolPath('helm'), [
+    'package',
+    path.join(repo, 'examples/charts/hello'),
+    '--destination',
+    '/tmp',
+  ]);
+  const archive = await readFile(/saved it to: (.+\.tgz)/.exec(stdout)![1]);
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': archive.length });
+    let sent = 0;
+    const next = setInterval(() => {
+      if (res.destroyed || sent >= archive.length) return clearInterval(next);
+      res.write(archive.subarray(sent, ++sent));
+    }, 100);
+    res.on('close', () => clearInterval(next));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the slow tar server has no port');
+  return { url: `http://127.0.0.1:${address.port}/hello.tgz`, server };
+}
+
+/**
+ * 8. Crash recovery. For each kind of activity in flight (KINDS), `kills` times with the
+ * replacement worker started at once and as many with it started 10 s after the kill: SIGKILL
+ * the worker running the activity, start a replacement, and time from the replacement's first
+ * poll to the killed activity's next attempt starting on it (the server's start time of the
+ * attempt, `describe()`). A scale is one API call of tens of milliseconds: no kill lands in it,
+ * and its profile (quick: 5 s start-to-close) bounds it; it is not measured.
+ */
+export async function runRecovery(
+  ctx: BenchContext,
+  sizes: { kills: number },
+): Promise<Record<string, unknown>> {
+  if (!ctx.kubeconfig) throw new Error('benchmark 8 needs the sandbox cluster (KUBECONFIG)');
+  const namespace = `bench-recovery-${process.pid}`;
+  const taskQueue = `bench-recovery-${process.pid}`;
+  const tar = await slowTarServer();
+  const startWorker = async () => {
+    const worker = startNode('worker/main.js', {
+      TEMPORAL_ADDRESS: ctx.temporalAddress,
+      ARMADA_TASK_QUEUE: taskQueue,
+      ARMADA_METRICS_PORT: '0',
+      ARMADA_WORKFLOW_BUNDLE: ctx.bundlePath,
+      KUBECONFIG: ctx.kubeconfig,
+    });
+    await worker.printed(WORKER_POLLING);
+    return { worker, polledAt: Date.now() };
+  };
+  let { worker } = await startWorker();
+  const figures: Record<string, Record<string, unknown>> = {};
+  let n = 0;
+  try {
+    for (const [kind, spec] of Object.entries(KINDS))
+      for (const mode of ['atOnce', 'delayed'] as const) {
+        const samples: number[] = [];
+        for (let i = 0; i < sizes.kills; i++) {
+          const release = `rec-${process.pid}-${n++}`;
+          const steps = spec.steps(release, namespace, tar.url);
+          let chartWorkflowId = '';
+          for (const [s, chartSpec] of steps.entries()) {
+            chartWorkflowId = await startRun(
+              ctx.client,
+              taskQueue,
+              chartRun({ kind: 'ArmadaChart', name: release, namespace: 'default', spec: chartSpec }),
+            );
+            if (s < steps.length - 1) await ctx.client.workflow.getHandle(chartWorkflowId).result();
+          }
+          const workflowId = spec.workflowId(release, namespace, chartWorkflowId);
+          const killed = await poll(`${kind}: ${spec.activity} running`, async () => {
+            const attempt = await runningAttempt(ctx.client, workflowId, spec.activity);
+            // Well inside the activity: at least a second after its attempt started.
+            return attempt && Date.now() - attempt.startedMs > 1_000 ? attempt : undefined;
+          });
+          await worker.stop('SIGKILL');
+          if (mode === 'delayed') await new Promise((resolve) => setTimeout(resolve, REPLACEMENT_DELAY_MS));
+          const replacement = await startWorker();
+          worker = replacement.worker;
+          const identity = `${worker.child.pid}@${hostname()}`;
+          const retried = await poll(`${kind}: ${spec.activity} retried`, async () => {
+            const attempt = await runningAttempt(ctx.client, workflowId, spec.activity);
+            return attempt && attempt.attempt > killed.attempt && attempt.identity === identity
+              ? attempt
+              : undefined;
+          });
+          samples.push(Math.max(0, retried.startedMs - replacement.polledAt));
+          await ctx.client.workflow.getHandle(chartWorkflowId).terminate('recovery benchmark: sample taken');
+          // A killed worker's helm lives on as an orphan (helmUpgrade): stop it with its release.
+          await run('pkill', ['-f', `upgrade --install ${release} `]).catch(() => undefined);
+        }
+        (figures[kind] ??= { activity: spec.activity })[mode] = summarize(samples);
+        ctx.log(
+          `  ${kind}, replacement ${mode === 'atOnce' ? 'at once' : 'after 10 s'}: p50 ${summarize(samples)?.p50} ms from its first poll`,
+        );
+      }
+  } finally {
+    await worker.stop();
+    tar.server.closeAllConnections();
+    tar.server.close();
+    await run(toolPath('kubectl'), ['delete', 'namespace', namespace, '--wait=false'], {
+      env: { ...process.env, KUBECONFIG: ctx.kubeconfig },
+    }).catch(() => undefined);
+  }
+  return {
+    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and mode`,
+    replacementDelayMs: REPLACEMENT_DELAY_MS,
+    kinds: figures,
+    helmUpgradeNote:
+      "the retried helm write finds the release pending (its dead worker's helm lives on) and waits until that helm's timeout plus 10 s have passed since it last wrote the release (prepareRetriedWrite), then recovers it",
+  };
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# npm run build (and what npm run worker, bridge, crds, codec-server and start run first): compiles
+# dist/ with tsc and bundles the workflows into dist/workflow-bundle.js (worker/bundle.ts), only
+# when a file of the sources is newer than the last build. A worker given the bundle
+# (ARMADA_WORKFLOW_BUNDLE) polls without running webpack first.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+stamp=dist/.built
+sources=(api workflows activities kube runs worker bridge cli test bench tsconfig.json package-lock.json)
+if [[ -f $stamp && -f dist/workflow-bundle.js && -z $(find "${sources[@]}" -newer "$stamp" -print -quit) ]]; then
+  exit 0
+fi
+mkdir -p dist
+# Stamped before compiling: a source saved during the build makes the next one run again.
+touch "$stamp.next"
+node node_modules/typescript/bin/tsc -p tsconfig.json
+node dist/worker/bundle.js dist/workflow-bundle.js
+mv "$stamp.next" "$stamp"
