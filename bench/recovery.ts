@@ -1,19 +1,20 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { armadaChartSpec, type ArmadaChartSpec } from '../api/chart';
 import { toolPath } from '../activities/tools';
 import { chartRun, startRun } from '../runs/requests';
 import { canaryWorkflowId } from '../workflows/plan/names';
+import { bundleWorkflows } from '../worker/bundle';
 import { WORKER_POLLING } from '../test/helpers/processes';
 import type { BenchContext } from './context';
 import { repo, startNode } from './processes';
-import { summarize } from './stats';
+import { median, ratio, summarize } from './stats';
 
 const run = promisify(execFile);
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
@@ -107,12 +108,12 @@ async function poll<T>(what: string, check: () => Promise<T | undefined>, timeou
 }
 
 /** The example chart as a tar archive served a byte every 100 ms: a download of minutes. */
-async function slowTarServer(): Promise<{ url: string; server: Server }> {
+async function slowTarServer(dir: string): Promise<{ url: string; server: Server }> {
   const { stdout } = await run(toolPath('helm'), [
     'package',
     path.join(repo, 'examples/charts/hello'),
     '--destination',
-    '/tmp',
+    dir,
   ]);
   const archive = await readFile(/saved it to: (.+\.tgz)/.exec(stdout)![1]);
   const server = createServer((_req, res) => {
@@ -130,13 +131,40 @@ async function slowTarServer(): Promise<{ url: string; server: Server }> {
   return { url: `http://127.0.0.1:${address.port}/hello.tgz`, server };
 }
 
+/** The bundles benchmark 8 compares: the build's, and the same code with the options of before issue 22. */
+async function bundles(ctx: BenchContext, dir: string): Promise<Record<Variant, string>> {
+  const before = path.join(dir, 'workflows-before-issue-22.js');
+  await writeFile(
+    before,
+    await bundleWorkflows((config) => {
+      config.module?.rules?.push({
+        test: /activity-proxies\.(ts|js)$/,
+        enforce: 'pre',
+        use: [{ loader: path.join(repo, 'bench', 'before-profiles-loader.js') }],
+      });
+      return config;
+    }),
+  );
+  return { now: ctx.bundlePath, beforeIssue22: before };
+}
+
+type Variant = 'now' | 'beforeIssue22';
+/** Each sample's workflow code and when its replacement worker starts. */
+const WAYS: { variant: Variant; mode: 'atOnce' | 'delayed' }[] = [
+  { variant: 'now', mode: 'atOnce' },
+  { variant: 'now', mode: 'delayed' },
+  { variant: 'beforeIssue22', mode: 'atOnce' },
+];
+
 /**
- * 8. Crash recovery. For each kind of activity in flight (KINDS), `kills` times with the
- * replacement worker started at once and as many with it started 10 s after the kill: SIGKILL
- * the worker running the activity, start a replacement, and time from the replacement's first
- * poll to the killed activity's next attempt starting on it (the server's start time of the
- * attempt, `describe()`). A scale is one API call of tens of milliseconds: no kill lands in it,
- * and its profile (quick: 5 s start-to-close) bounds it; it is not measured.
+ * 8. Crash recovery. For each kind of activity in flight (KINDS), `kills` times in each of WAYS,
+ * in turn: SIGKILL the worker running the activity, start a replacement (at once, or 10 s after
+ * the kill), and time from the replacement's first poll to the killed activity's next attempt
+ * starting on it (the server's start time of the attempt, from `describe()`). The same is
+ * measured with the timeout options of before issue 22 (one profile: 30 s heartbeat timeout),
+ * bundled from today's code by before-profiles-loader.js, beside it. A scale is one API call of
+ * tens of milliseconds: no kill lands in it, and its profile (quick: 5 s start-to-close) bounds
+ * it; it is not measured.
  */
 export async function runRecovery(
   ctx: BenchContext,
@@ -145,26 +173,31 @@ export async function runRecovery(
   if (!ctx.kubeconfig) throw new Error('benchmark 8 needs the sandbox cluster (KUBECONFIG)');
   const namespace = `bench-recovery-${process.pid}`;
   const taskQueue = `bench-recovery-${process.pid}`;
-  const tar = await slowTarServer();
-  const startWorker = async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armada-recovery-'));
+  const bundle = await bundles(ctx, dir);
+  const tar = await slowTarServer(dir);
+  const startWorker = async (variant: Variant) => {
     const worker = startNode('worker/main.js', {
       TEMPORAL_ADDRESS: ctx.temporalAddress,
       ARMADA_TASK_QUEUE: taskQueue,
       ARMADA_METRICS_PORT: '0',
-      ARMADA_WORKFLOW_BUNDLE: ctx.bundlePath,
+      ARMADA_WORKFLOW_BUNDLE: bundle[variant],
       KUBECONFIG: ctx.kubeconfig,
     });
     await worker.printed(WORKER_POLLING);
-    return { worker, polledAt: Date.now() };
+    return { worker, variant, polledAt: Date.now() };
   };
-  let { worker } = await startWorker();
-  const figures: Record<string, Record<string, unknown>> = {};
+  let running = await startWorker('now');
+  const samples: Record<string, Record<string, number[]>> = {};
   let n = 0;
   try {
     for (const [kind, spec] of Object.entries(KINDS))
-      for (const mode of ['atOnce', 'delayed'] as const) {
-        const samples: number[] = [];
-        for (let i = 0; i < sizes.kills; i++) {
+      for (let i = 0; i < sizes.kills; i++)
+        for (const { variant, mode } of WAYS) {
+          if (running.variant !== variant) {
+            await running.worker.stop();
+            running = await startWorker(variant);
+          }
           const release = `rec-${process.pid}-${n++}`;
           const steps = spec.steps(release, namespace, tar.url);
           let chartWorkflowId = '';
@@ -182,40 +215,54 @@ export async function runRecovery(
             // Well inside the activity: at least a second after its attempt started.
             return attempt && Date.now() - attempt.startedMs > 1_000 ? attempt : undefined;
           });
-          await worker.stop('SIGKILL');
+          await running.worker.stop('SIGKILL');
           if (mode === 'delayed') await new Promise((resolve) => setTimeout(resolve, REPLACEMENT_DELAY_MS));
-          const replacement = await startWorker();
-          worker = replacement.worker;
-          const identity = `${worker.child.pid}@${hostname()}`;
+          running = await startWorker(variant);
+          const identity = `${running.worker.child.pid}@${hostname()}`;
           const retried = await poll(`${kind}: ${spec.activity} retried`, async () => {
             const attempt = await runningAttempt(ctx.client, workflowId, spec.activity);
             return attempt && attempt.attempt > killed.attempt && attempt.identity === identity
               ? attempt
               : undefined;
           });
-          samples.push(Math.max(0, retried.startedMs - replacement.polledAt));
+          ((samples[kind] ??= {})[`${variant}.${mode}`] ??= []).push(
+            Math.max(0, retried.startedMs - running.polledAt),
+          );
           await ctx.client.workflow.getHandle(chartWorkflowId).terminate('recovery benchmark: sample taken');
           // A killed worker's helm lives on as an orphan (helmUpgrade): stop it with its release.
           await run('pkill', ['-f', `upgrade --install ${release} `]).catch(() => undefined);
         }
-        (figures[kind] ??= { activity: spec.activity })[mode] = summarize(samples);
-        ctx.log(
-          `  ${kind}, replacement ${mode === 'atOnce' ? 'at once' : 'after 10 s'}: p50 ${summarize(samples)?.p50} ms from its first poll`,
-        );
-      }
   } finally {
-    await worker.stop();
+    await running.worker.stop();
     tar.server.closeAllConnections();
     tar.server.close();
+    await rm(dir, { recursive: true, force: true });
     await run(toolPath('kubectl'), ['delete', 'namespace', namespace, '--wait=false'], {
       env: { ...process.env, KUBECONFIG: ctx.kubeconfig },
     }).catch(() => undefined);
   }
+  const kinds = Object.fromEntries(
+    Object.entries(samples).map(([kind, ways]) => [
+      kind,
+      {
+        activity: KINDS[kind].activity,
+        ...Object.fromEntries(Object.entries(ways).map(([way, s]) => [way, summarize(s)])),
+        nowVsBefore: ratio(median(ways['now.atOnce'] ?? []), median(ways['beforeIssue22.atOnce'] ?? [])),
+      },
+    ]),
+  );
+  for (const [kind, figures] of Object.entries(kinds))
+    ctx.log(
+      `  ${kind}: p50 ${get(figures, 'now.atOnce')} ms now, ${get(figures, 'now.delayed')} ms with the replacement 10 s late, ${get(figures, 'beforeIssue22.atOnce')} ms before issue 22`,
+    );
   return {
-    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and mode`,
+    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way`,
     replacementDelayMs: REPLACEMENT_DELAY_MS,
-    kinds: figures,
+    kinds,
     helmUpgradeNote:
       "the retried helm write finds the release pending (its dead worker's helm lives on) and waits until that helm's timeout plus 10 s have passed since it last wrote the release (prepareRetriedWrite), then recovers it",
   };
 }
+
+const get = (figures: Record<string, unknown>, way: string) =>
+  (figures[way] as { p50?: number } | undefined)?.p50;
