@@ -156,6 +156,8 @@ async function main(): Promise<void> {
     onStartedLeading: () => {
       metrics.setLeader(true);
       lead().catch((err: unknown) => {
+        // A stop while the watches start ends them on purpose: the shutdown exits.
+        if (stopping) return;
         log('error', 'cannot start watching', { error: (err as Error).message });
         process.exit(1);
       });

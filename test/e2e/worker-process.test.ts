@@ -180,7 +180,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
     expect(verbose.output()).not.toContain(secret);
   });
 
-  it('on SIGTERM turns /readyz to 503, cancels a running activity after the grace time, and exits 0', async () => {
+  it('on SIGTERM turns /readyz to 503, cancels a running activity after the grace time, and exits 0; a later SIGINT and SIGTERM are only logged', async () => {
     // Pods that can never be scheduled: the release's wait runs until its 120 s timeout.
     const release = uniqueName('stuck');
     const handle = await client.workflow.start(chartWorkflow, {
@@ -219,6 +219,10 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
     );
     expect(readiness).toBe(503);
     expect(await running()).toBeGreaterThanOrEqual(1); // still draining: the grace time is not up
+    // Ctrl-C on npm start adds SIGINT (and the start script SIGTERM): logged, nothing more.
+    worker.child.kill('SIGINT');
+    await worker.printed('"signal":"SIGINT"');
+    worker.child.kill('SIGTERM');
 
     expect(await exited).toBe(0);
     const seconds = (Date.now() - signalled) / 1000;
@@ -227,6 +231,12 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
     expect(logLines(worker)).toContainEqual(
       expect.objectContaining({ message: 'shutting down', signal: 'SIGTERM', graceSeconds: GRACE_SECONDS }),
     );
+    // Every line is JSON (logLines throws on a stack trace); the later signals were only logged.
+    expect(
+      logLines(worker)
+        .filter((line) => line.message === 'still shutting down')
+        .map((line) => line.signal),
+    ).toEqual(['SIGINT', 'SIGTERM']);
 
     // The cancelled attempt failed (not timed out later): Temporal has scheduled the next one.
     const pending = await eventually('the activity to be retried', async () => {
