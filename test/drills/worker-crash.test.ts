@@ -134,6 +134,8 @@ class Scenario {
 interface KillPoint {
   point: string;
   reached: () => Promise<unknown>;
+  /** How often to check `reached` when the point lasts only a moment (else eventually's pauses). */
+  pollMs?: number;
   then?: () => Promise<void>;
 }
 
@@ -234,6 +236,8 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       {
         point: 'the rollback of the run',
         reached: () => pendingActivity(manifestId(s), 'helmRollback'),
+        // Its helm calls last about half a second each on a quiet machine.
+        pollMs: 50,
       },
     ],
   });
@@ -247,6 +251,7 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       await eventually(`${s.name}: ${kill.point}`, async () => (await kill.reached()) ?? undefined, {
         process: s.worker,
         timeoutMs: 240_000,
+        pauseMs: kill.pollMs,
       });
       await s.crash(kill.point);
       await kill.then?.();

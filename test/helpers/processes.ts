@@ -132,18 +132,19 @@ export function startBridge(namespace: string, env: NodeJS.ProcessEnv): ProductP
  * Polls `check` until it returns a value (what the cluster, Temporal or a process says, never a
  * sleep standing in for it); a check that throws counts as not yet. The pause between checks
  * starts at 250 ms and grows to 1 s: many checks start a kubectl or helm process, and a long wait
- * polled at a fixed 250 ms kept a core busy beside the test it waited on. On timeout the
+ * polled at a fixed 250 ms kept a core busy beside the test it waited on (`pauseMs` fixes the
+ * pause instead, for a state that lasts only a moment and is cheap to check). On timeout the
  * error shows the last lines `process` printed; when `process` exits first, the wait ends there
  * and the error shows its first lines too (where a crash says why).
  */
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
-  opts: { process?: ProductProcess; timeoutMs?: number } = {},
+  opts: { process?: ProductProcess; timeoutMs?: number; pauseMs?: number } = {},
 ): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   const child = opts.process?.child;
-  let pause = 250;
+  let pause = opts.pauseMs ?? 250;
   for (;;) {
     // Read before the check, so a check that passed just before the process ended still counts.
     const exited = child && (child.exitCode !== null || child.signalCode !== null);
@@ -161,6 +162,6 @@ export async function eventually<T>(
         `timed out waiting for ${what}; the process's last lines:\n${lines.slice(-30).join('\n')}`,
       );
     await new Promise((resolve) => setTimeout(resolve, pause));
-    pause = Math.min(pause * 1.25, 1000);
+    if (opts.pauseMs === undefined) pause = Math.min(pause * 1.25, 1000);
   }
 }
