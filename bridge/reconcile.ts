@@ -90,7 +90,13 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   // Valid only once what it lists and the releases it claims are checked too: clearing the
   // Invalid condition before that flipped it back and forth on every reconcile.
   const planned = plan(ctx, view, view.targetState === 'uninstalled' ? 'uninstall' : 'deploy');
-  if ('problem' in planned) return markInvalid(ctx, view, planned.problem);
+  if ('problem' in planned) {
+    // Judged alone only when nothing on the API server lists it: groups that reach the cache
+    // before their manifest are each other's rivals for a chart until the manifest arrives, and
+    // were marked Invalid, then Valid (the hostile-input drill, a fresh-clone suite).
+    if (await ownerNotCachedYet(view)) return;
+    return markInvalid(ctx, view, planned.problem);
+  }
   await clearInvalid(view);
   if (view.kind === 'ArmadaManifest') {
     // Its charts give up the unprefixed releases their own runs installed before it listed them.
@@ -230,8 +236,9 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest):
  * the cache does not have yet. Each kind has its own watch, so a group created after the manifest
  * that lists it can still reach the cache first (behind a few large manifests, say); run on its
  * own, it would deploy the unprefixed releases the manifest is about to deploy prefixed. Asked
- * only before a chart or group starts a run of its own, which is rare; when the owner reaches
- * the cache, it drives the object and the object's next reconcile defers to it.
+ * only before a chart or group starts a run of its own or is marked Invalid alone, which is rare;
+ * when the owner reaches the cache, it drives the object and the object's next reconcile defers
+ * to it.
  */
 async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
   const ownerKind = ownerKindOf(view.kind);
