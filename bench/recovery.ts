@@ -86,14 +86,22 @@ const KINDS: Record<string, Kind> = {
   },
 };
 
-/** The attempt of `activity` running in `workflowId` now, if one has started. */
-async function runningAttempt(client: Client, workflowId: string, activity: string) {
+/**
+ * The last attempt of `activity` in `workflowId` that a worker started: its number, the worker
+ * and when it started, and whether it is still running (a retry that fails at once, as a helm
+ * write that finds its release pending does, is already waiting for the next one).
+ */
+async function lastAttempt(client: Client, workflowId: string, activity: string) {
   const { raw } = await client.workflow.getHandle(workflowId).describe();
   const pending = raw.pendingActivities?.find((a) => a.activityType?.name === activity);
-  if (pending?.state !== STARTED) return undefined;
+  if (!pending?.lastStartedTime) return undefined;
   const startedMs =
-    Number(pending.lastStartedTime?.seconds ?? 0) * 1000 + (pending.lastStartedTime?.nanos ?? 0) / 1e6;
-  return { attempt: pending.attempt ?? 0, identity: pending.lastWorkerIdentity ?? '', startedMs };
+    Number(pending.lastStartedTime.seconds ?? 0) * 1000 + (pending.lastStartedTime.nanos ?? 0) / 1e6;
+  return {
+    running: pending.state === STARTED,
+    identity: pending.lastWorkerIdentity ?? '',
+    startedMs,
+  };
 }
 
 async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
@@ -210,20 +218,19 @@ export async function runRecovery(
             if (s < steps.length - 1) await ctx.client.workflow.getHandle(chartWorkflowId).result();
           }
           const workflowId = spec.workflowId(release, namespace, chartWorkflowId);
-          const killed = await poll(`${kind}: ${spec.activity} running`, async () => {
-            const attempt = await runningAttempt(ctx.client, workflowId, spec.activity);
+          await poll(`${kind}: ${spec.activity} running`, async () => {
+            const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
             // Well inside the activity: at least a second after its attempt started.
-            return attempt && Date.now() - attempt.startedMs > 1_000 ? attempt : undefined;
+            return attempt?.running && Date.now() - attempt.startedMs > 1_000 ? attempt : undefined;
           });
           await running.worker.stop('SIGKILL');
           if (mode === 'delayed') await new Promise((resolve) => setTimeout(resolve, REPLACEMENT_DELAY_MS));
           running = await startWorker(variant);
           const identity = `${running.worker.child.pid}@${hostname()}`;
+          // The replacement's pid is new: an attempt it started is the retry of the killed one.
           const retried = await poll(`${kind}: ${spec.activity} retried`, async () => {
-            const attempt = await runningAttempt(ctx.client, workflowId, spec.activity);
-            return attempt && attempt.attempt > killed.attempt && attempt.identity === identity
-              ? attempt
-              : undefined;
+            const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
+            return attempt?.identity === identity ? attempt : undefined;
           });
           ((samples[kind] ??= {})[`${variant}.${mode}`] ??= []).push(
             Math.max(0, retried.startedMs - running.polledAt),
