@@ -42,6 +42,8 @@ const chart = (release: string, namespace: string, extra: Record<string, unknown
     ...extra,
   });
 const inChart = (_release: string, _namespace: string, chartWorkflowId: string) => chartWorkflowId;
+/** The Armada wait on the release's own pods: the namespace keeps the stuck pods of earlier samples. */
+const ownPods = (release: string) => ({ timeout: 60, labels: { 'app.kubernetes.io/instance': release } });
 
 const KINDS: Record<string, Kind> = {
   /** `helm upgrade --install --wait` waiting for pods that never come (its helm lives on). */
@@ -55,22 +57,17 @@ const KINDS: Record<string, Kind> = {
   /** The Armada wait after an install whose pods never come. */
   armadaWait: {
     activity: 'waitForResources',
-    steps: (release, namespace) => [
-      chart(release, namespace, {
-        values: NOWHERE,
-        wait: { timeout: 60, labels: { 'app.kubernetes.io/instance': release } },
-      }),
-    ],
+    steps: (release, namespace) => [chart(release, namespace, { values: NOWHERE, wait: ownPods(release) })],
     workflowId: inChart,
   },
   /** A chart canary's readiness wait: the new revision's copies can never be scheduled. */
   canaryReadiness: {
     activity: 'waitForResources',
     steps: (release, namespace) => [
-      chart(release, namespace, { wait: { timeout: 60 } }),
+      chart(release, namespace, { wait: ownPods(release) }),
       chart(release, namespace, {
         values: { ...NOWHERE, image: { tag: '2.0.0' } },
-        wait: { timeout: 60 },
+        wait: ownPods(release),
         canary: { steps: [{ percent: 50 }, { percent: 100 }] },
       }),
     ],
@@ -199,7 +196,7 @@ export async function runRecovery(
   const samples: Record<string, Record<string, number[]>> = {};
   let n = 0;
   try {
-    for (const [kind, spec] of Object.entries(KINDS))
+    for (const [kind, spec] of Object.entries(KINDS)) {
       for (let i = 0; i < sizes.kills; i++)
         for (const { variant, mode } of WAYS) {
           if (running.variant !== variant) {
@@ -239,6 +236,12 @@ export async function runRecovery(
           // A killed worker's helm lives on as an orphan (helmUpgrade): stop it with its release.
           await run('pkill', ['-f', `upgrade --install ${release} `]).catch(() => undefined);
         }
+      ctx.log(
+        `  ${kind}: ${Object.entries(samples[kind] ?? {})
+          .map(([way, s]) => `${way} p50 ${median(s)} ms`)
+          .join(', ')}`,
+      );
+    }
   } finally {
     await running.worker.stop();
     tar.server.closeAllConnections();
@@ -258,10 +261,6 @@ export async function runRecovery(
       },
     ]),
   );
-  for (const [kind, figures] of Object.entries(kinds))
-    ctx.log(
-      `  ${kind}: p50 ${get(figures, 'now.atOnce')} ms now, ${get(figures, 'now.delayed')} ms with the replacement 10 s late, ${get(figures, 'beforeIssue22.atOnce')} ms before issue 22`,
-    );
   return {
     what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way`,
     replacementDelayMs: REPLACEMENT_DELAY_MS,
@@ -270,6 +269,3 @@ export async function runRecovery(
       "the retried helm write finds the release pending (its dead worker's helm lives on) and waits until that helm's timeout plus 10 s have passed since it last wrote the release (prepareRetriedWrite), then recovers it",
   };
 }
-
-const get = (figures: Record<string, unknown>, way: string) =>
-  (figures[way] as { p50?: number } | undefined)?.p50;
