@@ -84,20 +84,20 @@ const KINDS: Record<string, Kind> = {
 };
 
 /**
- * The last attempt of `activity` in `workflowId` that a worker started: its number, the worker
- * and when it started, and whether it is still running (a retry that fails at once, as a helm
- * write that finds its release pending does, is already waiting for the next one).
+ * The last attempt of `activity` in `workflowId` that a worker started: the worker, whether it
+ * still runs, and when it started. Once an attempt has failed and the next one waits (a retried
+ * helm write that finds its release pending fails at once), the server keeps its worker but not
+ * its start time.
  */
 async function lastAttempt(client: Client, workflowId: string, activity: string) {
   const { raw } = await client.workflow.getHandle(workflowId).describe();
   const pending = raw.pendingActivities?.find((a) => a.activityType?.name === activity);
-  if (!pending?.lastStartedTime) return undefined;
-  const startedMs =
-    Number(pending.lastStartedTime.seconds ?? 0) * 1000 + (pending.lastStartedTime.nanos ?? 0) / 1e6;
+  if (!pending) return undefined;
+  const started = pending.lastStartedTime;
   return {
     running: pending.state === STARTED,
     identity: pending.lastWorkerIdentity ?? '',
-    startedMs,
+    startedMs: started ? Number(started.seconds ?? 0) * 1000 + (started.nanos ?? 0) / 1e6 : undefined,
   };
 }
 
@@ -218,16 +218,22 @@ export async function runRecovery(
           await poll(`${kind}: ${spec.activity} running`, async () => {
             const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
             // Well inside the activity: at least a second after its attempt started.
-            return attempt?.running && Date.now() - attempt.startedMs > 1_000 ? attempt : undefined;
+            return attempt?.running && Date.now() - (attempt.startedMs ?? Infinity) > 1_000
+              ? attempt
+              : undefined;
           });
           await running.worker.stop('SIGKILL');
           if (mode === 'delayed') await new Promise((resolve) => setTimeout(resolve, REPLACEMENT_DELAY_MS));
           running = await startWorker(variant);
           const identity = `${running.worker.child.pid}@${hostname()}`;
-          // The replacement's pid is new: an attempt it started is the retry of the killed one.
+          // The replacement's pid is new: an attempt it started is the retry of the killed one,
+          // started when the server says, or (one that has already failed) when seen, within the
+          // 100 ms between looks.
           const retried = await poll(`${kind}: ${spec.activity} retried`, async () => {
             const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
-            return attempt?.identity === identity ? attempt : undefined;
+            return attempt?.identity === identity
+              ? { startedMs: attempt.startedMs ?? Date.now() }
+              : undefined;
           });
           ((samples[kind] ??= {})[`${variant}.${mode}`] ??= []).push(
             Math.max(0, retried.startedMs - running.polledAt),
