@@ -231,16 +231,20 @@ export async function runBridge(ctx: BenchContext, sizes: Sizes['bridge']): Prom
   }
 }
 
-/** The product's worker process (dist/worker/main.js) on a task queue of its own. */
+/**
+ * The product's worker process (dist/worker/main.js) on a task queue of its own, polling when
+ * this resolves; it runs the build's workflow bundle unless given another.
+ */
 export async function startRealWorker(
   ctx: BenchContext,
   taskQueue: string,
+  bundlePath = ctx.bundlePath,
 ): Promise<{ taskQueue: string; process: BenchProcess; stop(): Promise<void> }> {
   const worker = startNode('worker/main.js', {
     TEMPORAL_ADDRESS: ctx.temporalAddress,
     ARMADA_TASK_QUEUE: taskQueue,
     ARMADA_METRICS_PORT: '0',
-    ARMADA_WORKFLOW_BUNDLE: ctx.bundlePath,
+    ARMADA_WORKFLOW_BUNDLE: bundlePath,
     KUBECONFIG: ctx.kubeconfig,
   });
   await worker.printed(WORKER_POLLING);

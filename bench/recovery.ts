@@ -11,9 +11,9 @@ import { toolPath } from '../activities/tools';
 import { chartRun, startRun } from '../runs/requests';
 import { canaryWorkflowId } from '../workflows/plan/names';
 import { bundleWorkflows } from '../worker/bundle';
-import { WORKER_POLLING } from '../test/helpers/processes';
 import type { BenchContext } from './context';
-import { repo, startNode } from './processes';
+import { startRealWorker } from './bridge';
+import { repo } from './processes';
 import { median, ratio, summarize } from './stats';
 
 const run = promisify(execFile);
@@ -182,14 +182,7 @@ export async function runRecovery(
   const bundle = await bundles(ctx, dir);
   const tar = await slowTarServer(dir);
   const startWorker = async (variant: Variant) => {
-    const worker = startNode('worker/main.js', {
-      TEMPORAL_ADDRESS: ctx.temporalAddress,
-      ARMADA_TASK_QUEUE: taskQueue,
-      ARMADA_METRICS_PORT: '0',
-      ARMADA_WORKFLOW_BUNDLE: bundle[variant],
-      KUBECONFIG: ctx.kubeconfig,
-    });
-    await worker.printed(WORKER_POLLING);
+    const { process: worker } = await startRealWorker(ctx, taskQueue, bundle[variant]);
     return { worker, variant, polledAt: Date.now() };
   };
   let running = await startWorker('now');
