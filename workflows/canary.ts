@@ -5,6 +5,7 @@ import {
   condition,
   log,
   makeContinueAsNewFunc,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -30,6 +31,7 @@ import {
   continuedRun,
   formatSeconds,
   historyFull,
+  holdTimerMs,
   nextWaitMs,
   restoreScales,
   stepScales,
@@ -340,7 +342,7 @@ export class Canary {
       this.progress.waitingOn = approval ? 'approval' : 'hold';
       this.progress.nextStepAt =
         remainingMs !== undefined ? new Date(started + remainingMs).toISOString() : undefined;
-      await this.publish(
+      const writeMs = await this.publish(
         approval
           ? `${title}: waiting for approval${remainingMs !== undefined ? ` until ${this.progress.nextStepAt}` : ''}`
           : `${title}: holding until ${this.progress.nextStepAt}`,
@@ -350,7 +352,11 @@ export class Canary {
         : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
       let timerFired = false;
       if (waitMs === Infinity) await condition(interruptedOrFull);
-      else timerFired = !(await condition(interrupted, waitMs, { summary }));
+      else {
+        // Runs started before the patch keep their timers of the whole wait.
+        const timerMs = patched('hold-ends-at-shown-deadline') ? holdTimerMs(waitMs, writeMs) : waitMs;
+        timerFired = !(await condition(interrupted, timerMs, { summary }));
+      }
       left = afterWait(left, waitMs, timerFired, Date.now() - started);
       // A hold that has just ended gets the step's final check, not one more between timers.
       const holdEnded = timerFired && left.remainingMs === 0;
@@ -515,13 +521,16 @@ export class Canary {
     };
   }
 
-  /** Shows the progress in the Temporal UI (details, phase) and in the custom resource's status. */
-  async publish(message: string): Promise<void> {
+  /**
+   * Shows the progress in the Temporal UI (details, phase) and in the custom resource's status;
+   * resolves to the milliseconds the status write took (0 without a resource).
+   */
+  async publish(message: string): Promise<number> {
     const p = this.progress;
     setCurrentDetails(renderDetails(this.progressNow()));
     upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
     const resource = this.input.resource;
-    if (!resource) return;
+    if (!resource) return 0;
     // A chart's canary ends before its release is upgraded: the chart workflow reports Deployed.
     const done = p.phase === 'Promoted' && resource.kind === 'Deployer';
     const phase = p.phase === 'RolledBack' ? 'RolledBack' : done ? 'Deployed' : 'Progressing';
@@ -537,7 +546,7 @@ export class Canary {
             summary: `${p.step}/${p.steps} ${p.percent}%`,
             next_step_at: deadline,
           };
-    await report(resource.kind, resource.namespace, resource.name, phase, message, {
+    return report(resource.kind, resource.namespace, resource.name, phase, message, {
       progress,
       ...(resource.kind === 'Deployer' && { phase: deployerPhase(p.phase) }),
     });

@@ -205,8 +205,8 @@ class GroupDeploy {
       );
   }
 
-  private reportGroup(phase: string, message: string): Promise<void> {
-    return report('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
+  private async reportGroup(phase: string, message: string): Promise<void> {
+    await report('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
   }
 }
 

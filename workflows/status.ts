@@ -1,6 +1,7 @@
 import { log, workflowInfo } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
 import type * as activities from '../activities';
+import type { StatusWritten } from '../activities/kube/status';
 import { statusWrites } from './activity-proxies';
 import { rootMessage, type ControlProgress, type Pause } from './messages';
 import { readingOf, statusFor } from './plan/status';
@@ -27,6 +28,8 @@ export function statusWriteFailures(): Pick<ControlProgress, 'statusWriteFailure
  * A status write is never on the deploy's critical path: it is retried briefly (a local
  * activity, see activity-proxies), and one that still fails is logged and counted in the
  * progress query, and the run goes on. The next write carries the newer state anyway.
+ *
+ * Resolves to the milliseconds the write took (see StatusWritten.tookMs; 0 when it failed).
  */
 export async function report(
   kind: KindName,
@@ -35,9 +38,9 @@ export async function report(
   phase: string,
   message: string,
   extra: Record<string, unknown> = {},
-): Promise<void> {
+): Promise<number> {
   const { memo } = workflowInfo();
-  await write(`${phase}`, {
+  return write(`${phase}`, {
     kind,
     namespace,
     name,
@@ -79,16 +82,19 @@ function runLink(): { id: string; run_id: string } {
   return { id: workflowId, run_id: runId };
 }
 
-async function write(what: string, request: StatusReport): Promise<void> {
+async function write(what: string, request: StatusReport): Promise<number> {
   const { kind, namespace, name } = request;
   try {
-    await statusWrites.reportStatus.executeWithOptions(
+    const written: StatusWritten | boolean = await statusWrites.reportStatus.executeWithOptions(
       { summary: `status of ${kind} ${namespace}/${name}: ${what}` },
       [request],
     );
+    // Runs recorded before the write measured itself replay a boolean from their markers.
+    return typeof written === 'object' ? written.tookMs : 0;
   } catch (err) {
     const last = `${kind} ${namespace}/${name} (${what}): ${rootMessage(err)}`;
     failures = { count: (failures?.count ?? 0) + 1, last };
     log.warn('status not written; the run goes on', { error: last });
+    return 0;
   }
 }

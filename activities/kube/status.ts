@@ -3,14 +3,25 @@ import { recordEvent, writeStatus, type StatusReport } from '../../kube/status';
 
 export { recordEvent };
 
+/** What a status write did: whether the object was on the cluster, and how long it took. */
+export interface StatusWritten {
+  onCluster: boolean;
+  /**
+   * From the first attempt's scheduling to now, on the worker's clock: the time the workflow
+   * task that asked for this local activity spent on it (a canary hold shortens its timer by it).
+   */
+  tookMs: number;
+}
+
 /**
  * Activity: writes a custom resource's status and an Event (see writeStatus), linking the run
- * in the Temporal namespace it runs in. Returns false when the object is not on the cluster.
+ * in the Temporal namespace it runs in.
  */
-export function reportStatus(report: StatusReport): Promise<boolean> {
+export async function reportStatus(report: StatusReport): Promise<StatusWritten> {
   const { info, log } = Context.current();
-  return writeStatus(report, {
+  const onCluster = await writeStatus(report, {
     temporalNamespace: info.workflowNamespace,
     warn: (message, fields) => log.warn(message, fields),
   });
+  return { onCluster, tookMs: Date.now() - info.scheduledTimestampMs };
 }

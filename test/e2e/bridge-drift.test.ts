@@ -76,15 +76,17 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     const backAfterMs = Date.now() - deletedAt;
     expect(backAfterMs).toBeLessThan(30_000);
     expect(await image(releases, 'fixed')).toBe(before);
+    // helm rollback creates the Deployment before it marks its revision deployed: the Event
+    // comes after both.
+    const detected = await eventually('the DriftRepaired Event', async () => {
+      const repaired = await eventMessages(crs, 'fixed', 'DriftRepaired');
+      return repaired.length ? eventMessages(crs, 'fixed', 'DriftDetected') : undefined;
+    });
     const history = await helmHistory('fixed', releases);
     expect(history.map((h) => [h.revision, h.status, h.description])).toEqual([
       [1, 'superseded', expect.stringMatching(/^armada-digest=/)],
       [2, 'deployed', 'Rollback to 1'],
     ]);
-    const detected = await eventually('the DriftRepaired Event', async () => {
-      const repaired = await eventMessages(crs, 'fixed', 'DriftRepaired');
-      return repaired.length ? eventMessages(crs, 'fixed', 'DriftDetected') : undefined;
-    });
     expect(detected).toEqual([
       `Deployment fixed deleted (release ${releases}/fixed, revision 1); re-applying revision 1`,
     ]);

@@ -49,7 +49,7 @@ let reachedGate: () => void = () => {};
 const atGate = new Promise<void>((resolve) => (reachedGate = resolve));
 const reportStatus: typeof activities.reportStatus = async (report) => {
   if (report.kind === 'ArmadaManifest' && report.event?.reason === 'WaitingApproval') reachedGate();
-  return false; // no custom resources on a cluster in this test
+  return { onCluster: false, tookMs: 0 }; // no custom resources on a cluster in this test
 };
 const harness = sharedWorker({ activities: { ...fakeHelm().activities, reportStatus } });
 

@@ -6,6 +6,7 @@ import {
   DEFAULT_HISTORY_LIMIT,
   formatSeconds,
   historyFull,
+  holdTimerMs,
   nextWaitMs,
   restoreScales,
   splitAt,
@@ -167,6 +168,22 @@ describe('nextWaitMs and afterWait: the time left of a hold', () => {
       untilCheckMs: 800,
     });
     expect(afterWait({}, Infinity, false, 5000)).toEqual({});
+  });
+});
+
+describe('holdTimerMs: a timer that ends at the deadline shown', () => {
+  it('is shorter by the status write that showed the deadline', () => {
+    expect(holdTimerMs(30_000, 0)).toBe(30_000);
+    expect(holdTimerMs(30_000, 1_071)).toBe(28_929);
+  });
+
+  it('is never 0 or less, however long the write took', () => {
+    expect(holdTimerMs(1_000, 1_000)).toBe(1);
+    expect(holdTimerMs(1_000, 7_000)).toBe(1);
+  });
+
+  it('ignores a write that measured less than nothing (a clock stepped back)', () => {
+    expect(holdTimerMs(5_000, -300)).toBe(5_000);
   });
 });
 

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type * as activities from '../../activities';
@@ -14,7 +15,7 @@ import {
   type CanaryProgress,
 } from '../../workflows/messages';
 import { sharedWorker, uniqueName } from '../helpers/env';
-import { saveHistory, savingHistories, summaryOf } from '../helpers/histories';
+import { eventTime, saveHistory, savingHistories, summaryOf } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
 
 /** One scale call as the stub saw it: which Deployment, to how many, in which namespace. */
@@ -67,7 +68,8 @@ function fakeKube() {
     },
     async reportStatus(req) {
       await statusHooks.get(`${req.namespace}/${req.name}`)?.(req.status);
-      return false;
+      // Measured as the real activity measures it.
+      return { onCluster: false, tookMs: Date.now() - Context.current().info.scheduledTimestampMs };
     },
     async observeDeployer(ref) {
       deployerCalls.push(`observe ${ref.namespace}`);
@@ -237,6 +239,33 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     const history = await handle.fetchHistory();
     const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
     expect(timers.map(summaryOf)).toEqual(['blog-2 canary 30 % — hold 1s']);
+  });
+
+  it('a hold ends at the deadline its status shows, however long that status write took', async () => {
+    const ns = uniqueName('deadline');
+    const WRITE_MS = 1_500;
+    let shown: string | undefined;
+    kube.statusHooks.set(`${ns}/shop`, async (status) => {
+      const deadline = (status.progress as { next_step_at?: string | null }).next_step_at;
+      if (!deadline) return;
+      shown = deadline;
+      await new Promise((resolve) => setTimeout(resolve, WRITE_MS)); // a slow API server
+    });
+    const run = canaryRun(ns, [{ percent: 50, holdSeconds: 3 }, { percent: 100 }], {
+      resource: { kind: 'ArmadaChart', namespace: ns, name: 'shop' },
+    });
+    const handle = await start(run);
+    expect((await handle.result()).result).toBe('promoted');
+    if (savingHistories) await saveHistory(handle.workflowId, undefined, 'canary-hold-deadline--canary');
+    const events = (await handle.fetchHistory()).events ?? [];
+    const started = events.find((e) => e.timerStartedEventAttributes)!;
+    const fired = events.find((e) => e.timerFiredEventAttributes)!;
+    // The timer is shorter by the write: it starts only when the task that made the write completes.
+    const timeout = started.timerStartedEventAttributes!.startToFireTimeout!;
+    const timerMs = Number(timeout.seconds) * 1000 + (timeout.nanos ?? 0) / 1e6;
+    expect(timerMs).toBeLessThanOrEqual(3_000 - WRITE_MS);
+    // Before, it ran the whole hold from there and fired WRITE_MS or more after the deadline shown.
+    expect(Math.abs(eventTime(fired) - ms(shown))).toBeLessThan(1_000);
   });
 
   it('pause freezes the hold and resume runs only the time that was left', async () => {

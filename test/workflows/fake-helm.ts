@@ -89,7 +89,7 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
       });
     },
     async reportStatus() {
-      return false; // no custom resources on the cluster in these tests
+      return { onCluster: false, tookMs: 0 }; // no custom resources on the cluster in these tests
     },
     async helmUninstall({ release }) {
       return record('uninstall', release, () => {

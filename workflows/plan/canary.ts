@@ -148,6 +148,16 @@ export function afterWait(left: HoldLeft, waitMs: number, timerFired: boolean, c
   };
 }
 
+/**
+ * The timer of a wait of `waitMs` whose status write, shown with the deadline, took `writeMs` of
+ * the same workflow task. The timer starts only when that task completes, after the write (a
+ * local activity): shorter by the write, it ends at the deadline the status shows instead of
+ * that much after it. Never below 1 ms: a timer of 0 is not a timer.
+ */
+export function holdTimerMs(waitMs: number, writeMs: number): number {
+  return Math.max(1, waitMs - Math.max(0, writeMs));
+}
+
 /** `90` → `1m30s`, `3600` → `1h`, `1.5` → `1.5s`: how holds read in summaries. */
 export function formatSeconds(seconds: number): string {
   const h = Math.floor(seconds / 3600);
