@@ -7,6 +7,7 @@ import {
   labels,
   positiveSeconds,
   quoted,
+  serviceAccountName,
   targetState,
 } from './common';
 
@@ -79,10 +80,12 @@ const SOURCE_NEEDS: Record<
   git: { fields: ['location'] },
 };
 
+export const SOURCE_TYPES = ['local', 'tar', 'repo', 'oci', 'git'] as const;
+
 export const chartSource = z
   .strictObject({
     type: z
-      .enum(['local', 'tar', 'repo', 'oci', 'git'])
+      .enum(SOURCE_TYPES)
       .describe('Where the chart comes from: local (a directory on the worker), tar, repo, oci or git.'),
     location: z
       .string()
@@ -272,7 +275,16 @@ export const armadaChartSpec = z
       .optional()
       .describe('Name of the chart (informational, as in Armada).'),
     release: releaseName.describe('Helm release name; a manifest prefixes it with its release_prefix.'),
-    namespace: dns1123Label('namespace').describe('Namespace the release is installed into.'),
+    namespace: dns1123Label('namespace').describe(
+      "Namespace the release is installed into: the object's own, unless an ArmadaPolicy grants another.",
+    ),
+    service_account_name: serviceAccountName(),
+    adopt: z
+      .boolean()
+      .optional()
+      .describe(
+        'Take over a release that armada-temporal did not create (allowed only by an ArmadaPolicy with allow_adoption).',
+      ),
     target_state: targetState.default('deployed'),
     source: chartSource,
     values: z

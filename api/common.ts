@@ -48,6 +48,18 @@ export const dns1123Label = (what: string) =>
       `${what} must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit`,
     );
 
+/**
+ * `service_account_name`: the ServiceAccount of the object's own namespace its run acts as (as
+ * Flux's `serviceAccountName`); checked by ArmadaPolicy `require_service_account` and the
+ * bridge's lockdown.
+ */
+export const serviceAccountName = () =>
+  dns1123Label('service_account_name')
+    .optional()
+    .describe(
+      "ServiceAccount of the object's namespace its run acts as; default: the bridge's ARMADA_DEFAULT_SERVICE_ACCOUNT.",
+    );
+
 /** The name of another object: a DNS-1123 subdomain, at most 253 characters. */
 export const objectName = (what: string) =>
   z

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { GROUP, VERSION } from './common';
 import { kinds, type KindDefinition } from './kinds';
+import { policyKind } from './policy';
 import { structuralViolations } from './structural';
 
 type Schema = Record<string, unknown>;
@@ -71,7 +72,7 @@ export function crdFor(def: KindDefinition): Schema {
         shortNames: def.shortNames,
         categories: ['armada'],
       },
-      scope: 'Namespaced',
+      scope: def.scope ?? 'Namespaced',
       versions: [
         {
           name: VERSION,
@@ -86,7 +87,10 @@ export function crdFor(def: KindDefinition): Schema {
   };
 }
 
+/** Every kind with a CRD: the four a run deploys, and the policy that bounds them. */
+export const crdKinds: readonly KindDefinition[] = [...Object.values(kinds), policyKind];
+
 /** Every CRD, keyed by the file it is written to under deploy/crds/. */
 export function allCrds(): Record<string, Schema> {
-  return Object.fromEntries(Object.values(kinds).map((def) => [`${def.plural}.yaml`, crdFor(def)]));
+  return Object.fromEntries(crdKinds.map((def) => [`${def.plural}.yaml`, crdFor(def)]));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonStatus, dns1123Label, labels } from './common';
+import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryStep, percentSteps } from './chart';
 
 export const deployerSpec = z
@@ -10,7 +10,9 @@ export const deployerSpec = z
         name: dns1123Label('deployment.name')
           .max(40, 'deployment.name must be at most 40 characters, to leave room for -<version>')
           .describe('Base name; each version runs as Deployment <name>-<version>.'),
-        namespace: dns1123Label('deployment.namespace').describe('Namespace of the Deployments.'),
+        namespace: dns1123Label('deployment.namespace').describe(
+          "Namespace of the Deployments: the Deployer's own, unless an ArmadaPolicy grants another.",
+        ),
         image: z.string().min(1).max(1024).describe('Container image, without the tag.'),
         version: z
           .string()
@@ -25,6 +27,7 @@ export const deployerSpec = z
       })
       .describe('The Deployment to roll out.'),
     steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
+    service_account_name: serviceAccountName(),
   })
   .describe('A canary rollout of a plain Deployment.');
 

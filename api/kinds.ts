@@ -21,6 +21,8 @@ export interface KindDefinition {
   singular: string;
   shortNames: string[];
   description: string;
+  /** Namespaced unless said otherwise (ArmadaPolicy is cluster-scoped). */
+  scope?: 'Namespaced' | 'Cluster';
   spec: z.ZodType;
   status: z.ZodType;
   columns: PrinterColumn[];

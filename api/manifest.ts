@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonStatus, dns1123Label, duration, quoted, targetState } from './common';
+import { commonStatus, dns1123Label, duration, quoted, serviceAccountName, targetState } from './common';
 import { orderedNames } from './names';
 
 export const armadaManifestSpec = z
@@ -11,6 +11,9 @@ export const armadaManifestSpec = z
       'ArmadaChartGroup names (same namespace), deployed strictly in this order.',
     ),
     target_state: targetState.default('deployed'),
+    service_account_name: serviceAccountName().describe(
+      "ServiceAccount of the manifest's namespace its charts act as, unless a chart names its own.",
+    ),
     on_failure: z
       .enum(['stop', 'rollback'])
       .default('stop')

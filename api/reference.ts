@@ -1,5 +1,4 @@
-import { allCrds } from './crd';
-import { kinds } from './kinds';
+import { allCrds, crdKinds } from './crd';
 
 type Schema = {
   type?: string;
@@ -46,7 +45,7 @@ function rows(schema: Schema, prefix = ''): string[] {
 /** The spec reference of every kind, as Markdown tables (prettier leaves the region alone). */
 export function specReference(): string {
   const crds = allCrds();
-  const sections = Object.values(kinds).map((def) => {
+  const sections = crdKinds.map((def) => {
     const crd = crds[`${def.plural}.yaml`] as {
       spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Schema } } } }[] };
     };

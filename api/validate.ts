@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { API_VERSION } from './common';
 import { isKindName, kinds, objectMetadata, type KindName } from './kinds';
+import { policyKind } from './policy';
 
 /** One reason an object is invalid: the field path as kubectl prints it, and the reason in words. */
 export interface Problem {
@@ -9,7 +10,7 @@ export interface Problem {
 }
 
 export interface Validation {
-  kind?: KindName;
+  kind?: KindName | typeof policyKind.kind;
   name?: string;
   problems: Problem[];
   /** The spec as the kind's schema parses it (defaults filled in), when the spec itself is valid. */
@@ -58,7 +59,8 @@ function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[]): Problem[
 
 /**
  * Checks one document against the kind's schema and every semantic rule the CRD cannot
- * express. The same function serves `armadactl validate` and the bridge.
+ * express. The same function serves `armadactl validate` (an ArmadaPolicy's file too) and the
+ * bridge.
  */
 export function validateObject(doc: unknown): Validation {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
@@ -73,15 +75,19 @@ export function validateObject(doc: unknown): Validation {
   if (obj.apiVersion !== API_VERSION) {
     problems.push({ path: 'apiVersion', message: `must be ${API_VERSION}` });
   }
-  if (!isKindName(obj.kind)) {
-    problems.push({ path: 'kind', message: `must be one of ${Object.keys(kinds).join(', ')}` });
+  const kind = obj.kind;
+  const def = isKindName(kind) ? kinds[kind] : kind === policyKind.kind ? policyKind : undefined;
+  if (!def) {
+    problems.push({
+      path: 'kind',
+      message: `must be one of ${[...Object.keys(kinds), policyKind.kind].join(', ')}`,
+    });
     return { problems };
   }
-  const kind = obj.kind;
   const metadata = objectMetadata.safeParse(obj.metadata ?? {}, { error: plainWords });
   if (!metadata.success) problems.push(...problemsOf(metadata.error, ['metadata']));
-  const spec = kinds[kind].spec.safeParse(obj.spec, { error: plainWords });
+  const spec = def.spec.safeParse(obj.spec, { error: plainWords });
   if (!spec.success) problems.push(...problemsOf(spec.error, ['spec']));
   const name = metadata.success ? metadata.data.name : undefined;
-  return { kind, name, problems, ...(spec.success && { spec: spec.data }) };
+  return { kind: def.kind, name, problems, ...(spec.success && { spec: spec.data }) };
 }

@@ -113,7 +113,10 @@ describe('validateObject', () => {
     [
       'an unknown kind lists the known ones',
       { apiVersion: 'armada.airshipit.org/v1alpha1', kind: 'Chart', metadata: { name: 'x' }, spec: {} },
-      { path: 'kind', message: 'must be one of ArmadaChart, ArmadaChartGroup, ArmadaManifest, Deployer' },
+      {
+        path: 'kind',
+        message: 'must be one of ArmadaChart, ArmadaChartGroup, ArmadaManifest, Deployer, ArmadaPolicy',
+      },
     ],
   ])('%s', (_name, doc, problem) => {
     expect(problemsOf(doc)).toContainEqual(problem);

@@ -36,7 +36,7 @@ spec: {release: web, namespace: apps, source: {type: local, location: charts/web
 describe('armadactl validate', () => {
   it('accepts every example and exits 0', async () => {
     const { code, out } = await run('validate', '-f', path.resolve(__dirname, '../../examples'));
-    expect(out.at(-1)).toBe('9 valid, 0 invalid');
+    expect(out.at(-1)).toBe('10 valid, 0 invalid');
     expect(code).toBe(0);
   });
 

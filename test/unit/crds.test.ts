@@ -13,11 +13,12 @@ type Crd = { spec: { versions: { schema: { openAPIV3Schema: Record<string, unkno
 const schemaOf = (crd: object) => (crd as Crd).spec.versions[0].schema.openAPIV3Schema;
 
 describe('generated CRDs', () => {
-  it('cover the four kinds', () => {
+  it('cover the four kinds and the policy', () => {
     expect(crds.map(([file]) => file).sort()).toEqual([
       'armadachartgroups.yaml',
       'armadacharts.yaml',
       'armadamanifests.yaml',
+      'armadapolicies.yaml',
       'deployers.yaml',
     ]);
   });
