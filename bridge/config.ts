@@ -34,6 +34,11 @@ const configSchema = z
       'every object is reconciled this often',
     ),
     ARMADA_WORKERS: z.coerce.number().int().min(1).default(8).describe('objects reconciled at once'),
+    ARMADA_LOCKDOWN: z
+      .enum(['true', 'false', ''])
+      .default('')
+      .transform((value) => value === 'true')
+      .describe('true: every object must name a service_account_name (its own or its manifest’s)'),
     ARMADA_METRICS_PORT: metricsPort(9464),
   })
   .transform(withTemporalConnection);

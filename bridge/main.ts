@@ -1,6 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { hostname } from 'node:os';
+import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
+import { policyKind } from '../api/policy';
 import { apiMessage, kubeConfig } from '../kube/client';
 import { clientConnectionOptions } from '../runs/connection';
 import { loadDataConverter } from '../runs/codec';
@@ -9,6 +11,7 @@ import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
 import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
+import { policyViewOf, type PolicyView } from './policy';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
 import { ownedKeys, viewOf, type ObjectView } from './view';
@@ -50,6 +53,7 @@ async function main(): Promise<void> {
   const following = new Set<string>();
 
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
+  let policyWatch: ObjectWatch<PolicyView> | undefined;
   const maybeRanAlone = new Set<string>();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
@@ -70,6 +74,8 @@ async function main(): Promise<void> {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
     objects: (kind) => watches[kind],
+    policies: () => policyWatch?.list() ?? [],
+    tenancy: { lockdown: config.ARMADA_LOCKDOWN },
     maybeRanAlone,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key) {
@@ -114,6 +120,19 @@ async function main(): Promise<void> {
         log,
       });
     for (const kind of kindNames) Object.assign(watches, { [kind]: watchKind(kind) });
+    // A policy change may make any object valid or invalid: every object is judged again.
+    policyWatch = new ObjectWatch<PolicyView>({
+      kubeConfig: kc,
+      resource: { kind: policyKind.kind, group: GROUP, version: VERSION, plural: policyKind.plural },
+      namespaces: 'all',
+      resyncSeconds: config.ARMADA_RESYNC_SECONDS,
+      view: policyViewOf,
+      onChange: (_policy, change) => {
+        if (!listed || change === 'resync') return;
+        for (const kind of kindNames) for (const view of watches[kind].list()) queue.add(view.key);
+      },
+      log,
+    });
     // Helm's objects, for drift: only updates and deletions after the first list count.
     const driftWatches = DRIFT_RESOURCES.map(
       (resource) =>
@@ -132,7 +151,7 @@ async function main(): Promise<void> {
         }),
     );
     stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
-    await Promise.all([...Object.values(watches), ...driftWatches].map((w) => w.start()));
+    await Promise.all([...Object.values(watches), policyWatch, ...driftWatches].map((w) => w.start()));
     listed = true;
     for (const kind of kindNames)
       for (const view of watches[kind].list()) {
@@ -174,6 +193,7 @@ async function main(): Promise<void> {
     stopping = true;
     log('info', 'shutting down', { signal });
     for (const watch of Object.values(watches)) watch.stop();
+    policyWatch?.stop();
     stopDriftWatches();
     served.server.close();
     await queue.stop();

@@ -17,6 +17,7 @@ import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import { PlanError, rivalClaims, type ManifestDocuments } from '../workflows/plan/manifest';
 import type { ReconcileMetrics } from './metrics';
+import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import type { ArmadaObject } from './watch';
@@ -48,6 +49,9 @@ export interface BridgeContext {
   taskQueue: string;
   /** The watched objects of a kind: their views, from the informer cache. */
   objects: Views;
+  /** The cached ArmadaPolicies (cluster-wide). */
+  policies(): PolicyView[];
+  tenancy: Tenancy;
   /**
    * Keys of the charts and groups that may have run on their own: every one reconcile sends down
    * the standalone path and, since what a bridge before this one did is unknown, every one cached
@@ -77,6 +81,8 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   if (view.action) await takeAction(ctx, view, view.action);
 
   if (!view.parsed.valid) return markInvalid(ctx, view, describeProblems(view.parsed.problems));
+  const refused = policyRefusal(ctx, view);
+  if (refused) return markInvalid(ctx, view, refused);
   await ensureFinalizer(view);
   const owner = ownerOf(ctx.objects, view);
   if (owner) {
@@ -189,8 +195,70 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
     if (err instanceof PlanError) return { problem: err.message };
     throw err;
   }
+  // A listed chart the policies refuse is Invalid itself, and stops what lists it.
+  const refusals = listedChartsOf(ctx, view).flatMap((chart) => {
+    const refused = policyRefusal(ctx, chart);
+    return refused ? [`ArmadaChart ${chart.namespace}/${chart.name}: ${refused}`] : [];
+  });
+  if (refusals.length) return { problem: refusals.join('; ') };
   const rivals = rivalClaims(view, claimDocuments(ctx));
   return rivals.length ? { problem: rivals.join('; ') } : { run };
+}
+
+/** The charts a manifest (through its groups) or a group lists; none for the others. */
+function listedChartsOf(ctx: BridgeContext, view: ObjectView): ObjectView<'ArmadaChart'>[] {
+  if (view.kind === 'ArmadaChartGroup') return listedCharts(ctx, view.namespace, view.lists);
+  if (view.kind !== 'ArmadaManifest') return [];
+  const groups = ctx
+    .objects('ArmadaChartGroup')
+    .list(view.namespace)
+    .filter((g) => view.lists.includes(g.name));
+  return listedCharts(
+    ctx,
+    view.namespace,
+    groups.flatMap((g) => g.lists),
+  );
+}
+
+/**
+ * Why the ArmadaPolicies (and the bridge's lockdown) refuse a valid chart or Deployer, as its
+ * Invalid condition says it; undefined when they allow it. Manifests and groups carry nothing a
+ * policy bounds: their charts do (a chart takes its manifest's service_account_name).
+ */
+function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined {
+  if (!view.parsed.valid) return undefined;
+  const { kind, namespace, name } = view;
+  let subject: PolicySubject;
+  if (view.kind === 'ArmadaChart') {
+    const spec = view.parsed.spec;
+    const group = ownerOf(ctx.objects, view);
+    const manifest = group && ownerOf(ctx.objects, group);
+    subject = {
+      kind,
+      namespace,
+      name,
+      target: { field: 'spec.namespace', namespace: spec.namespace },
+      source: spec.source,
+      analysisUrl: spec.canary?.analysis?.url,
+      serviceAccount:
+        spec.service_account_name ??
+        (manifest?.kind === 'ArmadaManifest' && manifest.parsed.valid
+          ? manifest.parsed.spec.service_account_name
+          : undefined),
+      adopt: spec.adopt,
+    };
+  } else if (view.kind === 'Deployer') {
+    const spec = view.parsed.spec;
+    subject = {
+      kind,
+      namespace,
+      name,
+      target: { field: 'spec.deployment.namespace', namespace: spec.deployment.namespace },
+      serviceAccount: spec.service_account_name,
+    };
+  } else return undefined;
+  const problems = policyViolations(subject, ctx.policies(), ctx.tenancy);
+  return problems.length ? describeProblems(problems) : undefined;
 }
 
 /**

@@ -190,6 +190,9 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
         get: (_namespace: string, name: string) => cached.get(kind)?.find((v) => v.name === name),
         list: () => cached.get(kind) ?? [],
       })) as BridgeContext['objects'],
+      // What grantAnyNamespace grants the namespaces of the other cases.
+      policies: () => [{ name: 'cache-lag', spec: { namespaces: [crs], target_namespaces: ['*'] } }],
+      tenancy: { lockdown: false },
       maybeRanAlone: new Set(),
       enqueue: (key) => lines.push(`enqueued ${key}`),
       afterRun: (workflowId) => lines.push(`following ${workflowId}`),
