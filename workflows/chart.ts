@@ -195,6 +195,13 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   const observe = () =>
     io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
   const observed = await observe();
+  // Never upgrade, repair or uninstall someone else's release unasked (the bridge lets `adopt`
+  // through only where an ArmadaPolicy allows adoption).
+  if (observed?.createdByArmada === false && !spec.adopt)
+    throw ApplicationFailure.nonRetryable(
+      `release ${namespace}/${release} exists and armada-temporal did not create it (none of its last 20 revisions records an armada-digest); left untouched. Set adopt: true, where an ArmadaPolicy allows adoption, to take it over`,
+      NonRetryable.ReleaseNotOwned,
+    );
   const before = revisionBefore(observed);
   const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
     chart: run.chart,

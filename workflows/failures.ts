@@ -20,6 +20,8 @@ export const NonRetryable = {
   JobFailed: 'JobFailed',
   /** Another run drives the release (its workflow ID, the lock, is taken). */
   ReleaseLocked: 'ReleaseLocked',
+  /** The release exists, armada-temporal did not create it, and the chart does not say `adopt`. */
+  ReleaseNotOwned: 'ReleaseNotOwned',
   /** A `protected` release is failed and `continue_processing` is off. */
   ProtectedReleaseFailed: 'ProtectedReleaseFailed',
   /** The release did not reach the wanted state after each recovery action once. */

@@ -1,6 +1,12 @@
 import type { ObservedRelease } from '../../workflows/plan/release';
 import { runHelm } from './exec';
-import { helmHistorySchema, lastDeployedRevision, recordedDigest, type ReleaseRef } from './release';
+import {
+  digestOf,
+  helmHistorySchema,
+  lastDeployedRevision,
+  recordedDigest,
+  type ReleaseRef,
+} from './release';
 
 /** How helm says a release does not exist. */
 const NOT_FOUND = /release: not found/;
@@ -41,5 +47,6 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
     lastDeployedRevision: lastDeployedRevision(history),
     updated: current.updated,
     description: current.description,
+    createdByArmada: history.some((entry) => digestOf(entry.description) !== undefined),
   };
 }

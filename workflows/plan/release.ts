@@ -15,6 +15,12 @@ export interface ObservedRelease {
   /** When helm last wrote the current revision (RFC 3339), and how it described it. */
   updated?: string;
   description?: string;
+  /**
+   * Whether armada-temporal wrote any revision of the last 20 (one records an armada-digest):
+   * false for a release someone installed by hand, which a chart takes over only with `adopt`.
+   * Absent from runs recorded before it was observed: read as true.
+   */
+  createdByArmada?: boolean;
 }
 
 export type ReleaseState =
