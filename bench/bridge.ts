@@ -10,7 +10,7 @@ import { mapLimit } from './history';
 import { mib } from './overhead';
 import { startNode, tail, until, type BenchProcess } from './processes';
 import { installCrds, settingsChart } from '../test/helpers/kube';
-import { WORKER_POLLING } from '../test/helpers/processes';
+import { grantAnyNamespace, WORKER_POLLING } from '../test/helpers/processes';
 import { histogramFigures, metricValue, scrape } from './prometheus';
 import { median, round, summarize } from './stats';
 
@@ -76,6 +76,7 @@ interface RoundFigures {
 
 /** A bridge process watching `namespace` (its leader Lease there too); resolves once it leads and serves metrics. */
 async function startBridge(ctx: BenchContext, namespace: string, taskQueue: string) {
+  grantAnyNamespace(namespace);
   const bridge = startNode('bridge/main.js', {
     TEMPORAL_ADDRESS: ctx.temporalAddress,
     ARMADA_TASK_QUEUE: taskQueue,

@@ -74,7 +74,7 @@ armada-temporal is running.
 
 Try the examples (in another terminal):
   export KUBECONFIG=${KUBECONFIG:-~/.kube/config}
-  kubectl apply -f examples/
+  kubectl apply -f examples/policy/ && kubectl apply -f examples/
   kubectl get amf,acg,act,dpl
   npx armadactl status demo          # or: npx armadactl status dpl/nginx
 Ctrl-C stops everything.

@@ -12,7 +12,13 @@ import {
   type ExampleChartSources,
   type RemoteSourceType,
 } from '../helpers/chart-servers';
-import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+import {
+  WORKER_POLLING,
+  eventually,
+  grantAnyNamespace,
+  startProcess,
+  type ProductProcess,
+} from '../helpers/processes';
 
 /**
  * The cluster lane: the product in its production shape, on the Temporal cluster on PostgreSQL
@@ -122,6 +128,7 @@ describe('cluster lane: 3 workers and 2 bridges on a Temporal cluster on Postgre
     connection = await Connection.connect({ address: TEMPORAL });
     client = new Client({ connection });
     await Promise.all(Array.from({ length: WORKERS }, startPod));
+    for (const namespace of [twin, drill]) grantAnyNamespace(namespace);
     for (let i = 0; i < 2; i++)
       bridges.push(
         startProcess('dist/bridge/main.js', {

@@ -1,7 +1,7 @@
 import { releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
-import { startProcess, type ProductProcess } from '../helpers/processes';
+import { grantAnyNamespace, startProcess, type ProductProcess } from '../helpers/processes';
 
 const LEASE_SECONDS = 3;
 
@@ -35,6 +35,7 @@ describe('two bridge replicas: only the leader acts; killing it hands over (proc
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
+    grantAnyNamespace(crs);
     for (let i = 0; i < 2; i++)
       bridges.push(
         startProcess('dist/bridge/main.js', {

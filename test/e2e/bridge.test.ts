@@ -5,7 +5,7 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
-import { startProcess, type ProductProcess } from '../helpers/processes';
+import { grantAnyNamespace, startProcess, type ProductProcess } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -68,6 +68,7 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
+    grantAnyNamespace(crs);
     bridge = startProcess('dist/bridge/main.js', {
       ARMADA_TASK_QUEUE: harness().taskQueue,
       ARMADA_NAMESPACES: crs,

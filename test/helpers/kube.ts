@@ -6,7 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
 import { GROUP, VERSION } from '../../api/common';
+import { crdKinds } from '../../api/crd';
 import { kinds, type KindName } from '../../api/kinds';
+import type { ArmadaPolicySpec } from '../../api/policy';
 import { kubeConfig } from './env';
 import { eventually } from './processes';
 
@@ -83,7 +85,7 @@ export function settingsChart(
 export async function installCrds(): Promise<string> {
   const out = await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
   await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
-  const wanted = Object.values(kinds).map((k) => `${k.plural}.${GROUP}`);
+  const wanted = crdKinds.map((k) => `${k.plural}.${GROUP}`);
   await eventually(
     'the CRDs in discovery',
     async () => {
@@ -93,6 +95,14 @@ export async function installCrds(): Promise<string> {
     { timeoutMs: 60_000 },
   );
   return out;
+}
+
+/** Creates or replaces the ArmadaPolicy `name` (cluster-scoped). */
+export async function applyPolicy(name: string, spec: ArmadaPolicySpec): Promise<void> {
+  // Cluster-scoped: kubectl ignores the namespace.
+  await applyObjects('default', [
+    { apiVersion: `${GROUP}/${VERSION}`, kind: 'ArmadaPolicy', metadata: { name }, spec },
+  ]);
 }
 
 /**

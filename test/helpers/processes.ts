@@ -116,11 +116,41 @@ function grantLease(namespace: string): void {
   });
 }
 
+/**
+ * An ArmadaPolicy `test-<namespace>` that lets the objects of `namespace` deploy into any
+ * namespace: for the tests (and benchmarks) that keep their custom resources apart from the
+ * namespaces their releases go into, as every test did before namespace boundaries. The
+ * hostile-tenant drill writes narrower ones. Synchronous, as grantLease.
+ */
+export function grantAnyNamespace(namespace: string): void {
+  const policy = {
+    apiVersion: 'armada.airshipit.org/v1alpha1',
+    kind: 'ArmadaPolicy',
+    metadata: { name: `test-${namespace}` },
+    spec: { namespaces: [namespace], target_namespaces: ['*'] },
+  };
+  execFileSync(toolPath('kubectl'), ['apply', '-f', '-'], {
+    cwd: repo,
+    input: JSON.stringify(policy),
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+}
+
 /** What the worker process prints (a JSON log line) once it polls its task queue. */
 export const WORKER_POLLING = '"message":"polling"';
 
-/** The bridge process, watching `namespace` alone and holding its leader Lease there. */
-export function startBridge(namespace: string, env: NodeJS.ProcessEnv): ProductProcess {
+/**
+ * The bridge process, watching `namespace` alone (unless `env` says otherwise) and holding its
+ * leader Lease there. The objects it watches may deploy into any namespace (grantAnyNamespace)
+ * unless `ownNamespaceOnly`.
+ */
+export function startBridge(
+  namespace: string,
+  env: NodeJS.ProcessEnv,
+  { ownNamespaceOnly = false } = {},
+): ProductProcess {
+  if (!ownNamespaceOnly)
+    for (const watched of (env.ARMADA_NAMESPACES ?? namespace).split(',')) grantAnyNamespace(watched);
   return startProcess('dist/bridge/main.js', {
     ARMADA_NAMESPACES: namespace,
     ARMADA_LEASE_NAMESPACE: namespace,

@@ -1,0 +1,164 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import path from 'node:path';
+import { GROUP, VERSION } from '../../api/common';
+import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
+import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+
+/**
+ * The hostile-tenant drill (issue 18): tenant A tries to reach past its namespace, and every
+ * attempt is refused by name, starts no workflow and leaves every release and Deployment as it
+ * was. See test/DRILLS.md.
+ */
+const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
+const hello = path.resolve(__dirname, '../../examples/charts/hello');
+
+describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge process, real worker, helm, sandbox)', () => {
+  const teamA = uniqueName('team-a');
+  const teamB = uniqueName('team-b');
+  const harness = sharedWorker();
+  let bridge: ProductProcess;
+
+  /** The message of an object's Invalid condition, once the bridge has set it. */
+  const invalid = (kind: string, namespace: string, name: string) =>
+    eventually(
+      `${kind} ${namespace}/${name} marked Invalid`,
+      async () => {
+        const status = (await json('get', kind, name, '-n', namespace)).status;
+        const condition = status?.conditions?.find((c: { type: string }) => c.type === 'Invalid');
+        return condition?.status === 'True' ? (condition.message as string) : undefined;
+      },
+      { process: bridge },
+    );
+
+  const noRun = async (workflowId: string) => {
+    const described = await harness()
+      .client.workflow.getHandle(workflowId)
+      .describe()
+      .catch((err: unknown) => err);
+    expect(described).toBeInstanceOf(WorkflowNotFoundError);
+  };
+
+  /** What an attempt must leave alone: both tenants' releases and tenant B's Deployments. */
+  const untouched = async () => ({
+    releases: [await helm('list', '-n', teamA, '-o', 'json'), await helm('list', '-n', teamB, '-o', 'json')],
+    deployments: (await json('get', 'deployments', '-n', teamB)).items.map(
+      (d: { metadata: { name: string; resourceVersion: string } }) =>
+        `${d.metadata.name}@${d.metadata.resourceVersion}`,
+    ),
+  });
+
+  const deployer = (name: string, namespace: string) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'Deployer',
+    metadata: { name },
+    spec: {
+      type: 'canary',
+      deployment: { name, namespace, image: 'nginx', version: '1.25.3', labels: { app: name }, replicas: 2 },
+      steps: [{ percent: 50, sleep: 1 }],
+    },
+  });
+
+  beforeAll(async () => {
+    await installCrds();
+    for (const ns of [teamA, teamB]) await kubectl('create', 'namespace', ns);
+    // Team A may reach only the chart server it names; adoption is never granted to it.
+    await applyPolicy(`sources-${teamA}`, {
+      namespaces: [teamA],
+      url_prefixes: ['https://charts.team-a.example/'],
+    });
+    bridge = startBridge(
+      teamA,
+      { ARMADA_TASK_QUEUE: harness().taskQueue, ARMADA_NAMESPACES: `${teamA},${teamB}` },
+      { ownNamespaceOnly: true },
+    );
+    // Tenant B's own Deployer, and a release in team A that someone installed by hand.
+    await applyObjects(teamB, [deployer('nginx', teamB)]);
+    await helm('install', 'hand', hello, '-n', teamA, '--set', 'replicaCount=1');
+    await eventually(
+      "tenant B's Deployer deployed",
+      async () =>
+        (await json('get', 'dpl', 'nginx', '-n', teamB)).status?.phase === 'Completed' ? true : undefined,
+      { process: bridge },
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await bridge?.stop();
+    for (const ns of [teamA, teamB]) await kubectl('delete', 'namespace', ns, '--wait=false');
+  });
+
+  it.each([
+    [
+      'deploys into kube-system',
+      'ArmadaChart',
+      () => helloChart('sys', 'kube-system'),
+      'spec.namespace: namespace boundary',
+    ],
+    [
+      "deploys into tenant B's namespace",
+      'ArmadaChart',
+      () => helloChart('into-b', teamB),
+      'spec.namespace: namespace boundary',
+    ],
+    [
+      'fetches a chart from outside the allow-list',
+      'ArmadaChart',
+      () =>
+        helloChart('evil', teamA, {
+          source: { type: 'tar', location: 'https://evil.example/hello-0.1.0.tgz' },
+        }),
+      'spec.source.location: url_prefixes: https://evil.example/hello-0.1.0.tgz starts with none of the url_prefixes',
+    ],
+    [
+      'adopts a release installed by hand',
+      'ArmadaChart',
+      () => helloChart('hand', teamA, { adopt: true }),
+      'spec.adopt: allow_adoption',
+    ],
+    [
+      "runs a Deployer named like tenant B's, in tenant B's namespace",
+      'Deployer',
+      () => deployer('nginx', teamB),
+      'spec.deployment.namespace: namespace boundary',
+    ],
+  ])('tenant A %s: refused by name, no run, nothing touched', async (_what, kind, object, rule) => {
+    const before = await untouched();
+    const obj = object();
+    await applyObjects(teamA, [obj]);
+    expect(await invalid(kind, teamA, obj.metadata.name)).toContain(rule);
+    await noRun(objectWorkflowId(kind as 'ArmadaChart' | 'Deployer', teamA, obj.metadata.name));
+    if (kind === 'ArmadaChart') {
+      const { namespace, release } = obj.spec as { namespace: string; release: string };
+      await noRun(releaseWorkflowId(namespace, release));
+    }
+    expect(await untouched()).toEqual(before);
+  });
+
+  it('a chart that names a release installed by hand, without adopt, fails before it writes: the release keeps its revision', async () => {
+    await applyObjects(teamA, [helloChart('hand', teamA, { adopt: false })]);
+    const reason = await eventually(
+      'the chart failed',
+      async () => {
+        const status = (await json('get', 'act', 'hand', '-n', teamA)).status;
+        return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
+      },
+      { process: bridge },
+    );
+    expect(reason).toContain(`release ${teamA}/hand exists and armada-temporal did not create it`);
+    const history = JSON.parse(await helm('history', 'hand', '-n', teamA, '-o', 'json'));
+    expect(history.map((h: { revision: number; status: string }) => `${h.revision} ${h.status}`)).toEqual([
+      '1 deployed',
+    ]);
+  });
+
+  it('the good path: tenant A deploys into its own namespace', async () => {
+    await applyObjects(teamA, [helloChart('good', teamA)]);
+    await eventually(
+      'good satisfied',
+      async () => ((await json('get', 'act', 'good', '-n', teamA)).status?.satisfied ? true : undefined),
+      { process: bridge },
+    );
+    expect(JSON.parse(await helm('status', 'good', '-n', teamA, '-o', 'json')).info.status).toBe('deployed');
+  });
+});
