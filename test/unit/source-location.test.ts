@@ -5,8 +5,18 @@ import { validateObject } from '../../api/validate';
 const problems = (source: SourcePlace) =>
   sourcePlaceProblems(source).map(({ field, message }) => `${field}: ${message}`);
 
-const GIT_FORMS =
-  'location: must be an https://, http:// or ssh:// URL or user@host:path when source.type is git (not a local path or file: URL: the worker does not read its own disk)';
+/** What each rule says, as `problems` shows it. */
+const SAYS = {
+  localAbsolute:
+    "location: must be relative to the worker's charts root (ARMADA_CHARTS_ROOT), not an absolute path",
+  localParent:
+    "location: must not contain a '..' segment: a local chart stays under the worker's charts root",
+  subpathAbsolute: 'subpath: must be relative to the location, not an absolute path',
+  subpathParent: "subpath: must not contain a '..' segment: the chart stays inside its location",
+  fileUrl: 'location: must not be a file: URL: the worker fetches charts, it does not read its own disk',
+  gitForms:
+    'location: must be an https://, http:// or ssh:// URL or user@host:path when source.type is git (not a local path or file: URL: the worker does not read its own disk)',
+};
 
 describe('sourcePlaceProblems', () => {
   it.each<[string, SourcePlace]>([
@@ -24,64 +34,44 @@ describe('sourcePlaceProblems', () => {
     expect(problems(source)).toEqual([]);
   });
 
-  it.each<[string, SourcePlace, string[]]>([
-    [
-      'an absolute local location',
-      { type: 'local', location: '/etc' },
-      ["location: must be relative to the worker's charts root (ARMADA_CHARTS_ROOT), not an absolute path"],
-    ],
+  it.each<[string, SourcePlace, keyof typeof SAYS]>([
+    ['an absolute local location', { type: 'local', location: '/etc' }, 'localAbsolute'],
     [
       "a local location that climbs out with '..'",
       { type: 'local', location: 'charts/../../etc' },
-      ["location: must not contain a '..' segment: a local chart stays under the worker's charts root"],
+      'localParent',
     ],
-    [
-      "a local location that is only '..'",
-      { type: 'local', location: '..' },
-      ["location: must not contain a '..' segment: a local chart stays under the worker's charts root"],
-    ],
-    [
-      'an absolute subpath',
-      { type: 'local', location: 'charts', subpath: '/etc' },
-      ['subpath: must be relative to the location, not an absolute path'],
-    ],
+    ["a local location that is only '..'", { type: 'local', location: '..' }, 'localParent'],
+    ['an absolute subpath', { type: 'local', location: 'charts', subpath: '/etc' }, 'subpathAbsolute'],
     [
       "a git subpath that climbs out with '..'",
-      { type: 'git', location: 'https://git.example.com/c.git', subpath: 'charts/..' },
-      ["subpath: must not contain a '..' segment: the chart stays inside its location"],
+      { type: 'git', location: 'https://g.example.com/c.git', subpath: 'a/..' },
+      'subpathParent',
     ],
-    [
-      'a tar file: URL',
-      { type: 'tar', location: 'file:///srv/c.tgz' },
-      ['location: must not be a file: URL: the worker fetches charts, it does not read its own disk'],
-    ],
-    [
-      'a repo FILE: URL in capitals',
-      { type: 'repo', location: 'FILE:///srv/repo' },
-      ['location: must not be a file: URL: the worker fetches charts, it does not read its own disk'],
-    ],
-    ['a git file:// URL', { type: 'git', location: 'file:///srv/c.git' }, [GIT_FORMS]],
-    ['a git absolute path', { type: 'git', location: '/srv/c.git' }, [GIT_FORMS]],
-    ['a git relative path', { type: 'git', location: '../c.git' }, [GIT_FORMS]],
-    ['a git:// URL (unauthenticated)', { type: 'git', location: 'git://git.example.com/c.git' }, [GIT_FORMS]],
+    ['a tar file: URL', { type: 'tar', location: 'file:///srv/c.tgz' }, 'fileUrl'],
+    ['a repo FILE: URL in capitals', { type: 'repo', location: 'FILE:///srv/repo' }, 'fileUrl'],
+    ['a git file:// URL', { type: 'git', location: 'file:///srv/c.git' }, 'gitForms'],
+    ['a git absolute path', { type: 'git', location: '/srv/c.git' }, 'gitForms'],
+    ['a git relative path', { type: 'git', location: '../c.git' }, 'gitForms'],
+    ['a git:// URL (unauthenticated)', { type: 'git', location: 'git://git.example.com/c.git' }, 'gitForms'],
     [
       'a git ext:: helper that runs a command',
       { type: 'git', location: 'ext::sh -c touch% /tmp/x' },
-      [GIT_FORMS],
+      'gitForms',
     ],
     [
       'a git ssh URL whose host ssh would read as an option',
       { type: 'git', location: 'ssh://-oProxyCommand=x/c' },
-      [GIT_FORMS],
+      'gitForms',
     ],
     [
       'a scp-like user ssh would read as an option',
       { type: 'git', location: '-oProxyCommand=x@host:c' },
-      [GIT_FORMS],
+      'gitForms',
     ],
-    ['a scp-like location without a user', { type: 'git', location: 'host:c.git' }, [GIT_FORMS]],
-  ])('refuses %s', (_name, source, expected) => {
-    expect(problems(source)).toEqual(expected);
+    ['a scp-like location without a user', { type: 'git', location: 'host:c.git' }, 'gitForms'],
+  ])('refuses %s', (_name, source, rule) => {
+    expect(problems(source)).toEqual([SAYS[rule]]);
   });
 
   it('applies no rule to a field that is absent', () => {
