@@ -10,6 +10,7 @@ import {
   serviceAccountName,
   targetState,
 } from './common';
+import { SOURCE_PLACE_RULES, sourcePlaceProblems } from './source-location';
 
 /**
  * Most Helm values one chart takes, as JSON: 512 KiB. Helm keeps every revision in a Secret
@@ -93,20 +94,33 @@ export const chartSource = z
       .max(2048)
       .optional()
       .describe(
-        'Directory (local), .tgz URL (tar), repository URL (repo), oci:// reference (oci) or git URL (git).',
+        "Directory relative to the worker's charts root, ARMADA_CHARTS_ROOT, without '..' (local); " +
+          '.tgz URL (tar); repository URL (repo); oci:// reference (oci); https://, http:// or ssh:// URL or ' +
+          'user@host:path (git). Never a file: URL or, for git, a local path: the worker does not read its own disk.',
       ),
-    subpath: z.string().max(1024).optional().describe('Path of the chart inside the location (tar, git).'),
+    subpath: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe("Relative path of the chart inside the location, without '..' (local, tar, git)."),
     reference: z.string().max(256).optional().describe('Git branch, tag or commit (git).'),
     chart: z.string().min(1).max(253).optional().describe('Chart name in the Helm repository (repo).'),
     version: z.string().min(1).max(128).optional().describe('Chart version (repo, oci).'),
   })
   .meta({
-    'x-kubernetes-validations': Object.entries(SOURCE_NEEDS).flatMap(([type, needs]) =>
-      needs.fields.map((field) => ({
-        rule: `self.type != '${type}' || has(self.${field})`,
-        message: `source.${field} is required when source.type is ${type}`,
+    'x-kubernetes-validations': [
+      ...Object.entries(SOURCE_NEEDS).flatMap(([type, needs]) =>
+        needs.fields.map((field) => ({
+          rule: `self.type != '${type}' || has(self.${field})`,
+          message: `source.${field} is required when source.type is ${type}`,
+        })),
+      ),
+      ...SOURCE_PLACE_RULES.map(({ cel, field, message }) => ({
+        rule: cel,
+        fieldPath: `.${field}`,
+        message,
       })),
-    ),
+    ],
   })
   .superRefine((source, ctx) => {
     for (const field of ['location', 'subpath', 'reference', 'chart', 'version'] as const) {
@@ -135,7 +149,9 @@ export const chartSource = z
         });
       }
     }
-    if (source.location && needs.scheme && !needs.scheme.test(source.location)) {
+    const placeProblems = sourcePlaceProblems(source);
+    for (const { field, message } of placeProblems) ctx.addIssue({ code: 'custom', path: [field], message });
+    if (!placeProblems.length && source.location && needs.scheme && !needs.scheme.test(source.location)) {
       ctx.addIssue({
         code: 'custom',
         path: ['location'],

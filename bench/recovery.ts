@@ -38,7 +38,7 @@ const chart = (release: string, namespace: string, extra: Record<string, unknown
   armadaChartSpec.parse({
     release,
     namespace,
-    source: { type: 'local', location: path.join(repo, 'examples/charts/hello') },
+    source: { type: 'local', location: 'examples/charts/hello' },
     ...extra,
   });
 const inChart = (_release: string, _namespace: string, chartWorkflowId: string) => chartWorkflowId;

@@ -1,6 +1,6 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIPv4, type AddressInfo } from 'node:net';
 import { AesGcmCodec, loadKeys } from '../runs/codec';
 
 /** A payload as the Temporal UI and CLI send it to a codec server: proto3 JSON, bytes in base64. */
@@ -93,25 +93,65 @@ export function codecServer(opts: CodecServerOptions): Server {
   });
 }
 
-/** `npm run codec-server`: serves the configured keys on ARMADA_CODEC_PORT (default 8888). */
-async function main(): Promise<void> {
-  const keys = loadKeys();
+/** Where and how `npm run codec-server` listens, read from the environment. */
+export interface CodecServerSettings {
+  host: string;
+  port: number;
+  corsOrigin: string;
+  token?: string;
+}
+
+/**
+ * The codec server's settings: ARMADA_CODEC_HOST (default 127.0.0.1), ARMADA_CODEC_PORT (default
+ * 8888), ARMADA_CODEC_CORS_ORIGIN, ARMADA_CODEC_TOKEN. Whoever reaches the server reads every
+ * payload, so it listens on the loopback unless told otherwise, and refuses any other address
+ * without a token.
+ */
+export function codecServerSettings(env: NodeJS.ProcessEnv = process.env): CodecServerSettings {
+  const host = env.ARMADA_CODEC_HOST || '127.0.0.1';
+  const port = Number(env.ARMADA_CODEC_PORT || 8888);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`ARMADA_CODEC_PORT must be a port number, not "${env.ARMADA_CODEC_PORT}"`);
+  const token = env.ARMADA_CODEC_TOKEN || undefined;
+  if (!token && !isLoopback(host))
+    throw new Error(
+      `ARMADA_CODEC_HOST is ${host}, not a loopback address: set ARMADA_CODEC_TOKEN too ` +
+        '(anyone who reaches the codec server without one reads every payload), or leave ARMADA_CODEC_HOST unset for 127.0.0.1',
+    );
+  return { host, port, token, corsOrigin: env.ARMADA_CODEC_CORS_ORIGIN || 'http://localhost:8233' };
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) or the name localhost: reachable from this machine only. */
+function isLoopback(host: string): boolean {
+  const address = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (address === 'localhost' || address === '::1') return true;
+  const ipv4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  return isIPv4(ipv4) && ipv4.startsWith('127.');
+}
+
+/** The codec server of `npm run codec-server` on the configured keys, listening when this resolves. */
+export async function startCodecServer(env: NodeJS.ProcessEnv = process.env): Promise<Server> {
+  const keys = loadKeys(env);
   if (keys.length === 0)
     throw new Error('no keys: set ARMADA_ENCRYPTION_KEYS or ARMADA_ENCRYPTION_KEYS_FILE');
-  const port = Number(process.env.ARMADA_CODEC_PORT || 8888);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`ARMADA_CODEC_PORT must be a port number, not "${process.env.ARMADA_CODEC_PORT}"`);
-  const server = codecServer({
-    codec: new AesGcmCodec(keys),
-    corsOrigin: process.env.ARMADA_CODEC_CORS_ORIGIN || 'http://localhost:8233',
-    token: process.env.ARMADA_CODEC_TOKEN || undefined,
+  const { host, port, token, corsOrigin } = codecServerSettings(env);
+  const server = codecServer({ codec: new AesGcmCodec(keys), corsOrigin, token });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
-  server.listen(port, () => {
-    const { port: listening } = server.address() as AddressInfo;
-    console.log(
-      JSON.stringify({ level: 'info', component: 'codec-server', message: 'listening', port: listening }),
-    );
-  });
+  return server;
+}
+
+async function main(): Promise<void> {
+  const server = await startCodecServer();
+  const { address, port } = server.address() as AddressInfo;
+  console.log(
+    JSON.stringify({ level: 'info', component: 'codec-server', message: 'listening', host: address, port }),
+  );
   const stop = () => server.close(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -6,6 +6,8 @@ import { mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat } f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ChartSource } from '../../api/chart';
+import { quoted } from '../../api/common';
+import { sourcePlaceProblems } from '../../api/source-location';
 import { NonRetryable } from '../../workflows/failures';
 import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
@@ -62,7 +64,7 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
  * values.
  *
  * - `local`: the directory `location` (relative to `ARMADA_CHARTS_ROOT`, else the working
- *   directory), plus `subpath`; nothing is written.
+ *   directory), plus `subpath`; nothing is written. It and its links must stay under that root.
  * - `tar`: downloads the http(s) URL to `<cache>/<sha256(archive)>.tgz` (renamed into place
  *   once complete); with a `subpath`, also extracts it once per archive content to
  *   `<cache>/<sha256(archive)>.d/`.
@@ -75,10 +77,12 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
  * temporary directories used on the way are removed.
  *
  * Returns the chart's digests, not where it is: a later activity may run on another worker and
- * finds it there with chartOnThisWorker (see PreparedChart). A chart that is missing (local path, HTTP 404/410,
- * git repository or reference, repository chart or version, OCI tag) fails non-retryably with
- * type `ChartNotFound`. Network and server errors are retryable: plain errors for downloads and
- * git, helm's classification (`HelmCommandFailed`) for `helm pull`.
+ * finds it there with chartOnThisWorker (see PreparedChart). A chart that is missing (local
+ * path, HTTP 404/410, git repository or reference, repository chart or version, OCI tag) fails
+ * non-retryably with type `ChartNotFound`, and so does a source that breaks
+ * api/source-location.ts (an absolute or `..` path, a `file:` URL, a git location that is not a
+ * network URL). Network and server errors are retryable: plain errors for downloads and git,
+ * helm's classification (`HelmCommandFailed`) for `helm pull`.
  */
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
   const chart = await heartbeating(() => fetchChart(req.source));
@@ -112,6 +116,14 @@ export async function chartOnThisWorker(chart: ChartContent): Promise<string> {
 }
 
 async function fetchChart(source: ChartSource): Promise<LocalChart> {
+  // Again here, not only in the validator: an object written before the rule, or a caller that
+  // skips validation, must not make the worker read its own disk.
+  const broken = sourcePlaceProblems(source)[0];
+  if (broken) {
+    throw chartNotFound(
+      `${describeSource(source)}: source.${broken.field} ${quoted(source[broken.field] ?? '')} ${broken.message}`,
+    );
+  }
   switch (source.type) {
     case 'local':
       return localChart(source);
@@ -132,13 +144,22 @@ async function fetchChart(source: ChartSource): Promise<LocalChart> {
   }
 }
 
-/** `local`: reads the directory in place; writes nothing. */
+/**
+ * `local`: reads the directory in place; writes nothing. The directory, followed through
+ * symbolic links, and every link in it must stay under the charts root.
+ */
 async function localChart(source: ChartSource): Promise<LocalChart> {
-  const base = process.env.ARMADA_CHARTS_ROOT || process.cwd();
-  const root = path.resolve(base, required(source, 'location'));
-  const ref = inside(root, source.subpath);
+  const root = path.resolve(process.env.ARMADA_CHARTS_ROOT || process.cwd());
+  const directory = inside(source, 'location', root, required(source, 'location'));
+  const ref = inside(source, 'subpath', directory, source.subpath);
   await requireChartDirectory(ref, source);
-  return { ref, contentDigest: await directoryDigest(ref) };
+  const realRoot = await realpath(root);
+  const confine = {
+    source,
+    fence: realRoot,
+    name: `the charts root ${realRoot} (ARMADA_CHARTS_ROOT, else the working directory)`,
+  };
+  return { ref, contentDigest: await directoryDigest(ref, confine) };
 }
 
 /** `tar`: writes `<cache>/<sha256(archive)>.tgz` and, with a subpath, its extracted tree; returns the ref. */
@@ -149,9 +170,9 @@ async function tarChart(source: ChartSource): Promise<LocalChart> {
   if (!source.subpath) return { ref: archive, contentDigest: archiveDigest };
 
   const tree = await extract(archive, path.join(cache, `${archiveDigest}.d`));
-  const ref = inside(tree, source.subpath);
+  const ref = inside(source, 'subpath', tree, source.subpath);
   await requireChartDirectory(ref, source);
-  return { ref, contentDigest: await directoryDigest(ref, tree) };
+  return { ref, contentDigest: await directoryDigest(ref, await fetchedTree(source, tree)) };
 }
 
 /**
@@ -301,9 +322,9 @@ async function gitChart(source: ChartSource): Promise<LocalChart> {
     const commit = (await git(temporary, ['rev-parse', 'HEAD'])).trim();
     await rm(path.join(temporary, '.git'), { recursive: true, force: true });
     const tree = await settle(temporary, path.join(cache, `git-${commit}`));
-    const ref = inside(tree, source.subpath);
+    const ref = inside(source, 'subpath', tree, source.subpath);
     await requireChartDirectory(ref, source);
-    return { ref, contentDigest: await directoryDigest(ref, tree) };
+    return { ref, contentDigest: await directoryDigest(ref, await fetchedTree(source, tree)) };
   } finally {
     await rm(temporary, { recursive: true, force: true });
   }
@@ -318,20 +339,32 @@ async function git(cwd: string, args: string[]): Promise<string> {
   return result.stdout;
 }
 
+/** The directory a chart must stay in (a real path), how a failure names it, and whose chart it is. */
+interface Confinement {
+  source: ChartSource;
+  fence: string;
+  name: string;
+}
+
+/** A fetched chart stays inside what was fetched (`tree`). */
+async function fetchedTree(source: ChartSource, tree: string): Promise<Confinement> {
+  return { source, fence: await realpath(tree), name: 'the fetched chart' };
+}
+
 /**
  * The content digest of a chart directory: `treeDigest` of every regular file under `dir`
- * (symbolic links followed, as helm does). With `confine`, a directory or link that leads
- * outside `confine` (the chart's own path included) fails as `ChartNotFound`: a fetched chart
- * must not read the worker's own files.
+ * (symbolic links followed, as helm does). A directory or link that leads outside
+ * `confine.fence` (the chart's own path included) fails as `ChartNotFound`: a chart must not
+ * read the worker's own files.
  */
-async function directoryDigest(dir: string, confine?: string): Promise<string> {
-  const fence = confine === undefined ? undefined : await realpath(confine);
+async function directoryDigest(dir: string, confine: Confinement): Promise<string> {
+  const { fence, name: fenceName } = confine;
+  const refuse = (why: string) =>
+    chartNotFound(`${describeSource(confine.source)}: ${why}, outside ${fenceName}`);
   const files: TreeFile[] = [];
   const visit = async (current: string, relative: string, ancestors: ReadonlySet<string>): Promise<void> => {
     const real = await realpath(current);
-    if (fence !== undefined && !isWithin(fence, real)) {
-      throw chartNotFound(`${current} leads to ${real}, outside the fetched chart`);
-    }
+    if (!isWithin(fence, real)) throw refuse(`${current} leads to ${real}`);
     if (ancestors.has(real)) return; // a link back up the tree
     const below = new Set(ancestors).add(real);
     for (const entry of await readdir(current, { withFileTypes: true })) {
@@ -341,8 +374,8 @@ async function directoryDigest(dir: string, confine?: string): Promise<string> {
       if (entry.isSymbolicLink()) {
         const target = await realpath(full).catch(() => undefined);
         if (target === undefined) continue; // a dangling link holds no content
-        if (fence !== undefined && !isWithin(fence, target)) {
-          throw chartNotFound(`${name} in ${dir} is a symbolic link to ${target}, outside the fetched chart`);
+        if (!isWithin(fence, target)) {
+          throw refuse(`${name} in ${dir} is a symbolic link to ${target}`);
         }
         const info = await stat(target);
         kind = info.isDirectory() ? 'dir' : info.isFile() ? 'file' : 'other';
@@ -383,11 +416,15 @@ async function cacheDir(): Promise<string> {
   return dir;
 }
 
-/** `root` joined with `subpath`; a subpath that climbs out of `root` is refused. */
-function inside(root: string, subpath: string | undefined): string {
-  if (!subpath) return root;
-  const joined = path.resolve(root, subpath);
-  if (!isWithin(root, joined)) throw chartNotFound(`subpath "${subpath}" leads outside ${root}`);
+/** `root` joined with `relative` (the source's `field`); a value that climbs out of `root` is refused. */
+function inside(source: ChartSource, field: 'location' | 'subpath', root: string, relative?: string): string {
+  if (!relative) return root;
+  const joined = path.resolve(root, relative);
+  if (!isWithin(root, joined)) {
+    throw chartNotFound(
+      `${describeSource(source)}: source.${field} ${quoted(relative)} leads outside ${root}`,
+    );
+  }
   return joined;
 }
 
@@ -482,14 +519,17 @@ function tail(text: string): string {
   return text.trimEnd().split('\n').slice(-FAILURE_TAIL_LINES).join('\n');
 }
 
-/** Runs git or tar as an activity step; git never prompts for credentials. */
+/**
+ * Runs git or tar as an activity step. git never prompts for credentials, and speaks only the
+ * transports a git source may name (api/source-location.ts): a location that slipped past the
+ * checks still cannot reach file://, ext:: or git://.
+ */
 function runTool(file: string, args: readonly string[], opts: { cwd?: string } = {}): Promise<ProcessResult> {
-  return runProcess(file, args, { cwd: opts.cwd, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }).catch(
-    (err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
-      throw new Error(`cannot run ${file}: ${(err as Error).message}`);
-    },
-  );
+  const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'https:http:ssh' };
+  return runProcess(file, args, { cwd: opts.cwd, env }).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
+    throw new Error(`cannot run ${file}: ${(err as Error).message}`);
+  });
 }
 
 function throwIfCancelled(activity: Context | undefined): void {

@@ -129,9 +129,13 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
   });
 
   it('returns no pairs for a chart without Deployments', async () => {
-    const chart = await mkdtemp(path.join(tmpdir(), 'no-deployments-'));
+    // A local chart resolves under the charts root only: this one is the root's `config`.
+    const root = await mkdtemp(path.join(tmpdir(), 'no-deployments-'));
+    const chart = path.join(root, 'config');
+    const savedRoot = process.env.ARMADA_CHARTS_ROOT;
+    process.env.ARMADA_CHARTS_ROOT = root;
     try {
-      await mkdir(path.join(chart, 'templates'));
+      await mkdir(path.join(chart, 'templates'), { recursive: true });
       await writeFile(path.join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: config\nversion: 0.1.0\n');
       await writeFile(
         path.join(chart, 'templates', 'config.yaml'),
@@ -141,11 +145,13 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
         await createCanaryCopies({
           release,
           namespace,
-          chart: { source: { type: 'local', location: chart } },
+          chart: { source: { type: 'local', location: 'config' } },
         }),
       ).toEqual([]);
     } finally {
-      await rm(chart, { recursive: true, force: true });
+      if (savedRoot === undefined) delete process.env.ARMADA_CHARTS_ROOT;
+      else process.env.ARMADA_CHARTS_ROOT = savedRoot;
+      await rm(root, { recursive: true, force: true });
     }
   });
 

@@ -4,7 +4,6 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile }
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { ChartSource } from '../../api/chart';
 import {
@@ -15,12 +14,19 @@ import {
 } from '../../activities/charts/source';
 import { NonRetryable } from '../../workflows/failures';
 import { toolPath } from '../../activities/tools';
-import { freePort, git, serveFiles, startOciRegistry, type OciRegistry } from '../helpers/chart-servers';
+import {
+  freePort,
+  git,
+  serveFiles,
+  serveGit,
+  startOciRegistry,
+  type OciRegistry,
+} from '../helpers/chart-servers';
 
 /**
  * prepareChart against real components only: the real helm CLI packages, indexes, pushes and
  * renders; a node HTTP server on 127.0.0.1 serves the archive and the repository; a bare git
- * repository is fetched over file://; distribution's registry (built by npm run tools) serves OCI over TLS.
+ * repository is fetched over smart HTTP (git http-backend); distribution's registry (built by npm run tools) serves OCI over TLS.
  */
 
 const run = promisify(execFile);
@@ -34,6 +40,9 @@ const savedEnv = Object.fromEntries(ENV_KEYS.map((key) => [key, process.env[key]
 let work: string;
 let server: Server;
 let baseUrl: string;
+let gitServer: Server;
+/** Where the bare repositories under `<work>/git` are served. */
+let gitBase: string;
 let gitUrl: string;
 /** A chart directory copied from examples/charts/hello that tests may edit: `<work>/local/charts/hello`. */
 let localChart: string;
@@ -191,13 +200,18 @@ beforeAll(async () => {
   await git(tree, 'commit', '-q', '-am', 'read the worker');
   await git(tree, 'checkout', '-q', 'main');
   await git(tree, 'push', '-q', bare, 'main', 'evil', 'v0.1.0');
-  gitUrl = pathToFileURL(bare).href;
+  ({ server: gitServer, url: gitBase } = await serveGit(path.dirname(bare)));
+  gitUrl = `${gitBase}/charts.git`;
+
+  // A link under the charts root to a chart directory outside it.
+  await symlink(helloChart, path.join(work, 'local', 'charts', 'elsewhere'));
 });
 
 afterAll(async () => {
-  if (server) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+  for (const open of [server, gitServer]) {
+    if (!open) continue;
+    open.closeAllConnections();
+    await new Promise((resolve) => open.close(resolve));
   }
   for (const key of ENV_KEYS) {
     if (savedEnv[key] === undefined) delete process.env[key];
@@ -233,11 +247,11 @@ describe('prepareChart on real helm, git, tar and HTTP', () => {
       () => ({ type: 'repo', location: `${baseUrl}/repo`, chart: 'hello', version: '0.1.0' }),
     ],
     [
-      'a git branch over file://',
+      'a git branch over HTTP',
       () => ({ type: 'git', location: gitUrl, reference: 'main', subpath: 'charts/hello' }),
     ],
     [
-      'an annotated git tag over file://',
+      'an annotated git tag over HTTP',
       () => ({ type: 'git', location: gitUrl, reference: 'v0.1.0', subpath: 'charts/hello' }),
     ],
   ])(
@@ -339,7 +353,22 @@ describe('prepareChart on real helm, git, tar and HTTP', () => {
     [
       'a subpath that leads out of its location',
       () => ({ type: 'local', location: 'charts/hello', subpath: '../../..' }),
-      () => 'leads outside',
+      () => `source.subpath "../../.." must not contain a '..' segment`,
+    ],
+    [
+      'an absolute local location',
+      () => ({ type: 'local', location: helloChart }),
+      () => `source.location "${helloChart}" must be relative to the worker's charts root`,
+    ],
+    [
+      'a local location that climbs out of the charts root',
+      () => ({ type: 'local', location: '../../examples/charts/hello' }),
+      () => 'source.location "../../examples/charts/hello" must not contain a \'..\' segment',
+    ],
+    [
+      'a local location that is a symbolic link out of the charts root',
+      () => ({ type: 'local', location: 'charts/elsewhere' }),
+      () => `leads to ${helloChart}, outside the charts root`,
     ],
     [
       'a .tgz URL that answers 404',
@@ -378,8 +407,18 @@ describe('prepareChart on real helm, git, tar and HTTP', () => {
     ],
     [
       'a git repository that does not exist',
-      () => ({ type: 'git', location: pathToFileURL(path.join(work, 'git', 'absent.git')).href }),
-      () => 'does not appear to be a git repository',
+      () => ({ type: 'git', location: `${gitBase}/absent.git` }),
+      () => `repository '${gitBase}/absent.git/' not found`,
+    ],
+    [
+      'a git repository on the worker’s disk as a file:// URL',
+      () => ({ type: 'git', location: `file://${path.join(work, 'git', 'charts.git')}`, reference: 'main' }),
+      () => 'must be an https://, http:// or ssh:// URL or user@host:path',
+    ],
+    [
+      'a git repository on the worker’s disk as a path',
+      () => ({ type: 'git', location: path.join(work, 'git', 'charts.git'), reference: 'main' }),
+      () => 'must be an https://, http:// or ssh:// URL or user@host:path',
     ],
     [
       'a git subpath without a chart',

@@ -2,8 +2,9 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { kubeApi } from '../../kube/client';
+import { parseKeys } from '../../runs/codec';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 
@@ -153,6 +154,27 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     ]);
   });
 
+  const encryptionSecret = `${fullname}-encryption`;
+  const encryptionKeys = async () =>
+    kubectl('get', 'secret', encryptionSecret, '-n', namespace, '-o', 'jsonpath={.data.keys}');
+
+  it('generates an encryption key at install and keeps it across an upgrade', async () => {
+    const installed = await encryptionKeys();
+    expect(parseKeys(Buffer.from(installed, 'base64').toString(), 'the Secret')).toHaveLength(1);
+    await helm(
+      'upgrade',
+      release,
+      chart,
+      '--namespace',
+      namespace,
+      '--reuse-values',
+      '--wait',
+      '--timeout',
+      '120s',
+    );
+    expect(await encryptionKeys()).toBe(installed);
+  });
+
   describe("the worker's ServiceAccount", () => {
     let asWorker: string;
     beforeAll(async () => {
@@ -228,12 +250,14 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     });
   });
 
-  it('uninstalls, leaving the CRDs (and so every ArmadaChart) in place', async () => {
+  it('uninstalls, leaving the CRDs (and so every ArmadaChart) and the encryption key in place', async () => {
+    const keys = await encryptionKeys();
     await helm('uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s');
     expect(await kubectl('get', 'clusterrole', `${fullname}-worker`, '--ignore-not-found')).toBe('');
     expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
       'armadacharts.armada.airshipit.org',
     );
+    expect(await encryptionKeys()).toBe(keys);
   });
 });
 
@@ -277,6 +301,87 @@ describe('the operator chart with Worker Versioning (helm template)', () => {
     );
     await expect(render('--set', 'worker.deploymentName=armada', ...versions('Bad_ID'))).rejects.toThrow(
       'buildId "Bad_ID" must be lower case letters',
+    );
+  });
+});
+
+describe('payload encryption in the operator chart (helm template)', () => {
+  interface Rendered {
+    kind: string;
+    metadata: { name: string };
+    data?: Record<string, string>;
+    spec?: { template: { spec: PodSpec } };
+  }
+  interface PodSpec {
+    containers: {
+      env: { name: string; value?: string }[];
+      volumeMounts: { name: string; mountPath: string }[];
+    }[];
+    volumes: { name: string; secret?: { secretName: string; items: { key: string; path: string }[] } }[];
+  }
+  const render = async (...args: string[]) =>
+    parseAllDocuments(await helm('template', 'r', chart, ...args))
+      .map((doc) => doc.toJS() as Rendered | null)
+      .filter((doc): doc is Rendered => doc !== null);
+  /** How each Deployment's container finds the keys: the variable, the mount, the Secret and its key. */
+  const keysOf = (docs: Rendered[]) =>
+    docs
+      .filter((doc) => doc.kind === 'Deployment')
+      .map((doc) => {
+        const pod = doc.spec!.template.spec;
+        const [container] = pod.containers;
+        const volume = pod.volumes.find((v) => v.name === 'encryption-keys');
+        return {
+          deployment: doc.metadata.name,
+          file: container.env.find((e) => e.name === 'ARMADA_ENCRYPTION_KEYS_FILE')?.value,
+          mountPath: container.volumeMounts.find((m) => m.name === 'encryption-keys')?.mountPath,
+          secret: volume?.secret?.secretName,
+          items: volume?.secret?.items,
+        };
+      });
+
+  it('is on by default: one random 32-byte key in a Secret of its own, mounted into the worker and the bridge', async () => {
+    const docs = await render();
+    const secret = docs.find(
+      (doc) => doc.kind === 'Secret' && doc.metadata.name === 'r-armada-temporal-encryption',
+    );
+    const keys = parseKeys(Buffer.from(secret!.data!.keys, 'base64').toString(), 'the rendered Secret');
+    expect(keys).toHaveLength(1);
+    expect(keys[0].id).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    const [again] = parseKeys(
+      Buffer.from((await render()).find((doc) => doc.kind === 'Secret')!.data!.keys, 'base64').toString(),
+      'another render',
+    );
+    expect(again.key.equals(keys[0].key)).toBe(false);
+    expect(keysOf(docs)).toEqual(
+      ['r-armada-temporal-bridge', 'r-armada-temporal-worker'].map((deployment) => ({
+        deployment,
+        file: '/etc/armada/encryption/keys',
+        mountPath: '/etc/armada/encryption',
+        secret: 'r-armada-temporal-encryption',
+        items: [{ key: 'keys', path: 'keys' }],
+      })),
+    );
+  });
+
+  it("mounts the operator's own Secret instead, and renders none", async () => {
+    const docs = await render(
+      '--set',
+      'encryption.existingSecret=my-keys',
+      '--set',
+      'encryption.secretKey=current',
+    );
+    expect(docs.filter((doc) => doc.kind === 'Secret')).toEqual([]);
+    expect(keysOf(docs).map(({ secret, items }) => ({ secret, items }))).toEqual(
+      Array(2).fill({ secret: 'my-keys', items: [{ key: 'current', path: 'keys' }] }),
+    );
+  });
+
+  it('can be turned off: no Secret, no variable, no mount', async () => {
+    const docs = await render('--set', 'encryption.enabled=false');
+    expect(docs.filter((doc) => doc.kind === 'Secret')).toEqual([]);
+    expect(keysOf(docs).map(({ file, mountPath, secret }) => ({ file, mountPath, secret }))).toEqual(
+      Array(2).fill({ file: undefined, mountPath: undefined, secret: undefined }),
     );
   });
 });

@@ -3,7 +3,6 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, createServer as createTcpServer } from 'node:net';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { ChartSource } from '../../api/chart';
 import { toolPath } from '../../activities/tools';
@@ -162,6 +161,66 @@ export async function serveFiles(
   return { server, url: `http://127.0.0.1:${address.port}` };
 }
 
+/**
+ * Serves the bare repositories under `root` over git's smart HTTP protocol on a free port of the
+ * loopback, with git's own `git http-backend` run as CGI for each request (a worker may fetch
+ * git only over the network: api/source-location.ts). `<url>/<name>.git` is `<root>/<name>.git`.
+ */
+export async function serveGit(root: string): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        ...process.env,
+        GIT_PROJECT_ROOT: root,
+        GIT_HTTP_EXPORT_ALL: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_CONFIG_NOSYSTEM: '1',
+        REQUEST_METHOD: req.method ?? 'GET',
+        PATH_INFO: decodeURIComponent(url.pathname),
+        QUERY_STRING: url.search.slice(1),
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        REMOTE_ADDR: '127.0.0.1',
+        // git sends its request bodies gzipped and asks for protocol v2 in headers.
+        HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
+        HTTP_GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let errors = '';
+    cgi.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    req.pipe(cgi.stdin);
+    let head = Buffer.alloc(0);
+    let headersSent = false;
+    cgi.stdout.on('data', (chunk: Buffer) => {
+      if (headersSent) return void res.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const headers = head
+        .subarray(0, end)
+        .toString('latin1')
+        .split('\r\n')
+        .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]);
+      const status = Number(
+        headers.find(([name]) => name.toLowerCase() === 'status')?.[1].split(' ')[0] ?? 200,
+      );
+      res.writeHead(status, Object.fromEntries(headers.filter(([name]) => name.toLowerCase() !== 'status')));
+      headersSent = true;
+      res.write(head.subarray(end + 4));
+    });
+    cgi.on('close', (code) => {
+      if (!headersSent)
+        res.writeHead(500).write(`git http-backend exited ${code} without a response: ${errors}`);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the git HTTP server has no port');
+  return { server, url: `http://127.0.0.1:${address.port}` };
+}
+
 export type RemoteSourceType = Exclude<ChartSource['type'], 'local'>;
 
 export interface ExampleChartSources {
@@ -175,7 +234,7 @@ export interface ExampleChartSources {
 /**
  * The example charts, each served as every remote source type at once, from real servers on the
  * loopback: a .tgz and a Helm repository over HTTP, an OCI registry over TLS, and a bare git
- * repository over file:// (charts/<chart> on branch main).
+ * repository over smart HTTP (charts/<chart> on branch main).
  */
 export async function serveExampleCharts(work: string, charts: string[]): Promise<ExampleChartSources> {
   const helm = async (...args: string[]) =>
@@ -204,6 +263,7 @@ export async function serveExampleCharts(work: string, charts: string[]): Promis
   const tree = path.join(work, 'git', 'tree');
   await mkdir(bare, { recursive: true });
   await git(bare, 'init', '-q', '--bare');
+  const gitServer = await serveGit(path.dirname(bare));
   for (const chart of charts)
     await cp(path.join(examples, chart), path.join(tree, 'charts', chart), { recursive: true });
   await git(tree, 'init', '-q', '-b', 'main');
@@ -223,13 +283,20 @@ export async function serveExampleCharts(work: string, charts: string[]): Promis
         case 'oci':
           return { type, location: `${registry.base}/${chart}` };
         case 'git':
-          return { type, location: pathToFileURL(bare).href, reference: 'main', subpath: `charts/${chart}` };
+          return {
+            type,
+            location: `${gitServer.url}/charts.git`,
+            reference: 'main',
+            subpath: `charts/${chart}`,
+          };
       }
     },
     helmEnv: { SSL_CERT_FILE: registry.cert },
     async close() {
-      files.server.closeAllConnections();
-      await new Promise((resolve) => files.server.close(resolve));
+      for (const { server } of [files, gitServer]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
       await registry.stop();
     },
   };

@@ -42,7 +42,38 @@ default
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
-{{/* The environment both processes share. */}}
+{{/* The Secret holding the payload encryption keys: the operator's own, or the chart's. */}}
+{{- define "armada.encryptionSecret" -}}
+{{- .Values.encryption.existingSecret | default (printf "%s-encryption" (include "armada.fullname" .)) -}}
+{{- end -}}
+
+{{/* Where the worker and the bridge find the encryption keys (ARMADA_ENCRYPTION_KEYS_FILE). */}}
+{{- define "armada.encryptionDir" -}}
+/etc/armada/encryption
+{{- end -}}
+
+{{/* The volume mount of the encryption keys, for a container's volumeMounts; empty when off. */}}
+{{- define "armada.encryptionMount" -}}
+{{- if .Values.encryption.enabled -}}
+- name: encryption-keys
+  mountPath: {{ include "armada.encryptionDir" . }}
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/* The volume of the encryption keys, for a pod's volumes; empty when off. */}}
+{{- define "armada.encryptionVolume" -}}
+{{- if .Values.encryption.enabled -}}
+- name: encryption-keys
+  secret:
+    secretName: {{ include "armada.encryptionSecret" . }}
+    items:
+      - key: {{ required "encryption.secretKey must name the key of the Secret that holds the keys" .Values.encryption.secretKey }}
+        path: keys
+{{- end -}}
+{{- end -}}
+
+{{/* The environment both processes share: how to reach Temporal and seal what they send it. */}}
 {{- define "armada.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
@@ -53,5 +84,9 @@ default
 {{- with .Values.temporal.uiUrl }}
 - name: ARMADA_TEMPORAL_UI
   value: {{ . | quote }}
+{{- end }}
+{{- if .Values.encryption.enabled }}
+- name: ARMADA_ENCRYPTION_KEYS_FILE
+  value: {{ include "armada.encryptionDir" . }}/keys
 {{- end }}
 {{- end -}}

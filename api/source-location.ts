@@ -1,0 +1,117 @@
+/**
+ * Where a chart source may point: the worker fetches charts, it never reads its own disk outside
+ * the charts root. One table, read three times: the CRD's CEL rules (the API server refuses),
+ * the validator (the bridge marks an object Invalid) and the worker (prepareChart refuses again,
+ * for objects written before these rules and for callers that skip the validator).
+ *
+ * - `local`: `location` is relative to the worker's charts root (`ARMADA_CHARTS_ROOT`, else its
+ *   working directory) and has no `..` segment.
+ * - every type: `subpath` is relative to the location and has no `..` segment.
+ * - `tar`, `repo`, `oci`: never a `file:` URL.
+ * - `git`: an `https://`, `http://` or `ssh://` URL, or scp-like `user@host:path`. Not `file:`,
+ *   not a filesystem path (git would read the worker's disk), not `git://` (unauthenticated
+ *   and unencrypted) and not `<helper>::<address>` (`ext::` runs a command).
+ */
+
+/** The fields these rules look at, of any source type. */
+export interface SourcePlace {
+  type: string;
+  location?: string;
+  subpath?: string;
+}
+
+export interface SourcePlaceRule {
+  field: 'location' | 'subpath';
+  /** Why the value is refused, as the validator and the worker say it after the field's name. */
+  message: string;
+  /** The CEL rule the CRD carries, `self` being the source; true when the value is allowed. */
+  cel: string;
+  /** The same rule in TypeScript: true when the value is allowed. */
+  allows(source: SourcePlace): boolean;
+}
+
+/**
+ * Patterns written once for both layers: JavaScript's RegExp and CEL's `matches` (RE2) read
+ * them alike.
+ */
+const ABSOLUTE = '^/';
+const PARENT_SEGMENT = '(^|/)\\.\\.(/|$)';
+const FILE_URL = '^(?i)file:';
+/** A user or host starting with '-' would reach ssh as an option. */
+const GIT_URL = '^(https?|ssh)://[^-\\s]\\S*$';
+/** scp-like `user@host:path`; a user starting with '-' would reach ssh as an option. */
+const GIT_SCP = '^[A-Za-z0-9._~][A-Za-z0-9._~-]*@[A-Za-z0-9][A-Za-z0-9.-]*:\\S+$';
+
+/** `(?i)` is RE2's; JavaScript takes the flag instead. */
+const js = (pattern: string) =>
+  pattern.startsWith('^(?i)') ? new RegExp(`^${pattern.slice(5)}`, 'i') : new RegExp(pattern);
+
+const cel = (pattern: string) => `'${pattern.replaceAll('\\', '\\\\')}'`;
+
+/** A rule on one field, applying to some source types (all when `types` is empty). */
+function rule(
+  field: SourcePlaceRule['field'],
+  types: string[],
+  allowed: { matching?: string; notMatching?: string },
+  message: string,
+): SourcePlaceRule {
+  const appliesCel = types.map((type) => `self.type != '${type}'`).join(' && ');
+  const checkCel = [
+    allowed.matching && `self.${field}.matches(${cel(allowed.matching)})`,
+    allowed.notMatching && `!self.${field}.matches(${cel(allowed.notMatching)})`,
+  ]
+    .filter(Boolean)
+    .join(' && ');
+  const matching = allowed.matching === undefined ? undefined : js(allowed.matching);
+  const notMatching = allowed.notMatching === undefined ? undefined : js(allowed.notMatching);
+  return {
+    field,
+    message,
+    cel: [appliesCel, `!has(self.${field})`, checkCel].filter(Boolean).join(' || '),
+    allows(source) {
+      const value = source[field];
+      if (value === undefined || (types.length > 0 && !types.includes(source.type))) return true;
+      return (matching?.test(value) ?? true) && !(notMatching?.test(value) ?? false);
+    },
+  };
+}
+
+export const SOURCE_PLACE_RULES: readonly SourcePlaceRule[] = [
+  rule(
+    'location',
+    ['local'],
+    { notMatching: ABSOLUTE },
+    "must be relative to the worker's charts root (ARMADA_CHARTS_ROOT), not an absolute path",
+  ),
+  rule(
+    'location',
+    ['local'],
+    { notMatching: PARENT_SEGMENT },
+    "must not contain a '..' segment: a local chart stays under the worker's charts root",
+  ),
+  rule('subpath', [], { notMatching: ABSOLUTE }, 'must be relative to the location, not an absolute path'),
+  rule(
+    'subpath',
+    [],
+    { notMatching: PARENT_SEGMENT },
+    "must not contain a '..' segment: the chart stays inside its location",
+  ),
+  rule(
+    'location',
+    ['tar', 'repo', 'oci'],
+    { notMatching: FILE_URL },
+    'must not be a file: URL: the worker fetches charts, it does not read its own disk',
+  ),
+  rule(
+    'location',
+    ['git'],
+    { matching: `${GIT_URL}|${GIT_SCP}` },
+    'must be an https://, http:// or ssh:// URL or user@host:path when source.type is git ' +
+      '(not a local path or file: URL: the worker does not read its own disk)',
+  ),
+];
+
+/** The rules `source` breaks, in table order: none when it may be fetched. */
+export function sourcePlaceProblems(source: SourcePlace): SourcePlaceRule[] {
+  return SOURCE_PLACE_RULES.filter((r) => !r.allows(source));
+}

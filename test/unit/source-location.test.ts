@@ -1,0 +1,116 @@
+import { SOURCE_PLACE_RULES, sourcePlaceProblems, type SourcePlace } from '../../api/source-location';
+import { validateObject } from '../../api/validate';
+
+/** What each broken rule says, as `field: message`. */
+const problems = (source: SourcePlace) =>
+  sourcePlaceProblems(source).map(({ field, message }) => `${field}: ${message}`);
+
+/** What each rule says, as `problems` shows it. */
+const SAYS = {
+  localAbsolute:
+    "location: must be relative to the worker's charts root (ARMADA_CHARTS_ROOT), not an absolute path",
+  localParent:
+    "location: must not contain a '..' segment: a local chart stays under the worker's charts root",
+  subpathAbsolute: 'subpath: must be relative to the location, not an absolute path',
+  subpathParent: "subpath: must not contain a '..' segment: the chart stays inside its location",
+  fileUrl: 'location: must not be a file: URL: the worker fetches charts, it does not read its own disk',
+  gitForms:
+    'location: must be an https://, http:// or ssh:// URL or user@host:path when source.type is git (not a local path or file: URL: the worker does not read its own disk)',
+};
+
+describe('sourcePlaceProblems', () => {
+  it.each<[string, SourcePlace]>([
+    ['a local directory relative to the charts root', { type: 'local', location: 'charts/web' }],
+    ['a local directory with a relative subpath', { type: 'local', location: 'charts', subpath: 'web' }],
+    ['a local name that only starts with two dots', { type: 'local', location: 'charts/..web/x..' }],
+    ['the charts root itself', { type: 'local', location: '.' }],
+    ['a tar URL with a subpath', { type: 'tar', location: 'https://c.example.com/c.tgz', subpath: 'web' }],
+    ['an oci reference', { type: 'oci', location: 'oci://registry.example.com/c' }],
+    ['a git https URL', { type: 'git', location: 'https://git.example.com/c.git' }],
+    ['a git http URL', { type: 'git', location: 'http://127.0.0.1:8080/c.git' }],
+    ['a git ssh URL', { type: 'git', location: 'ssh://git@git.example.com:2222/c.git' }],
+    ['a scp-like git location', { type: 'git', location: 'git@github.com:org/charts.git' }],
+  ])('allows %s', (_name, source) => {
+    expect(problems(source)).toEqual([]);
+  });
+
+  it.each<[string, SourcePlace, keyof typeof SAYS]>([
+    ['an absolute local location', { type: 'local', location: '/etc' }, 'localAbsolute'],
+    [
+      "a local location that climbs out with '..'",
+      { type: 'local', location: 'charts/../../etc' },
+      'localParent',
+    ],
+    ["a local location that is only '..'", { type: 'local', location: '..' }, 'localParent'],
+    ['an absolute subpath', { type: 'local', location: 'charts', subpath: '/etc' }, 'subpathAbsolute'],
+    [
+      "a git subpath that climbs out with '..'",
+      { type: 'git', location: 'https://g.example.com/c.git', subpath: 'a/..' },
+      'subpathParent',
+    ],
+    ['a tar file: URL', { type: 'tar', location: 'file:///srv/c.tgz' }, 'fileUrl'],
+    ['a repo FILE: URL in capitals', { type: 'repo', location: 'FILE:///srv/repo' }, 'fileUrl'],
+    ['a git file:// URL', { type: 'git', location: 'file:///srv/c.git' }, 'gitForms'],
+    ['a git absolute path', { type: 'git', location: '/srv/c.git' }, 'gitForms'],
+    ['a git relative path', { type: 'git', location: '../c.git' }, 'gitForms'],
+    ['a git:// URL (unauthenticated)', { type: 'git', location: 'git://git.example.com/c.git' }, 'gitForms'],
+    [
+      'a git ext:: helper that runs a command',
+      { type: 'git', location: 'ext::sh -c touch% /tmp/x' },
+      'gitForms',
+    ],
+    [
+      'a git ssh URL whose host ssh would read as an option',
+      { type: 'git', location: 'ssh://-oProxyCommand=x/c' },
+      'gitForms',
+    ],
+    [
+      'a scp-like user ssh would read as an option',
+      { type: 'git', location: '-oProxyCommand=x@host:c' },
+      'gitForms',
+    ],
+    ['a scp-like location without a user', { type: 'git', location: 'host:c.git' }, 'gitForms'],
+  ])('refuses %s', (_name, source, rule) => {
+    expect(problems(source)).toEqual([SAYS[rule]]);
+  });
+
+  it('applies no rule to a field that is absent', () => {
+    expect(sourcePlaceProblems({ type: 'git' })).toEqual([]);
+  });
+});
+
+describe('the CRD rules', () => {
+  it('give every rule a CEL expression that names its field, with the pattern the validator uses', () => {
+    for (const { cel, field } of SOURCE_PLACE_RULES) {
+      expect(cel).toContain(`!has(self.${field})`);
+      expect(cel).toMatch(new RegExp(`self\\.${field}\\.matches\\('`));
+    }
+  });
+});
+
+describe('validateObject on source places', () => {
+  const chart = (source: SourcePlace) => ({
+    apiVersion: 'armada.airshipit.org/v1alpha1',
+    kind: 'ArmadaChart',
+    metadata: { name: 'web' },
+    spec: { release: 'web', namespace: 'apps', source },
+  });
+
+  it('names the field and the rule', () => {
+    expect(validateObject(chart({ type: 'local', location: '/srv/charts/web' })).problems).toEqual([
+      {
+        path: 'spec.source.location',
+        message: "must be relative to the worker's charts root (ARMADA_CHARTS_ROOT), not an absolute path",
+      },
+    ]);
+  });
+
+  it('says only that a file: URL is refused, not also that its scheme is wrong', () => {
+    expect(validateObject(chart({ type: 'tar', location: 'file:///srv/c.tgz' })).problems).toEqual([
+      {
+        path: 'spec.source.location',
+        message: 'must not be a file: URL: the worker fetches charts, it does not read its own disk',
+      },
+    ]);
+  });
+});
