@@ -135,6 +135,15 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     expect(await untouched()).toEqual(before);
   });
 
+  it("tenant A points a local chart out of the worker's charts root: the API server refuses it, naming the field", async () => {
+    const before = await untouched();
+    const escape = helloChart('escape', teamA, { source: { type: 'local', location: 'examples/../../etc' } });
+    const refused = await applyObjects(teamA, [escape]).catch((err: Error) => err.message);
+    expect(refused).toContain('spec.source.location');
+    await noRun(objectWorkflowId('ArmadaChart', teamA, 'escape'));
+    expect(await untouched()).toEqual(before);
+  });
+
   it('a chart that names a release installed by hand, without adopt, fails before it writes: the release keeps its revision', async () => {
     await applyObjects(teamA, [helloChart('hand', teamA, { adopt: false })]);
     const reason = await eventually(
