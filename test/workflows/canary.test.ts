@@ -179,6 +179,29 @@ async function finishedChain(workflowId: string, name: string): Promise<ChainRun
   return runs;
 }
 
+/**
+ * Sends `pause by bob` again and again until the workflow has had `runs` runs: at most `limit`
+ * signals to one run (enough to fill its history), then waits for it to continue as new. Sent
+ * unthrottled, they piled up on a loaded worker's run until the server refused more
+ * (INVALID_ARGUMENT: exceeded workflow execution limit for signal events).
+ */
+async function pauseThroughRuns(handle: WorkflowHandle, runs: number, limit: number): Promise<void> {
+  const runIds = new Set([(await handle.describe()).runId]);
+  while (runIds.size < runs) {
+    const current = [...runIds].at(-1);
+    for (let sent = 0; sent < limit && (await handle.describe()).runId === current; sent++)
+      await handle.signal(pauseSignal, { by: 'bob' });
+    for (;;) {
+      const { runId } = await handle.describe();
+      if (runId !== current) {
+        runIds.add(runId);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 afterAll(() => {
   if (longestHistory) console.log(`bounded histories: the longest run had ${longestHistory} events`);
 });
@@ -463,11 +486,7 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     const paused = (await until(latest, (p) => p.paused?.since !== undefined)).paused!;
     // Every pause sent again (a tool that retries) is an event: they fill the history, and the
     // pause stays ann's.
-    const runIds = new Set<string>();
-    while (runIds.size < 4) {
-      await latest.signal(pauseSignal, { by: 'bob' });
-      runIds.add((await latest.describe()).runId);
-    }
+    await pauseThroughRuns(latest, 4, limit);
     const still = await until(latest, (p) => p.paused !== undefined && p.gate !== undefined);
     expect(still.paused).toMatchObject({ by: 'ann', reason: 'look at metrics', since: paused.since });
     expect(still.gate).toEqual(waiting.gate);
@@ -686,11 +705,7 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
       { deployment: 'nginx-1.26.0', version: '1.26.0', replicas: 5 },
       { deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 5 },
     ]);
-    const runIds = new Set<string>();
-    while (runIds.size < 4) {
-      await latest.signal(pauseSignal, { by: 'bob' });
-      runIds.add((await latest.describe()).runId);
-    }
+    await pauseThroughRuns(latest, 4, limit);
     const still = await until(latest, (p) => p.paused?.remainingSeconds !== undefined);
     expect(still.paused).toMatchObject({ by: 'ann' });
     expect(still.paused!.remainingSeconds).toBeGreaterThan(0);
