@@ -39,6 +39,14 @@ const configSchema = z
       .default('')
       .transform((value) => value === 'true')
       .describe('true: every object must name a service_account_name (its own or its manifest’s)'),
+    ARMADA_DEFAULT_SERVICE_ACCOUNT: z
+      .string()
+      .regex(
+        /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+        'ARMADA_DEFAULT_SERVICE_ACCOUNT must be a ServiceAccount name',
+      )
+      .optional()
+      .describe('the ServiceAccount (in the object’s namespace) a run acts as when its object names none'),
     ARMADA_METRICS_PORT: metricsPort(9464),
   })
   .transform(withTemporalConnection);

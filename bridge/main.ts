@@ -75,7 +75,10 @@ async function main(): Promise<void> {
     taskQueue: config.ARMADA_TASK_QUEUE,
     objects: (kind) => watches[kind],
     policies: () => policyWatch?.list() ?? [],
-    tenancy: { lockdown: config.ARMADA_LOCKDOWN },
+    tenancy: {
+      lockdown: config.ARMADA_LOCKDOWN,
+      defaultServiceAccount: config.ARMADA_DEFAULT_SERVICE_ACCOUNT,
+    },
     maybeRanAlone,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key) {

@@ -19,6 +19,8 @@ export function policyViewOf(obj: ArmadaObject): PolicyView {
 export interface Tenancy {
   /** ARMADA_LOCKDOWN: every chart and Deployer must name a service account (or its manifest must). */
   lockdown: boolean;
+  /** ARMADA_DEFAULT_SERVICE_ACCOUNT: what a run acts as when its object names none (not under lockdown). */
+  defaultServiceAccount?: string;
 }
 
 /** What an object asks for that a policy bounds, read from its parsed spec. */

@@ -131,16 +131,35 @@ function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
       const spec = validSpec(view);
       const charts = listedCharts(ctx, namespace, spec.chart_group);
       return groupRun(
-        { namespace, name, spec, charts: specsByName(charts) },
+        { namespace, name, spec, charts: specsByName(charts, actingAs(ctx)) },
         mode,
         specsOf([view, ...charts]),
       );
     }
     case 'ArmadaChart':
-      return chartRun({ kind: view.kind, name, namespace, spec: validSpec(view) }, mode, specsOf([view]));
+      return chartRun(
+        { kind: view.kind, name, namespace, spec: actingAs(ctx)(validSpec(view)) },
+        mode,
+        specsOf([view]),
+      );
     case 'Deployer':
-      return deployerRun({ kind: view.kind, name, namespace, spec: validSpec(view) }, mode, specsOf([view]));
+      return deployerRun(
+        { kind: view.kind, name, namespace, spec: actingAs(ctx)(validSpec(view)) },
+        mode,
+        specsOf([view]),
+      );
   }
+}
+
+/**
+ * Fills in the service_account_name a spec's run acts as: its own, else its manifest's
+ * (`inherited`), else the bridge's ARMADA_DEFAULT_SERVICE_ACCOUNT; none of them: the worker.
+ */
+function actingAs(ctx: BridgeContext, inherited?: string) {
+  return <S extends { service_account_name?: string }>(spec: S): S => {
+    const name = spec.service_account_name ?? inherited ?? ctx.tenancy.defaultServiceAccount;
+    return name === undefined ? spec : { ...spec, service_account_name: name };
+  };
 }
 
 /** The cached ArmadaCharts of a namespace that `names` lists. */
@@ -156,9 +175,12 @@ function listedCharts(
     .filter((c) => listed.has(c.name));
 }
 
-/** Parsed specs by object name, as the planners take them. */
-function specsByName<K extends 'ArmadaChartGroup' | 'ArmadaChart'>(views: ObjectView<K>[]) {
-  return Object.fromEntries(views.map((v) => [v.name, validSpec<K>(v)]));
+/** Parsed specs by object name, as the planners take them (`fill` completes each: actingAs). */
+function specsByName<K extends 'ArmadaChartGroup' | 'ArmadaChart'>(
+  views: ObjectView<K>[],
+  fill: (spec: ReturnType<typeof validSpec<K>>) => ReturnType<typeof validSpec<K>> = (spec) => spec,
+) {
+  return Object.fromEntries(views.map((v) => [v.name, fill(validSpec<K>(v))]));
 }
 
 /** A manifest with the groups and charts it lists, from the cache, specs parsed. */
@@ -181,7 +203,7 @@ function manifestDocuments(
     namespace,
     manifest: { name: view.name, spec: manifestSpec },
     groups: specsByName(groups),
-    charts: specsByName(charts),
+    charts: specsByName(charts, actingAs(ctx, manifestSpec.service_account_name)),
   };
   return { docs, objects: [view, ...groups, ...charts] };
 }

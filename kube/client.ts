@@ -49,9 +49,57 @@ export function kubeConfig(): KubeConfig {
   return cached.config;
 }
 
-/** An API client of the given class on `kubeConfig()`, e.g. `kubeApi(AppsV1Api)`. */
-export function kubeApi<T extends ApiType>(api: ApiConstructor<T>): T {
-  return kubeConfig().makeApiClient(api);
+/** A ServiceAccount a run acts as: an object's `service_account_name`, in the object's namespace. */
+export interface ServiceAccountRef {
+  namespace: string;
+  name: string;
+}
+
+/** What an activity request carries to act as its object's ServiceAccount (see kubeApi). */
+export interface ActingAs {
+  /** The object's ServiceAccount; unset: the worker itself. */
+  actAs?: ServiceAccountRef;
+}
+
+/** The user name Kubernetes gives a ServiceAccount, which impersonation names. */
+export function serviceAccountUser(sa: ServiceAccountRef): string {
+  return `system:serviceaccount:${sa.namespace}:${sa.name}`;
+}
+
+/** `kubeConfig()` acting as a ServiceAccount (Impersonate-User), one per ServiceAccount and source config. */
+const impersonating = new WeakMap<KubeConfig, Map<string, KubeConfig>>();
+
+function actingAs(base: KubeConfig, user: string): KubeConfig {
+  let byUser = impersonating.get(base);
+  if (!byUser) impersonating.set(base, (byUser = new Map()));
+  let config = byUser.get(user);
+  if (!config) {
+    const current = base.getCurrentUser()?.name;
+    config = new KubeConfig();
+    config.loadFromOptions({
+      clusters: base.clusters,
+      contexts: base.contexts,
+      currentContext: base.currentContext,
+      // The API server adds the ServiceAccount's groups itself (system:serviceaccounts, …:<namespace>).
+      users: base.users.map((u) => (u.name === current ? { ...u, impersonateUser: user } : u)),
+    });
+    byUser.set(user, config);
+  }
+  return config;
+}
+
+/**
+ * An API client of the given class on `kubeConfig()`, e.g. `kubeApi(AppsV1Api)`; with `actAs`,
+ * every request impersonates that ServiceAccount, so the run can do only what it may.
+ */
+export function kubeApi<T extends ApiType>(api: ApiConstructor<T>, actAs?: ServiceAccountRef): T {
+  const base = kubeConfig();
+  return (actAs ? actingAs(base, serviceAccountUser(actAs)) : base).makeApiClient(api);
+}
+
+/** helm's flag for the same impersonation (`--kube-as-user`), or none. */
+export function helmActingAs(actAs: ServiceAccountRef | undefined): string[] {
+  return actAs ? ['--kube-as-user', serviceAccountUser(actAs)] : [];
 }
 
 /**

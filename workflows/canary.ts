@@ -15,6 +15,7 @@ import {
 import type { CanarySpec } from '../api/chart';
 import { durationSeconds } from '../api/duration';
 import type { KindName } from '../api/kinds';
+import type { ServiceAccountRef } from '../kube/client';
 import { io, profile } from './activity-proxies';
 import { RunControl } from './control';
 import { renderDetails } from './details';
@@ -71,6 +72,8 @@ export interface CanaryRun {
   historyLimit?: number;
   /** Where the run this one continued from stood: in a step's hold (see CanaryResume). */
   resume?: CanaryResume;
+  /** The ServiceAccount its scale, wait and delete calls act as; none: the worker itself. */
+  actAs?: ServiceAccountRef;
 }
 
 export interface CanaryOutcome {
@@ -226,6 +229,7 @@ export class Canary {
             release: this.input.title,
             subject: `canary ${this.input.title}`,
             namespace: this.input.namespace,
+            actAs: this.input.actAs,
             targets: scales.canary.map((s) => ({
               type: 'deployment',
               fieldSelector: `metadata.name=${s.name}`,
@@ -449,6 +453,7 @@ export class Canary {
               release: title,
               subject: `stable ${title}`,
               namespace,
+              actAs: this.input.actAs,
               targets: stables.map((s) => ({ type: 'deployment', fieldSelector: `metadata.name=${s.name}` })),
               timeoutSeconds: stepTimeout,
             },
@@ -460,7 +465,7 @@ export class Canary {
       }
     }
     await io.deleteDeployments.executeWithOptions(profile.quick(`${title}: rollback, delete new`), [
-      { namespace, names: pairs.map((p) => p.canary) },
+      { namespace, names: pairs.map((p) => p.canary), actAs: this.input.actAs },
     ]);
     this.progress.phase = 'RolledBack';
     this.progress.percent = 0;
@@ -472,7 +477,7 @@ export class Canary {
     await Promise.all(
       scales.map((s) =>
         io.scaleDeployment.executeWithOptions(profile.quick(`${summary}: ${s.name} → ${s.replicas}`), [
-          { namespace: this.input.namespace, name: s.name, replicas: s.replicas },
+          { namespace: this.input.namespace, name: s.name, replicas: s.replicas, actAs: this.input.actAs },
         ]),
       ),
     );

@@ -15,7 +15,7 @@ import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { canarySteps } from './plan/canary';
-import { canaryWorkflowId } from './plan/names';
+import { canaryWorkflowId, runServiceAccount } from './plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
 import { io, profile } from './activity-proxies';
@@ -38,6 +38,7 @@ import {
 } from './plan/release';
 import { helmRequests, operationSeconds } from './plan/helm-requests';
 import type { PreparedChart } from '../activities/charts/source';
+import type { ReleaseRef } from '../activities/helm/release';
 
 export interface ChartRun {
   chart: string;
@@ -188,9 +189,19 @@ class CanaryChild {
   }
 }
 
+/** The release a chart run drives, acting as the chart's ServiceAccount. */
+function releaseRef(run: ChartRun): ReleaseRef {
+  const { release, namespace, spec } = run;
+  return {
+    release,
+    namespace,
+    actAs: runServiceAccount(spec.service_account_name, run.resourceNamespace ?? 'default'),
+  };
+}
+
 async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryChild): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
-  const ref = { release, namespace };
+  const ref = releaseRef(run);
   const requests = helmRequests(ref, spec);
   const observe = () =>
     io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
@@ -283,7 +294,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
           if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
           if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
             await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${release}`), [
-              { namespace, resources: spec.upgrade.pre.delete },
+              { namespace, resources: spec.upgrade.pre.delete, actAs: ref.actAs },
             ]);
           }
           // A canary steps copies of the new revision's Deployments first; the release itself
@@ -336,7 +347,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
     // manifest's rollback): copies outside Helm must not linger either way.
     if (canaryCopies.length)
       await io.deleteDeployments.executeWithOptions(profile.quick(`delete the canary copies of ${release}`), [
-        { namespace, names: canaryCopies },
+        { namespace, names: canaryCopies, actAs: ref.actAs },
       ]);
   }
 }
@@ -350,7 +361,8 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
 async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryChild): Promise<string[]> {
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
-  const requests = helmRequests({ release, namespace }, spec);
+  const ref = releaseRef(run);
+  const requests = helmRequests(ref, spec);
   const pairs = await io.createCanaryCopies.executeWithOptions(
     profile.long(`canary copies of ${release}`, requests.wait.timeoutSeconds),
     [requests.canaryCopies(chart)],
@@ -375,6 +387,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         onTimeout: canary.on_timeout,
         analysis: canary.analysis,
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
+        actAs: ref.actAs,
       },
     ],
     staticSummary: `canary of ${namespace}/${release}: ${pairs.map((p) => p.canary).join(', ')}`,

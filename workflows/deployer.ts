@@ -1,12 +1,13 @@
 import { CancellationScope, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
+import type { DeployerRef } from '../activities/kube/deployer';
 import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
 import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
 import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
-import { deployerDeploymentName } from './plan/names';
+import { deployerDeploymentName, runServiceAccount } from './plan/names';
 import { report } from './status';
 
 export interface DeployerRun {
@@ -60,7 +61,11 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
 
 async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerOutcome> {
   const { deployment } = run.spec;
-  const ref = { name: deployment.name, namespace: deployment.namespace };
+  const ref = {
+    name: deployment.name,
+    namespace: deployment.namespace,
+    actAs: runServiceAccount(run.spec.service_account_name, run.namespace),
+  };
   const target = deployerDeploymentName(deployment.name, deployment.version);
   // Answered until the canary knows its Deployments and takes the query over.
   setHandler(canaryProgressQuery, () => ({
@@ -82,7 +87,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
   if (run.mode === 'uninstall') {
     await io.deleteDeployments.executeWithOptions(
       profile.quick(`delete every version of ${deployment.name}`),
-      [{ namespace: deployment.namespace, names: running.map((v) => v.deployment) }],
+      [{ namespace: deployment.namespace, names: running.map((v) => v.deployment), actAs: ref.actAs }],
     );
     return { result: 'uninstalled', version: '', steps: [] };
   }
@@ -113,6 +118,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     {
       title: `${deployment.namespace}/${target}`,
       namespace: deployment.namespace,
+      actAs: ref.actAs,
       pairs: [pair],
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
@@ -130,7 +136,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
   if (control.replan) {
     // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
     // old versions go); the run starts over from what now serves.
-    if (outcome.result !== 'rolled-back') await deleteVersions(deployment.namespace, old);
+    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old);
     return startOver(control.replan, control);
   }
   if (outcome.result === 'rolled-back') {
@@ -142,7 +148,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       steps: outcome.steps,
     };
   }
-  await deleteVersions(deployment.namespace, old);
+  await deleteVersions(ref, old);
   await report('Deployer', run.namespace, run.name, 'Deployed', `${target} serves 100 %`, {
     phase: 'Completed',
     current_version: deployment.version,
@@ -156,10 +162,13 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
 }
 
 /** Deletes the Deployments of versions no longer served. */
-async function deleteVersions(namespace: string, versions: { deployment: string }[]): Promise<void> {
+async function deleteVersions(
+  { namespace, actAs }: DeployerRef,
+  versions: { deployment: string }[],
+): Promise<void> {
   if (!versions.length) return;
   const names = versions.map((v) => v.deployment);
   await io.deleteDeployments.executeWithOptions(profile.quick(`delete ${names.join(', ')}`), [
-    { namespace, names },
+    { namespace, names, actAs },
   ]);
 }

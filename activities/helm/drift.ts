@@ -42,15 +42,10 @@ export function inManifest(manifest: string, namespace: string, objects: Drifted
 export async function helmCheckDrift(req: DriftCheckRequest): Promise<DriftCheck | null> {
   const observed = await helmObserve(req);
   if (!observed) return null;
-  const { stdout } = await runHelm([
-    'get',
-    'manifest',
-    req.release,
-    '--namespace',
-    req.namespace,
-    '--revision',
-    String(observed.revision),
-  ]);
+  const { stdout } = await runHelm(
+    ['get', 'manifest', req.release, '--namespace', req.namespace, '--revision', String(observed.revision)],
+    req.actAs,
+  );
   return {
     revision: observed.revision,
     status: observed.status,

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { runProcess } from '../process';
 import { toolPath } from '../tools';
-import { kubeconfigEnv } from '../../kube/client';
+import { helmActingAs, kubeconfigEnv, type ServiceAccountRef } from '../../kube/client';
 import { NonRetryable } from '../../workflows/failures';
 import { helmFailure } from './errors';
 
@@ -19,13 +19,13 @@ function tail(text: string): string {
 
 /**
  * Runs the real `helm` CLI (heartbeating, killed on cancellation: see runProcess) against the
- * product's cluster (`ARMADA_KUBECONFIG`: see kubeconfigEnv). A non-zero exit becomes a
+ * product's cluster (`ARMADA_KUBECONFIG`: see kubeconfigEnv), as `actAs` when given. A non-zero exit becomes a
  * classified ApplicationFailure carrying helm's last lines.
  */
-export async function runHelm(args: readonly string[]): Promise<HelmResult> {
+export async function runHelm(args: readonly string[], actAs?: ServiceAccountRef): Promise<HelmResult> {
   let result;
   try {
-    result = await runProcess(toolPath('helm'), args, { env: kubeconfigEnv() });
+    result = await runProcess(toolPath('helm'), [...args, ...helmActingAs(actAs)], { env: kubeconfigEnv() });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
     throw ApplicationFailure.nonRetryable(

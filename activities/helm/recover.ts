@@ -58,7 +58,7 @@ export async function prepareRetriedWrite(
   });
   const wait = ['--namespace', ref.namespace, '--wait=watcher', '--timeout', `${timeoutSeconds}s`];
   if (state.lastDeployedRevision)
-    await runHelm(['rollback', ref.release, String(state.lastDeployedRevision), ...wait]);
-  else await runHelm(['uninstall', ref.release, ...wait]);
+    await runHelm(['rollback', ref.release, String(state.lastDeployedRevision), ...wait], ref.actAs);
+  else await runHelm(['uninstall', ref.release, ...wait], ref.actAs);
   return { proceed: true };
 }

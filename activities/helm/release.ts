@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import type { ActingAs } from '../../kube/client';
 
-/** Where a Helm release lives. */
-export interface ReleaseRef {
+/** Where a Helm release lives, and who its run acts as. */
+export interface ReleaseRef extends ActingAs {
   release: string;
   namespace: string;
 }

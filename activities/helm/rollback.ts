@@ -21,15 +21,18 @@ export async function helmRollback(req: RollbackRequest): Promise<void> {
     (o) => o.status === 'deployed' && o.description === `Rollback to ${req.revision}`,
   );
   if (!retry.proceed) return;
-  await runHelm([
-    'rollback',
-    req.release,
-    String(req.revision),
-    '--namespace',
-    req.namespace,
-    '--wait=watcher',
-    '--timeout',
-    `${timeoutSeconds}s`,
-    ...(req.forceConflicts ? ['--force-conflicts'] : []),
-  ]);
+  await runHelm(
+    [
+      'rollback',
+      req.release,
+      String(req.revision),
+      '--namespace',
+      req.namespace,
+      '--wait=watcher',
+      '--timeout',
+      `${timeoutSeconds}s`,
+      ...(req.forceConflicts ? ['--force-conflicts'] : []),
+    ],
+    req.actAs,
+  );
 }

@@ -23,16 +23,10 @@ function isNotFound(err: unknown): boolean {
 export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | null> {
   let stdout: string;
   try {
-    ({ stdout } = await runHelm([
-      'history',
-      ref.release,
-      '--namespace',
-      ref.namespace,
-      '--max',
-      '20',
-      '--output',
-      'json',
-    ]));
+    ({ stdout } = await runHelm(
+      ['history', ref.release, '--namespace', ref.namespace, '--max', '20', '--output', 'json'],
+      ref.actAs,
+    ));
   } catch (err) {
     if (isNotFound(err)) return null;
     throw err;

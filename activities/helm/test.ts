@@ -3,12 +3,8 @@ import type { ReleaseRef } from './release';
 
 /** Activity: `helm test`. Writes: the test pods' results into the release. Fails when a test fails. */
 export async function helmTest(req: ReleaseRef & { timeoutSeconds?: number }): Promise<void> {
-  await runHelm([
-    'test',
-    req.release,
-    '--namespace',
-    req.namespace,
-    '--timeout',
-    `${req.timeoutSeconds ?? 300}s`,
-  ]);
+  await runHelm(
+    ['test', req.release, '--namespace', req.namespace, '--timeout', `${req.timeoutSeconds ?? 300}s`],
+    req.actAs,
+  );
 }

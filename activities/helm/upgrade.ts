@@ -37,7 +37,9 @@ export interface UpgradeRequest extends ReleaseRef {
  */
 export function upgradeArgs(req: UpgradeRequest, chartPath: string, valuesFile: string): string[] {
   const args = ['upgrade', '--install', req.release, chartPath, '--namespace', req.namespace];
-  args.push('--create-namespace', '--values', valuesFile, '--output', 'json');
+  // A ServiceAccount of a tenant may not write Namespaces (cluster-scoped): its target must exist.
+  if (!req.actAs) args.push('--create-namespace');
+  args.push('--values', valuesFile, '--output', 'json');
   if (req.version) args.push('--version', req.version);
   if (req.digest) args.push('--description', `${DIGEST_PREFIX}${req.digest}`);
   if (req.timeoutSeconds !== undefined) args.push('--timeout', `${req.timeoutSeconds}s`);
@@ -65,14 +67,10 @@ async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
     (o) => o.status === 'deployed' && req.digest !== undefined && o.digest === req.digest,
   );
   if (!retry.proceed) {
-    const { stdout } = await runHelm([
-      'status',
-      req.release,
-      '--namespace',
-      req.namespace,
-      '--output',
-      'json',
-    ]);
+    const { stdout } = await runHelm(
+      ['status', req.release, '--namespace', req.namespace, '--output', 'json'],
+      req.actAs,
+    );
     return parseRelease(stdout);
   }
   const chartPath = await chartOnThisWorker(req.chart);
@@ -80,7 +78,7 @@ async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
   try {
     const valuesFile = path.join(dir, 'values.json');
     await writeFile(valuesFile, JSON.stringify(req.values ?? {}), { mode: 0o600 });
-    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile));
+    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile), req.actAs);
     return parseRelease(stdout);
   } finally {
     await rm(dir, { recursive: true, force: true });

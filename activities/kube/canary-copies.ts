@@ -19,11 +19,11 @@ import {
 } from '../../kube/labels';
 import { renderedObjects } from '../helm/manifest';
 import { chartOnThisWorker, type ChartContent } from '../charts/source';
-import { apiFailure, isStatus, kubeApi } from '../../kube/client';
+import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
 
 export type { DeploymentPair };
 
-export interface CanaryCopiesRequest {
+export interface CanaryCopiesRequest extends ActingAs {
   release: string;
   namespace: string;
   /** The prepared chart, by content: found on (or fetched again to) the worker that runs this. */
@@ -118,9 +118,10 @@ async function readDeployment(
 }
 
 /** The namespace's autoscaling/v2 HorizontalPodAutoscalers. */
-async function listHpas(namespace: string): Promise<V2HorizontalPodAutoscaler[]> {
+async function listHpas(namespace: string, actAs: ActingAs['actAs']): Promise<V2HorizontalPodAutoscaler[]> {
   try {
-    return (await kubeApi(AutoscalingV2Api).listNamespacedHorizontalPodAutoscaler({ namespace })).items;
+    return (await kubeApi(AutoscalingV2Api, actAs).listNamespacedHorizontalPodAutoscaler({ namespace }))
+      .items;
   } catch (err) {
     throw apiFailure(`list HorizontalPodAutoscalers in ${namespace}`, err);
   }
@@ -197,8 +198,8 @@ async function copyDeployments(req: CanaryCopiesRequest): Promise<DeploymentPair
 
   const deployments = renderedDeployments(manifest);
   if (!deployments.length) return [];
-  const apps = kubeApi(AppsV1Api);
-  const hpas = await listHpas(req.namespace);
+  const apps = kubeApi(AppsV1Api, req.actAs);
+  const hpas = await listHpas(req.namespace, req.actAs);
   const pairs: DeploymentPair[] = [];
   for (const rendered of deployments) {
     const copy = canaryCopy(rendered, req.release);
@@ -226,8 +227,10 @@ async function copyDeployments(req: CanaryCopiesRequest): Promise<DeploymentPair
  * go after them), e.g. the canary copies once the release runs the new revision.
  * Writes: deletions. Idempotent: a Deployment already gone is fine.
  */
-export async function deleteDeployments(req: { namespace: string; names: string[] }): Promise<void> {
-  const apps = kubeApi(AppsV1Api);
+export async function deleteDeployments(
+  req: ActingAs & { namespace: string; names: string[] },
+): Promise<void> {
+  const apps = kubeApi(AppsV1Api, req.actAs);
   for (const name of req.names) {
     try {
       await apps.deleteNamespacedDeployment({

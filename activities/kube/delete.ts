@@ -1,6 +1,6 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { ArmadaChartSpec } from '../../api/chart';
-import { kubeApi } from '../../kube/client';
+import { kubeApi, type ActingAs } from '../../kube/client';
 import { labelSelector } from './readiness';
 
 type PreDelete = NonNullable<NonNullable<NonNullable<ArmadaChartSpec['upgrade']>['pre']>['delete']>;
@@ -10,10 +10,12 @@ type PreDelete = NonNullable<NonNullable<NonNullable<ArmadaChartSpec['upgrade']>
  * in the release's namespace, before the upgrade (as Armada does, e.g. to re-run a Job).
  * Writes: deletions (background propagation). Idempotent: nothing left to delete is fine.
  */
-export async function deleteResources(req: { namespace: string; resources: PreDelete }): Promise<void> {
-  const apps = kubeApi(AppsV1Api);
-  const batch = kubeApi(BatchV1Api);
-  const core = kubeApi(CoreV1Api);
+export async function deleteResources(
+  req: ActingAs & { namespace: string; resources: PreDelete },
+): Promise<void> {
+  const apps = kubeApi(AppsV1Api, req.actAs);
+  const batch = kubeApi(BatchV1Api, req.actAs);
+  const core = kubeApi(CoreV1Api, req.actAs);
   for (const resource of req.resources) {
     const args = {
       namespace: req.namespace,

@@ -1,5 +1,5 @@
 import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
-import { apiFailure, isStatus, kubeApi } from '../../kube/client';
+import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
 import { deployerDeploymentName } from '../../workflows/plan/names';
 import { labelSelector } from './readiness';
 
@@ -8,7 +8,7 @@ export const DEPLOYER_LABEL = 'armada.airshipit.org/deployer';
 /** On a Deployer's Deployments and pods: the version they run. */
 export const VERSION_LABEL = 'armada.airshipit.org/version';
 
-export interface DeployerRef {
+export interface DeployerRef extends ActingAs {
   /** The Deployer's `deployment.name` and `deployment.namespace`. */
   name: string;
   namespace: string;
@@ -60,7 +60,7 @@ export function deployerDeployment(req: DeployerDeploymentRequest): V1Deployment
  * Reads only. Returns them sorted by replicas, most first (the stable one leads).
  */
 export async function observeDeployer(ref: DeployerRef): Promise<DeployedVersion[]> {
-  const list = await kubeApi(AppsV1Api).listNamespacedDeployment({
+  const list = await kubeApi(AppsV1Api, ref.actAs).listNamespacedDeployment({
     namespace: ref.namespace,
     labelSelector: labelSelector({ [DEPLOYER_LABEL]: ref.name }),
   });
@@ -83,7 +83,7 @@ export async function createDeployerDeployment(req: DeployerDeploymentRequest): 
   const name = body.metadata!.name!;
   await ensureNamespace(req.namespace);
   try {
-    await kubeApi(AppsV1Api).createNamespacedDeployment({ namespace: req.namespace, body });
+    await kubeApi(AppsV1Api, req.actAs).createNamespacedDeployment({ namespace: req.namespace, body });
   } catch (err) {
     if (!isStatus(err, 409)) throw apiFailure(`create Deployment ${req.namespace}/${name}`, err);
   }

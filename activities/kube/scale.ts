@@ -1,7 +1,7 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { kubeApi } from '../../kube/client';
+import { kubeApi, type ActingAs } from '../../kube/client';
 
-export interface ScaleRequest {
+export interface ScaleRequest extends ActingAs {
   namespace: string;
   /** Deployment name. */
   name: string;
@@ -14,7 +14,7 @@ export interface ScaleRequest {
  * Writes: spec.replicas. Returns: the replicas the API server now holds.
  */
 export async function scaleDeployment(req: ScaleRequest): Promise<number> {
-  const scale = await kubeApi(AppsV1Api).patchNamespacedDeploymentScale(
+  const scale = await kubeApi(AppsV1Api, req.actAs).patchNamespacedDeploymentScale(
     { name: req.name, namespace: req.namespace, body: { spec: { replicas: req.replicas } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );

@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { NonRetryable } from '../../workflows/failures';
 import { currentActivity, heartbeating } from '../process';
-import { abortWith, apiMessage, kubeApi } from '../../kube/client';
+import { abortWith, apiMessage, kubeApi, type ActingAs } from '../../kube/client';
 import {
   daemonSetReady,
   deploymentReady,
@@ -28,7 +28,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Not-ready objects named in a timeout message: enough to act on, bounded for history size. */
 const MAX_NAMED_OBJECTS = 50;
 
-export interface WaitRequest {
+export interface WaitRequest extends ActingAs {
   release: string;
   namespace: string;
   wait?: ArmadaChartSpec['wait'];
@@ -106,7 +106,11 @@ export function waitForResources(req: WaitRequest): Promise<WaitResult> {
 async function pollUntilReady(req: WaitRequest, report: (summary: string) => void): Promise<WaitResult> {
   const cancelled = currentActivity()?.cancellationSignal;
   const targets = req.targets ?? waitTargets(req.wait);
-  const clients: Clients = { apps: kubeApi(AppsV1Api), batch: kubeApi(BatchV1Api), core: kubeApi(CoreV1Api) };
+  const clients: Clients = {
+    apps: kubeApi(AppsV1Api, req.actAs),
+    batch: kubeApi(BatchV1Api, req.actAs),
+    core: kubeApi(CoreV1Api, req.actAs),
+  };
   const where = `${req.subject ?? `release ${req.release}`} in namespace ${req.namespace}`;
   const deadline = Date.now() + req.timeoutSeconds * 1000;
 

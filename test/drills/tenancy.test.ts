@@ -17,6 +17,8 @@ const hello = path.resolve(__dirname, '../../examples/charts/hello');
 describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge process, real worker, helm, sandbox)', () => {
   const teamA = uniqueName('team-a');
   const teamB = uniqueName('team-b');
+  /** A namespace the policy grants tenant A, where A's ServiceAccount has no rights. */
+  const shared = uniqueName('shared');
   const harness = sharedWorker();
   let bridge: ProductProcess;
 
@@ -62,12 +64,31 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
 
   beforeAll(async () => {
     await installCrds();
-    for (const ns of [teamA, teamB]) await kubectl('create', 'namespace', ns);
-    // Team A may reach only the chart server it names; adoption is never granted to it.
+    for (const ns of [teamA, teamB, shared]) await kubectl('create', 'namespace', ns);
+    // Team A may reach only the chart server it names, may target `shared` as well as its own
+    // namespace, and may never adopt.
     await applyPolicy(`sources-${teamA}`, {
       namespaces: [teamA],
+      target_namespaces: [shared],
       url_prefixes: ['https://charts.team-a.example/'],
     });
+    // Its ServiceAccount `deployer` may do anything, in team A's namespace alone.
+    await applyObjects(teamA, [
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer' } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'deployer' },
+        rules: [{ apiGroups: ['', 'apps', 'batch'], resources: ['*'], verbs: ['*'] }],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: teamA }],
+      },
+    ]);
     bridge = startBridge(
       teamA,
       { ARMADA_TASK_QUEUE: harness().taskQueue, ARMADA_NAMESPACES: `${teamA},${teamB}` },
@@ -85,7 +106,7 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
   }, 180_000);
   afterAll(async () => {
     await bridge?.stop();
-    for (const ns of [teamA, teamB]) await kubectl('delete', 'namespace', ns, '--wait=false');
+    for (const ns of [teamA, teamB, shared]) await kubectl('delete', 'namespace', ns, '--wait=false');
   });
 
   it.each([
@@ -161,8 +182,23 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     ]);
   });
 
-  it('the good path: tenant A deploys into its own namespace', async () => {
-    await applyObjects(teamA, [helloChart('good', teamA)]);
+  it("a namespace the policy grants but tenant A's ServiceAccount may not write stays empty: the run acts as that ServiceAccount", async () => {
+    await applyObjects(teamA, [helloChart('grabs', shared, { service_account_name: 'deployer' })]);
+    const reason = await eventually(
+      'the chart failed',
+      async () => {
+        const status = (await json('get', 'act', 'grabs', '-n', teamA)).status;
+        return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
+      },
+      { process: bridge },
+    );
+    expect(reason).toContain(`system:serviceaccount:${teamA}:deployer`);
+    expect(reason).toMatch(/forbidden/i);
+    expect(JSON.parse(await helm('list', '-n', shared, '-o', 'json'))).toEqual([]);
+  });
+
+  it('the good path: tenant A deploys into its own namespace as its ServiceAccount', async () => {
+    await applyObjects(teamA, [helloChart('good', teamA, { service_account_name: 'deployer' })]);
     await eventually(
       'good satisfied',
       async () => ((await json('get', 'act', 'good', '-n', teamA)).status?.satisfied ? true : undefined),

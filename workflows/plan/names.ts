@@ -1,3 +1,4 @@
+import type { ServiceAccountRef } from '../../kube/client';
 /**
  * Names and workflow IDs. A workflow ID is the lock on what it drives: Temporal refuses a
  * second running workflow with the same ID, so one release is never driven by two runs.
@@ -39,4 +40,15 @@ export function deployerDeploymentName(name: string, version: string): string {
  */
 export function driftWorkflowId(namespace: string, release: string): string {
   return `${releaseWorkflowId(namespace, release)}/drift`;
+}
+
+/**
+ * The ServiceAccount an object's run acts as: its `service_account_name` (the bridge fills in a
+ * manifest's or the default), always in the object's own namespace; none: the worker itself.
+ */
+export function runServiceAccount(
+  serviceAccountName: string | undefined,
+  objectNamespace: string,
+): ServiceAccountRef | undefined {
+  return serviceAccountName ? { namespace: objectNamespace, name: serviceAccountName } : undefined;
 }
