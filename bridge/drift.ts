@@ -9,7 +9,7 @@ import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
 import { driftWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { latestRun } from '../runs/control';
-import type { BridgeContext } from './reconcile';
+import { chartServiceAccount, type BridgeContext } from './reconcile';
 import { chartRelease } from './view';
 import type { ArmadaObject, Change, WatchedResource } from './watch';
 
@@ -166,7 +166,12 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
   const run = driftRun({
     release,
     namespace,
-    chart: { namespace: chart.namespace, name: chart.name, uid: chart.uid },
+    chart: {
+      namespace: chart.namespace,
+      name: chart.name,
+      uid: chart.uid,
+      serviceAccount: chartServiceAccount(ctx, chart),
+    },
     policy,
     objects,
   });

@@ -242,6 +242,24 @@ function listedChartsOf(ctx: BridgeContext, view: ObjectView): ObjectView<'Armad
   );
 }
 
+/** The service_account_name of the manifest that lists a chart (through its group), if any. */
+function manifestServiceAccount(ctx: BridgeContext, chart: ObjectView<'ArmadaChart'>): string | undefined {
+  const group = ownerOf(ctx.objects, chart);
+  const manifest = group && ownerOf(ctx.objects, group);
+  return manifest?.kind === 'ArmadaManifest' && manifest.parsed.valid
+    ? manifest.parsed.spec.service_account_name
+    : undefined;
+}
+
+/** The ServiceAccount a valid chart's runs act as (see actingAs); undefined: the worker itself. */
+export function chartServiceAccount(
+  ctx: BridgeContext,
+  chart: ObjectView<'ArmadaChart'>,
+): string | undefined {
+  if (!chart.parsed.valid) return undefined;
+  return actingAs(ctx, manifestServiceAccount(ctx, chart))(chart.parsed.spec).service_account_name;
+}
+
 /**
  * Why the ArmadaPolicies (and the bridge's lockdown) refuse a valid chart or Deployer, as its
  * Invalid condition says it; undefined when they allow it. Manifests and groups carry nothing a
@@ -253,8 +271,6 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
   let subject: PolicySubject;
   if (view.kind === 'ArmadaChart') {
     const spec = view.parsed.spec;
-    const group = ownerOf(ctx.objects, view);
-    const manifest = group && ownerOf(ctx.objects, group);
     subject = {
       kind,
       namespace,
@@ -262,11 +278,7 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
       target: { field: 'spec.namespace', namespace: spec.namespace },
       source: spec.source,
       analysisUrl: spec.canary?.analysis?.url,
-      serviceAccount:
-        spec.service_account_name ??
-        (manifest?.kind === 'ArmadaManifest' && manifest.parsed.valid
-          ? manifest.parsed.spec.service_account_name
-          : undefined),
+      serviceAccount: spec.service_account_name ?? manifestServiceAccount(ctx, view),
       adopt: spec.adopt,
     };
   } else if (view.kind === 'Deployer') {

@@ -2,6 +2,7 @@ import { upsertSearchAttributes } from '@temporalio/workflow';
 import { io, profile } from './activity-proxies';
 import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
 import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
+import { runServiceAccount } from './plan/names';
 import { ArmadaPhase } from './search-attributes';
 
 /**
@@ -12,7 +13,11 @@ import { ArmadaPhase } from './search-attributes';
  * reported: re-applying it is the next deploy's decision.
  */
 export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
-  const ref = { release: run.release, namespace: run.namespace };
+  const ref = {
+    release: run.release,
+    namespace: run.namespace,
+    actAs: runServiceAccount(run.chart.serviceAccount, run.chart.namespace),
+  };
   const chart = { kind: 'ArmadaChart' as const, namespace: run.chart.namespace, name: run.chart.name };
   const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>
     io.recordEvent.executeWithOptions(profile.quick(`event ${reason} on ArmadaChart ${chart.name}`), [

@@ -21,8 +21,8 @@ export interface DriftRun {
   release: string;
   /** Namespace of the release. */
   namespace: string;
-  /** The ArmadaChart that manages the release: where the Events go. */
-  chart: { namespace: string; name: string; uid?: string };
+  /** The ArmadaChart that manages the release: where the Events go, and the ServiceAccount its runs act as. */
+  chart: { namespace: string; name: string; uid?: string; serviceAccount?: string };
   policy: Exclude<DriftPolicy, 'ignore'>;
   objects: DriftedObject[];
 }
