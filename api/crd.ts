@@ -12,7 +12,8 @@ const SAFE_INTEGER_BOUNDS = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
  * Rewrites zod's OpenAPI 3.0 output into a structural schema, in place:
  * int-or-string unions lose their anyOf, free-form values lose the `additionalProperties: {}`,
  * objects lose `additionalProperties: false` (the API server prunes unknown fields itself),
- * record keys lose `propertyNames`, and zod's safe-integer bounds are dropped as noise.
+ * record keys lose `propertyNames`, an empty `properties` goes, and zod's safe-integer bounds
+ * are dropped as noise.
  */
 function makeStructural(schema: Schema): Schema {
   if (schema['x-kubernetes-int-or-string']) {
@@ -21,6 +22,9 @@ function makeStructural(schema: Schema): Schema {
   }
   if (schema['x-kubernetes-preserve-unknown-fields']) delete schema.additionalProperties;
   if (schema.properties && 'additionalProperties' in schema) delete schema.additionalProperties;
+  // The API server stores no empty `properties`: kept, the stored CRD differed from the file,
+  // and helm's server-side apply of the chart's copy conflicted with kubectl's over .spec.versions.
+  if (schema.properties && Object.keys(schema.properties).length === 0) delete schema.properties;
   delete schema.propertyNames;
   if (SAFE_INTEGER_BOUNDS.includes(schema.minimum as number)) delete schema.minimum;
   if (SAFE_INTEGER_BOUNDS.includes(schema.maximum as number)) delete schema.maximum;

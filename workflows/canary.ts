@@ -118,6 +118,12 @@ export function continueWithSameMemo<W extends Workflow>(...args: Parameters<W>)
  * deletion for a Deployer) and what comes before the first step (creating the canaries at 0).
  */
 export class Canary {
+  /**
+   * Runs started before the patch keep timers of the whole wait. Asked once, as the canary
+   * starts: asked at each hold, after the status write's local activity, the marker failed
+   * replays with "patch marker encountered … but there is no corresponding change command".
+   */
+  private readonly holdEndsAtShownDeadline = patched('hold-ends-at-shown-deadline');
   readonly progress: CanaryProgress;
   private analysisFailures: number;
 
@@ -357,8 +363,7 @@ export class Canary {
       let timerFired = false;
       if (waitMs === Infinity) await condition(interruptedOrFull);
       else {
-        // Runs started before the patch keep their timers of the whole wait.
-        const timerMs = patched('hold-ends-at-shown-deadline') ? holdTimerMs(waitMs, writeMs) : waitMs;
+        const timerMs = this.holdEndsAtShownDeadline ? holdTimerMs(waitMs, writeMs) : waitMs;
         timerFired = !(await condition(interrupted, timerMs, { summary }));
       }
       left = afterWait(left, waitMs, timerFired, Date.now() - started);

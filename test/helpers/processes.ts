@@ -120,20 +120,25 @@ function grantLease(namespace: string): void {
  * An ArmadaPolicy `test-<namespace>` that lets the objects of `namespace` deploy into any
  * namespace: for the tests (and benchmarks) that keep their custom resources apart from the
  * namespaces their releases go into, as every test did before namespace boundaries. The
- * hostile-tenant drill writes narrower ones. Synchronous, as grantLease.
+ * hostile-tenant drill writes narrower ones. On `kubeconfig`'s cluster, else the suite's.
+ * Synchronous, as grantLease.
  */
-export function grantAnyNamespace(namespace: string): void {
+export function grantAnyNamespace(namespace: string, kubeconfig?: string): void {
   const policy = {
     apiVersion: 'armada.airshipit.org/v1alpha1',
     kind: 'ArmadaPolicy',
     metadata: { name: `test-${namespace}` },
     spec: { namespaces: [namespace], target_namespaces: ['*'] },
   };
-  execFileSync(toolPath('kubectl'), ['apply', '-f', '-'], {
-    cwd: repo,
-    input: JSON.stringify(policy),
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  execFileSync(
+    toolPath('kubectl'),
+    [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), 'apply', '-f', '-'],
+    {
+      cwd: repo,
+      input: JSON.stringify(policy),
+      stdio: ['pipe', 'ignore', 'pipe'],
+    },
+  );
 }
 
 /** What the worker process prints (a JSON log line) once it polls its task queue. */
@@ -149,8 +154,10 @@ export function startBridge(
   env: NodeJS.ProcessEnv,
   { ownNamespaceOnly = false } = {},
 ): ProductProcess {
+  // On the cluster the bridge talks to: a drill's own sandbox, else the suite's.
   if (!ownNamespaceOnly)
-    for (const watched of (env.ARMADA_NAMESPACES ?? namespace).split(',')) grantAnyNamespace(watched);
+    for (const watched of (env.ARMADA_NAMESPACES ?? namespace).split(','))
+      grantAnyNamespace(watched, env.ARMADA_KUBECONFIG);
   return startProcess('dist/bridge/main.js', {
     ARMADA_NAMESPACES: namespace,
     ARMADA_LEASE_NAMESPACE: namespace,
