@@ -1,10 +1,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { rbacName, steeringPermission, steeringRefusal, temporalAdminName } from '../../cli/caller';
 import { main } from '../../cli/main';
 import type { ObjectRef } from '../../cli/ownership';
+import { freePort } from '../helpers/temporal';
 
 const web: ObjectRef = { kind: 'ArmadaChart', namespace: 'team-b', name: 'web' };
 
@@ -49,18 +49,6 @@ describe('who may steer a run: the permission armadactl asks for', () => {
   });
 });
 
-/** A port nothing listens on: the OS hands out a free one, and it is closed again at once. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 describe('armadactl control commands without a cluster to ask', () => {
   const saved = { KUBECONFIG: process.env.KUBECONFIG, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS };
   afterEach(() => {
@@ -70,7 +58,7 @@ describe('armadactl control commands without a cluster to ask', () => {
   });
 
   it('refuses before reaching Temporal, and says a Temporal administrator may steer with --as-temporal-admin', async () => {
-    const kubePort = await closedPort();
+    const kubePort = await freePort();
     const kubeconfig = path.join(await mkdtemp(path.join(tmpdir(), 'caller-')), 'kubeconfig');
     await writeFile(
       kubeconfig,
@@ -85,7 +73,7 @@ describe('armadactl control commands without a cluster to ask', () => {
     );
     process.env.KUBECONFIG = kubeconfig;
     // Temporal is closed too: a command that got past the check would fail saying so instead.
-    process.env.TEMPORAL_ADDRESS = `127.0.0.1:${await closedPort()}`;
+    process.env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
     const err: string[] = [];
     const code = await main(
       ['pause', 'act/web', '-n', 'team-b'],
@@ -123,7 +111,7 @@ describe('armadactl control commands without a cluster to ask', () => {
 
   it('with --as-temporal-admin goes on to Temporal without asking the cluster', async () => {
     process.env.KUBECONFIG = path.join(tmpdir(), 'no-such-kubeconfig');
-    const temporalPort = await closedPort();
+    const temporalPort = await freePort();
     process.env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
     const err: string[] = [];
     const code = await main(
