@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
+import { authorizedSteerer, loginName, TEMPORAL_ADMIN_OPTION, temporalAdminName } from './caller';
 import { applicableDocuments } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
@@ -258,27 +259,38 @@ const controlUsage: Record<ControlCommand, string> = {
 };
 for (const command of CONTROL_COMMANDS) {
   commands[command] = {
-    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''}
+    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''} [--${TEMPORAL_ADMIN_OPTION}]
 
 ${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.
 TARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME, act/NAME or dpl/NAME. A group or chart a
 manifest lists is steered through the manifest's run, a chart with canary steps through its
 canary while it runs (README, "Run control"); armadactl reads where the object sits from the
 cluster when one is configured, else steers act/NAME's canary and the others' own runs.
+Before sending anything, armadactl asks the API server of your own kubeconfig (KUBECONFIG, else
+~/.kube/config, else in-cluster; never ARMADA_KUBECONFIG) who you are and whether you may patch
+the object (e.g. armadamanifests.armada.airshipit.org in its namespace); the run records that
+username as who sent the command. Refused, or no cluster answering within 3 s: exit 1, nothing sent.
+--${TEMPORAL_ADMIN_OPTION}: skip the check and steer as a Temporal administrator, recorded as
+temporal-admin:$USER; whoever may reach the Temporal namespace may do so (README, "Security model").
 Exit 1 when the command was refused or no run takes it, with the reason.`,
     options: {
       reason: { type: 'string' },
       ...(command === 'approve' && { gate: { type: 'string' } }),
+      [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' },
       ...namespaceOption,
     },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
       const { kind, namespace, name } = target;
+      // Who steers is settled before Temporal is reached: a refusal sends nothing.
+      const by = values[TEMPORAL_ADMIN_OPTION]
+        ? temporalAdminName(loginName())
+        : await authorizedSteerer(target);
       const { client, close } = await connect();
       try {
         const place = (await placeFromCluster(kind, namespace, name)) ?? placeByName(kind, namespace, name);
         const done = await control(client, routeOf(place, command), command, {
-          by: process.env.USER,
+          by,
           reason: values.reason as string | undefined,
           gate: values.gate as string | undefined,
         });

@@ -16,7 +16,8 @@ let cached: { source: string | undefined; config: KubeConfig } | undefined;
  * The one place that decides which kubeconfig the product uses: `ARMADA_KUBECONFIG` when set
  * (e.g. a ServiceAccount's, while `KUBECONFIG` stays a person's own), else undefined, meaning
  * the usual resolution: `KUBECONFIG`, else `~/.kube/config`, else the in-cluster ServiceAccount.
- * The Kubernetes client (`kubeConfig()`) and every helm call (`kubeconfigEnv()`) follow it.
+ * The Kubernetes client (`kubeConfig()`) and every helm call (`kubeconfigEnv()`) follow it;
+ * armadactl's permission check does not (`callerKubeConfig()`).
  */
 export function armadaKubeconfig(): string | undefined {
   return process.env.ARMADA_KUBECONFIG || undefined;
@@ -47,6 +48,18 @@ export function kubeConfig(): KubeConfig {
     cached = { source, config };
   }
   return cached.config;
+}
+
+/**
+ * The kubeconfig of the person running armadactl: `KUBECONFIG`, else `~/.kube/config`, else the
+ * in-cluster ServiceAccount, never `ARMADA_KUBECONFIG`. armadactl asks the API server who the
+ * person is and what they may do with it, so a worker's credentials set in the same shell never
+ * stand in for theirs. Loaded afresh on every call (one per command).
+ */
+export function callerKubeConfig(): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromDefault();
+  return config;
 }
 
 /** A ServiceAccount a run acts as: an object's `service_account_name`, in the object's namespace. */

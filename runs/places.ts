@@ -4,8 +4,8 @@ import { kinds, type KindName } from '../api/kinds';
 import { abortWith, kubeApi, kubeConfig } from '../kube/client';
 import { placeOf, type Listings, type ObjectPlace } from './targets';
 
-/** How long armadactl waits for the cluster before it steers by Temporal alone. */
-const CLUSTER_TIMEOUT_MS = 3000;
+/** How long armadactl waits for the cluster (where an object sits, whether the caller may steer it). */
+export const CLUSTER_TIMEOUT_MS = 3000;
 
 interface Listed {
   metadata: { name: string };

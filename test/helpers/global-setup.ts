@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
+import { serviceAccountKubeconfig } from './kubeconfig';
 import { startTemporal, type TestTemporal } from './temporal';
 
 const repo = path.resolve(__dirname, '../..');
@@ -88,38 +89,14 @@ async function installRbac(adminKubeconfig: string): Promise<void> {
     '60s',
   );
 
-  const admin = JSON.parse(
-    await tool('kubectl', 'config', 'view', '--flatten', '--minify', '--output', 'json'),
-  ) as {
-    clusters: { cluster: Record<string, unknown> }[];
-  };
-  const server = admin.clusters[0]?.cluster;
-  if (!server) throw new Error(`${adminKubeconfig} names no cluster`);
-  const kubeconfigOf = async (component: 'worker' | 'bridge'): Promise<string> => {
-    const serviceAccount = `${fullname}-${component}`;
-    const token = (
-      await tool(
-        'kubectl',
-        'create',
-        'token',
-        serviceAccount,
-        '-n',
-        namespace,
-        `--duration=${TOKEN_DURATION}`,
-      )
-    ).trim();
-    const file = path.join(dir, `${component}.kubeconfig`);
-    const config = {
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'sandbox', cluster: server }],
-      users: [{ name: serviceAccount, user: { token } }],
-      contexts: [{ name: serviceAccount, context: { cluster: 'sandbox', user: serviceAccount } }],
-      'current-context': serviceAccount,
-    };
-    await writeFile(file, JSON.stringify(config), { mode: 0o600 });
-    return file;
-  };
+  const kubeconfigOf = (component: 'worker' | 'bridge'): Promise<string> =>
+    serviceAccountKubeconfig(
+      adminKubeconfig,
+      namespace,
+      `${fullname}-${component}`,
+      path.join(dir, `${component}.kubeconfig`),
+      TOKEN_DURATION,
+    );
   const worker = await kubeconfigOf('worker');
   const bridge = await kubeconfigOf('bridge');
   process.env.ARMADA_KUBECONFIG = worker;

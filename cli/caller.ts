@@ -1,0 +1,118 @@
+import {
+  ApiException,
+  AuthenticationV1Api,
+  AuthorizationV1Api,
+  type ConfigurationOptions,
+  type V1ResourceAttributes,
+} from '@kubernetes/client-node';
+import { userInfo } from 'node:os';
+import { GROUP } from '../api/common';
+import { kinds } from '../api/kinds';
+import { abortWith, apiMessage, callerKubeConfig } from '../kube/client';
+import { CLUSTER_TIMEOUT_MS } from '../runs/places';
+import type { ObjectRef } from './ownership';
+
+/** The option (`--as-temporal-admin`) with which a caller steers as a Temporal administrator, without asking Kubernetes. */
+export const TEMPORAL_ADMIN_OPTION = 'as-temporal-admin';
+
+/**
+ * The permission that lets a person steer an object's runs: `patch` of the object, as for the
+ * action annotation the bridge acts on (README, "Who may steer a run").
+ */
+export function steeringPermission(object: ObjectRef): V1ResourceAttributes {
+  return {
+    group: GROUP,
+    resource: kinds[object.kind].plural,
+    verb: 'patch',
+    namespace: object.namespace,
+    name: object.name,
+  };
+}
+
+/** `armadacharts.armada.airshipit.org team-b/web`: the object as RBAC names it. */
+export function rbacName(object: ObjectRef): string {
+  return `${kinds[object.kind].plural}.${GROUP} ${object.namespace}/${object.name}`;
+}
+
+/** What armadactl says when the API server denies `username` the steering permission. */
+export function steeringRefusal(username: string, object: ObjectRef): string {
+  return `you (${username}) may not patch ${rbacName(object)}`;
+}
+
+/**
+ * Who a Temporal administrator is in a run's record: `temporal-admin:alice`, the login name
+ * being all armadactl knows of them; Temporal's own access control (its namespace, mTLS
+ * certificates, API keys) is what vouches for them.
+ */
+export function temporalAdminName(login: string | undefined): string {
+  return `temporal-admin:${login || 'unknown'}`;
+}
+
+/** The local login name of the person running armadactl, for the record of a Temporal administrator. */
+export function loginName(): string | undefined {
+  try {
+    return process.env.USER || userInfo().username;
+  } catch {
+    // no passwd entry (a bare container): the record says unknown
+    return undefined;
+  }
+}
+
+/**
+ * Who steers `object`'s runs, as the run records it (`by`), once the API server has said they
+ * may: their authenticated username (a SelfSubjectReview) after a SelfSubjectAccessReview of
+ * `patch` on the object, both with the caller's own kubeconfig (callerKubeConfig). Throws, and
+ * nothing is to be sent, when the review denies it, the API server answers with an error, or no
+ * cluster answers within the timeout: without a cluster only a Temporal administrator steers
+ * (`--as-temporal-admin`), and the message says so.
+ */
+export async function authorizedSteerer(object: ObjectRef): Promise<string> {
+  const asked = `cannot check that you may patch ${rbacName(object)}`;
+  const withoutCluster = `without one, only a Temporal administrator steers runs (--${TEMPORAL_ADMIN_OPTION})`;
+  let config;
+  try {
+    config = callerKubeConfig();
+  } catch (err) {
+    throw new Error(`${asked}: no kubeconfig (${(err as Error).message}); ${withoutCluster}`, { cause: err });
+  }
+  const server = config.getCurrentCluster()?.server;
+  if (!server) throw new Error(`${asked}: your kubeconfig names no current cluster; ${withoutCluster}`);
+  const ask = async <T>(call: (options: ConfigurationOptions) => Promise<T>): Promise<T> => {
+    try {
+      return await call(abortWith(AbortSignal.timeout(CLUSTER_TIMEOUT_MS)));
+    } catch (err) {
+      // An HTTP answer (401, 403, ...) is the API server's word on this caller, not an outage.
+      if (err instanceof ApiException)
+        throw new Error(`${asked}: the API server at ${server} answered ${apiMessage(err)}`, { cause: err });
+      throw new Error(
+        `${asked}: no cluster answered at ${server} within ${CLUSTER_TIMEOUT_MS / 1000} s ` +
+          `(${(err as Error).message}); ${withoutCluster}`,
+        { cause: err },
+      );
+    }
+  };
+  const authentication = config.makeApiClient(AuthenticationV1Api);
+  const review = await ask((options) =>
+    authentication.createSelfSubjectReview(
+      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+      options,
+    ),
+  );
+  const username = review.status?.userInfo?.username;
+  if (!username) throw new Error(`${asked}: the API server at ${server} did not say who you are`);
+  const authorization = config.makeApiClient(AuthorizationV1Api);
+  const access = await ask((options) =>
+    authorization.createSelfSubjectAccessReview(
+      {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: steeringPermission(object) },
+        },
+      },
+      options,
+    ),
+  );
+  if (!access.status?.allowed) throw new Error(steeringRefusal(username, object));
+  return username;
+}
