@@ -5,6 +5,7 @@ import {
   dns1123Label,
   duration,
   labels,
+  objectName,
   positiveSeconds,
   quoted,
   serviceAccountName,
@@ -282,6 +283,42 @@ export const canary = z
   })
   .describe('Step the release through percentages instead of switching at once (armada-temporal extension).');
 
+/** The key a `values_from` reference reads when it names none, as in Flux's HelmRelease. */
+export const DEFAULT_VALUES_KEY = 'values.yaml';
+
+/**
+ * One `values_from` entry: a key of a Secret or ConfigMap in the ArmadaChart's own namespace,
+ * read by the worker when it needs the values (never carried in the run). As Flux's
+ * HelmRelease `valuesFrom`: `valuesKey` is `key`, `targetPath` is `target_path`.
+ */
+export const valuesReference = z
+  .strictObject({
+    kind: z.enum(['Secret', 'ConfigMap']).describe('Kind of the object holding the values.'),
+    name: objectName('values_from[].name').describe(
+      "Name of the Secret or ConfigMap, in the ArmadaChart's own namespace.",
+    ),
+    key: z
+      .string()
+      .max(253)
+      .regex(/^[-._a-zA-Z0-9]+$/, "key must be a Secret or ConfigMap key: letters, digits, '-', '_' and '.'")
+      .default(DEFAULT_VALUES_KEY)
+      .describe('Key of the object whose value is read.'),
+    target_path: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[^.]+(\.[^.]+)*$/, 'target_path must be a dot path such as auth.password')
+      .optional()
+      .describe(
+        "Dot path, e.g. auth.password, at which the key's value is set as a string; without it the value is YAML merged into the values.",
+      ),
+    optional: z
+      .boolean()
+      .optional()
+      .describe('Skip this entry when the object or the key is missing, instead of failing the run.'),
+  })
+  .describe('Values read from a key of a Secret or ConfigMap.');
+
 export const armadaChartSpec = z
   .strictObject({
     chart_name: z
@@ -322,7 +359,14 @@ export const armadaChartSpec = z
       })
       .optional()
       .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-      .describe('Helm values, free-form.'),
+      .describe('Helm values, free-form; merged over values_from.'),
+    values_from: z
+      .array(valuesReference)
+      .max(32)
+      .optional()
+      .describe(
+        "Values from Secrets and ConfigMaps of the object's namespace, merged in order (a later entry wins), with values on top; read by the worker, never stored in the run.",
+      ),
     wait: chartWait.optional(),
     test: z
       .strictObject({
@@ -418,3 +462,4 @@ export type ArmadaChartSpecInput = z.input<typeof armadaChartSpec>;
 export type ArmadaChartStatus = z.infer<typeof armadaChartStatus>;
 export type ChartSource = z.infer<typeof chartSource>;
 export type CanarySpec = z.infer<typeof canary>;
+export type ValuesReference = z.infer<typeof valuesReference>;

@@ -36,7 +36,7 @@ import {
   type ReleaseAction,
   type Unverified,
 } from './plan/release';
-import { helmRequests, operationSeconds } from './plan/helm-requests';
+import { helmRequests, operationSeconds, type ChartObject } from './plan/helm-requests';
 import type { PreparedChart } from '../activities/charts/source';
 import type { ReleaseRef } from '../activities/helm/release';
 
@@ -122,7 +122,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     }
   }
   const where = `${run.namespace}/${run.release}`;
-  const resource = ['ArmadaChart', run.resourceNamespace ?? 'default', run.chart] as const;
+  const resource = ['ArmadaChart', chartObject(run).namespace, run.chart] as const;
   control.followPause((paused) => reportPause(...resource, paused));
   await report(...resource, 'Deploying', where);
   let outcome: ChartOutcome | undefined;
@@ -152,6 +152,11 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   const done = chartOutcomeStatus(finished(outcome!));
   await report(...resource, done.phase, done.message, { helm: done.helm });
   return outcome!;
+}
+
+/** The ArmadaChart a run deploys: its name and its own namespace (`default` for runs from before it was carried). */
+function chartObject(run: ChartRun): ChartObject {
+  return { name: run.chart, namespace: run.resourceNamespace ?? 'default' };
 }
 
 /** The one group row of a chart run's progress, by the run's phase. */
@@ -202,7 +207,7 @@ function releaseRef(run: ChartRun): ReleaseRef {
 async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryChild): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
   const ref = releaseRef(run);
-  const requests = helmRequests(ref, spec);
+  const requests = helmRequests(ref, spec, chartObject(run));
   const observe = () =>
     io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
   const observed = await observe();
@@ -362,7 +367,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
   const ref = releaseRef(run);
-  const requests = helmRequests(ref, spec);
+  const requests = helmRequests(ref, spec, chartObject(run));
   const pairs = await io.createCanaryCopies.executeWithOptions(
     profile.long(`canary copies of ${release}`, requests.wait.timeoutSeconds),
     [requests.canaryCopies(chart)],
@@ -371,7 +376,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
     log.warn('canary: the chart has no Deployments; upgrading at once', { release, namespace });
     return [];
   }
-  const resourceNamespace = run.resourceNamespace ?? 'default';
+  const resourceNamespace = chartObject(run).namespace;
   const seconds = (value: number | string | undefined) =>
     value === undefined ? undefined : (durationSeconds(value) ?? undefined);
   const child = await startChild(canaryWorkflow, {

@@ -10,6 +10,10 @@ export const NonRetryable = {
   ChartChanged: 'ChartChanged',
   /** The chart's templates or the values do not render into valid manifests. */
   InvalidChart: 'InvalidChart',
+  /** A `values_from` Secret or ConfigMap, or its key, is missing and the entry is not optional. */
+  ValuesNotFound: 'ValuesNotFound',
+  /** A `values_from` value is not a YAML map of values (the failure names the entry, never its content). */
+  InvalidValues: 'InvalidValues',
   /** The API server refused for lack of permission (403). */
   Forbidden: 'Forbidden',
   /** The helm binary itself is missing. */

@@ -13,12 +13,15 @@ import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
 import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
 import { toolPath } from '../tools';
+import { chartValues, type ValuesFrom } from '../values/read';
 import { releaseDigest, treeDigest, type TreeFile } from './digest';
 
 /** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
 export interface PrepareChartRequest {
   source: ChartSource;
   values?: Record<string, unknown>;
+  /** Read here and digested with the values; absent when the chart has no `values_from`. */
+  valuesFrom?: ValuesFrom;
 }
 
 /**
@@ -29,7 +32,10 @@ export interface PrepareChartRequest {
 export interface PreparedChart {
   /** sha256 of the chart's content alone: the archive's bytes, or `treeDigest` of its directory. */
   contentDigest: string;
-  /** `releaseDigest(contentDigest, values)`: changes when a chart file or a value does. */
+  /**
+   * `releaseDigest(contentDigest, values)`, the values being `values_from` merged under the inline
+   * ones: changes when a chart file or a value does, a Secret's included.
+   */
   digest: string;
 }
 
@@ -61,7 +67,7 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
 
 /**
  * Activity: brings the chart of `req.source` onto this worker's disk and digests it with the
- * values.
+ * values (`values_from` read now, see chartValues: the digest, never the values, leaves it).
  *
  * - `local`: the directory `location` (relative to `ARMADA_CHARTS_ROOT`, else the working
  *   directory), plus `subpath`; nothing is written. It and its links must stay under that root.
@@ -87,7 +93,8 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
   const chart = await heartbeating(() => fetchChart(req.source));
   onThisWorker.set(chart.contentDigest, chart.ref);
-  return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, req.values) };
+  const { values } = await chartValues(req.values, req.valuesFrom);
+  return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, values) };
 }
 
 /** Where this worker process has each chart it prepared or fetched, by content digest. */

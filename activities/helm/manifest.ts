@@ -16,7 +16,7 @@ export interface RenderedObject {
  * Go does not resolve timestamps or sexagesimal numbers (`1:30`) in untyped YAML, so neither
  * does this: they stay strings.
  */
-function kubernetesYamlTags(tags: Tags): Tags {
+export function kubernetesYamlTags(tags: Tags): Tags {
   return tags.filter((tag) =>
     typeof tag === 'string'
       ? !['timestamp', 'intTime', 'floatTime'].includes(tag)

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chartOnThisWorker, type ChartContent } from '../charts/source';
 import { heartbeating } from '../process';
+import { chartValues, type ValuesFrom } from '../values/read';
 import { runHelm } from './exec';
 import { prepareRetriedWrite } from './recover';
 import {
@@ -18,6 +19,8 @@ export interface UpgradeRequest extends ReleaseRef {
   chart: ChartContent;
   version?: string;
   values?: Record<string, unknown>;
+  /** Read by this activity and merged under `values`; absent when the chart has no `values_from`. */
+  valuesFrom?: ValuesFrom;
   /** Digest of chart and values, recorded in the release so an unchanged apply can be skipped. */
   digest?: string;
   /** Seconds any one Kubernetes operation may take (`--timeout`). */
@@ -74,11 +77,16 @@ async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
     return parseRelease(stdout);
   }
   const chartPath = await chartOnThisWorker(req.chart);
+  const { values, redact } = await chartValues(req.values, req.valuesFrom);
+  // mkdtemp makes the directory 0700: the values file, Secrets' values included, is this
+  // process's alone, and gone when helm is.
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   try {
     const valuesFile = path.join(dir, 'values.json');
-    await writeFile(valuesFile, JSON.stringify(req.values ?? {}), { mode: 0o600 });
-    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile), req.actAs);
+    await writeFile(valuesFile, JSON.stringify(values), { mode: 0o600 });
+    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile), req.actAs).catch((err: unknown) => {
+      throw redact(err);
+    });
     return parseRelease(stdout);
   } finally {
     await rm(dir, { recursive: true, force: true });

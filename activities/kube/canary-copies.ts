@@ -20,6 +20,7 @@ import {
 import { renderedObjects } from '../helm/manifest';
 import { chartOnThisWorker, type ChartContent } from '../charts/source';
 import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
+import { chartValues, type ValuesFrom } from '../values/read';
 
 export type { DeploymentPair };
 
@@ -30,6 +31,8 @@ export interface CanaryCopiesRequest extends ActingAs {
   chart: ChartContent;
   /** Passed to helm in a 0600 temporary file, never on the command line. */
   values?: Record<string, unknown>;
+  /** Read by this activity and merged under `values`; absent when the chart has no `values_from`. */
+  valuesFrom?: ValuesFrom;
 }
 
 /**
@@ -186,12 +189,17 @@ export function createCanaryCopies(req: CanaryCopiesRequest): Promise<Deployment
 
 async function copyDeployments(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
   const chartPath = await chartOnThisWorker(req.chart);
+  const { values, redact } = await chartValues(req.values, req.valuesFrom);
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
   let manifest: string;
   try {
     const valuesFile = path.join(dir, 'values.json');
-    await writeFile(valuesFile, JSON.stringify(req.values ?? {}), { mode: 0o600 });
-    manifest = (await runHelm(templateArgs(req, chartPath, valuesFile))).stdout;
+    await writeFile(valuesFile, JSON.stringify(values), { mode: 0o600 });
+    manifest = (
+      await runHelm(templateArgs(req, chartPath, valuesFile)).catch((err: unknown) => {
+        throw redact(err);
+      })
+    ).stdout;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -79,6 +79,8 @@ const workerMay: Check[] = [
   ['list Helm release Secrets', ['list', 'secrets']],
   ['update a Helm release Secret', ['update', 'secrets']],
   ['delete a Helm release Secret', ['delete', 'secrets']],
+  ['read a Secret (values_from)', ['get', 'secrets']],
+  ['read a ConfigMap (values_from)', ['get', 'configmaps']],
   ['create a namespace (--create-namespace, Deployers)', ['create', 'namespaces']],
   ['apply a namespace server-side (Helm 4 --create-namespace)', ['patch', 'namespaces']],
   ['list pods (waits)', ['list', 'pods']],

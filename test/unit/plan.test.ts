@@ -237,6 +237,7 @@ describe('classifyRelease and nextAction', () => {
 
 describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
   const ref = { release: 'web', namespace: 'apps' };
+  const chartObject = { name: 'web', namespace: 'team-a' };
   const chart = { contentDigest: 'sha256:c', digest: 'sha256:1' };
   /** The chart as activities get it: by source and content, never a path on one worker. */
   const content = { source: { type: 'local', location: 'charts/web' }, contentDigest: 'sha256:c' };
@@ -250,7 +251,7 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
     });
 
   it("gives every Helm operation and the Armada wait Armada's default of 900 s", () => {
-    const r = helmRequests(ref, spec());
+    const r = helmRequests(ref, spec(), chartObject);
     expect(r.prepare).toEqual({ source: { type: 'local', location: 'charts/web' }, values: { replicas: 2 } });
     expect(r.upgrade(chart)).toEqual({
       ...ref,
@@ -279,6 +280,7 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
         test: { enabled: true, timeout: 30 },
         delete: { timeout: 20 },
       }),
+      chartObject,
     );
     expect(r.upgrade(chart)).toMatchObject({
       timeoutSeconds: 60,
@@ -292,8 +294,27 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
     expect(r.uninstall).toEqual({ ...ref, timeoutSeconds: 20 });
   });
 
+  it("carries values_from as references to read in the ArmadaChart's own namespace, to every request that needs values", () => {
+    const references = [
+      { kind: 'Secret', name: 'db', key: 'values.yaml' },
+      { kind: 'ConfigMap', name: 'flags', key: 'level', target_path: 'log.level', optional: true },
+    ];
+    const r = helmRequests(ref, spec({ values_from: references }), chartObject);
+    const valuesFrom = { chart: 'web', namespace: 'team-a', references };
+    expect(r.prepare.valuesFrom).toEqual(valuesFrom);
+    expect(r.upgrade(chart).valuesFrom).toEqual(valuesFrom);
+    expect(r.canaryCopies(chart).valuesFrom).toEqual(valuesFrom);
+  });
+
+  it('gives values_from its default key, values.yaml', () => {
+    const r = helmRequests(ref, spec({ values_from: [{ kind: 'Secret', name: 'db' }] }), chartObject);
+    expect(r.prepare.valuesFrom?.references).toEqual([{ kind: 'Secret', name: 'db', key: 'values.yaml' }]);
+  });
+
   it('asks for no test when tests are disabled', () => {
-    expect(helmRequests(ref, spec({ test: { enabled: false, timeout: 30 } })).test).toBeUndefined();
+    expect(
+      helmRequests(ref, spec({ test: { enabled: false, timeout: 30 } }), chartObject).test,
+    ).toBeUndefined();
   });
 });
 

@@ -4,6 +4,7 @@ import type { RollbackRequest } from '../../activities/helm/rollback';
 import type { UpgradeRequest } from '../../activities/helm/upgrade';
 import type { CanaryCopiesRequest } from '../../activities/kube/canary-copies';
 import type { WaitRequest } from '../../activities/kube/wait';
+import type { ValuesFrom } from '../../activities/values/read';
 import type { ArmadaChartSpec } from '../../api/chart';
 
 /** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
@@ -35,18 +36,35 @@ export interface HelmRequests {
   uninstall: TimedRequest;
 }
 
+/** The ArmadaChart object itself: its name and its own namespace. */
+export interface ChartObject {
+  name: string;
+  namespace: string;
+}
+
 /**
  * The mapping from an ArmadaChart spec to what helm is asked to do, in one pure place: the
- * chart's `wait.timeout` bounds every Helm operation and the Armada wait, as in Armada.
+ * chart's `wait.timeout` bounds every Helm operation and the Armada wait, as in Armada. Every
+ * request that needs the values carries `values_from` as references to read in `chartObject`'s own
+ * namespace, never what they hold.
  */
-export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec): HelmRequests {
+export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject: ChartObject): HelmRequests {
   const timeoutSeconds = spec.wait?.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+  const valuesFrom: ValuesFrom | undefined = spec.values_from?.length
+    ? {
+        chart: chartObject.name,
+        namespace: chartObject.namespace,
+        references: spec.values_from,
+        actAs: ref.actAs,
+      }
+    : undefined;
   return {
-    prepare: { source: spec.source, values: spec.values },
+    prepare: { source: spec.source, values: spec.values, valuesFrom },
     upgrade: (chart) => ({
       ...ref,
       chart: { source: spec.source, contentDigest: chart.contentDigest },
       values: spec.values,
+      valuesFrom,
       digest: chart.digest,
       timeoutSeconds,
       nativeWait: spec.wait?.native?.enabled,
@@ -57,6 +75,7 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec): HelmReques
       ...ref,
       chart: { source: spec.source, contentDigest: chart.contentDigest },
       values: spec.values,
+      valuesFrom,
     }),
     wait: { ...ref, wait: spec.wait, timeoutSeconds },
     test: spec.test?.enabled ? { ...ref, timeoutSeconds: spec.test.timeout } : undefined,

@@ -1,0 +1,109 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ValuesReference } from '../../api/chart';
+import { abortWith, apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
+import { NonRetryable } from '../../workflows/failures';
+import { currentActivity } from '../process';
+import { mergeValues, redactText, valuesStrings, type Values, type ValuesDocument } from './merge';
+
+/**
+ * An ArmadaChart's `values_from`, as a run carries it: the references only. What they name is
+ * read by the activity that needs the values, so it never enters the run's history.
+ */
+export interface ValuesFrom extends ActingAs {
+  /** The ArmadaChart's name, for failures. */
+  chart: string;
+  /** The ArmadaChart's own namespace: the only one its references are read in. */
+  namespace: string;
+  references: ValuesReference[];
+}
+
+/** The values an activity hands helm, and how its failures are kept free of them. */
+export interface ChartValues {
+  values: Values;
+  /**
+   * `err` as it may leave the activity: a failure whose message holds a string from
+   * `values_from` (helm quotes values it or the API server refused) becomes the same failure
+   * with that string replaced; any other error is returned as it is.
+   */
+  redact(err: unknown): unknown;
+}
+
+/**
+ * The values of a chart: `values_from` read now (readValuesFrom) and merged under the inline
+ * `values` (mergeValues). Without `values_from`, the inline values and nothing to redact.
+ */
+export async function chartValues(inline: Values | undefined, valuesFrom?: ValuesFrom): Promise<ChartValues> {
+  if (!valuesFrom?.references.length) return { values: inline ?? {}, redact: (err) => err };
+  const documents = await readValuesFrom(valuesFrom, currentActivity()?.cancellationSignal);
+  const values = mergeValues(documents, inline);
+  const strings = valuesStrings(documents);
+  return { values, redact: (err) => withoutStrings(err, strings) };
+}
+
+/**
+ * Reads the keys `valuesFrom`'s references name, in order, from Secrets and ConfigMaps of the
+ * ArmadaChart's namespace: the one place `values_from` reaches the cluster, as the chart's
+ * ServiceAccount when it has one (`actAs`), so a chart reads only what that ServiceAccount may.
+ * A Secret's value is decoded from base64; a ConfigMap's comes from `data`, else `binaryData`.
+ * An optional reference whose object or key is missing is left out. A missing one otherwise
+ * fails non-retryably (ValuesNotFound), naming the chart, the reference and the namespace; API
+ * errors fail as apiFailure classifies them. No failure carries a value.
+ */
+export async function readValuesFrom(
+  valuesFrom: ValuesFrom,
+  signal?: AbortSignal,
+): Promise<ValuesDocument[]> {
+  const { chart, namespace, references } = valuesFrom;
+  const core = kubeApi(CoreV1Api, valuesFrom.actAs);
+  const options = signal && abortWith(signal);
+  const documents: ValuesDocument[] = [];
+  for (const [index, reference] of references.entries()) {
+    const { kind, name, key } = reference;
+    const described = `ArmadaChart ${namespace}/${chart} values_from[${index}] (${kind} ${name}, key ${key})`;
+    let text: string | undefined;
+    try {
+      if (kind === 'Secret') {
+        const data = (await core.readNamespacedSecret({ namespace, name }, options)).data?.[key];
+        text = data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
+      } else {
+        const configMap = await core.readNamespacedConfigMap({ namespace, name }, options);
+        const binary = configMap.binaryData?.[key];
+        text =
+          configMap.data?.[key] ??
+          (binary === undefined ? undefined : Buffer.from(binary, 'base64').toString('utf8'));
+      }
+    } catch (err) {
+      if (!isStatus(err, 404)) throw apiFailure(`read ${kind} ${namespace}/${name} for ${described}`, err);
+      if (reference.optional) continue;
+      throw valuesNotFound(`${described}: ${kind} ${name} not found in namespace ${namespace}`);
+    }
+    if (text === undefined) {
+      if (reference.optional) continue;
+      throw valuesNotFound(`${described}: ${kind} ${namespace}/${name} has no key ${key}`);
+    }
+    documents.push({ reference, name: described, text });
+  }
+  return documents;
+}
+
+function valuesNotFound(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `${message}; create it, or set optional: true to deploy without it`,
+    NonRetryable.ValuesNotFound,
+  );
+}
+
+/** `err` with `strings` redacted from its message: a new failure, so no stack or cause keeps them. */
+function withoutStrings(err: unknown, strings: readonly string[]): unknown {
+  if (!(err instanceof Error)) return err;
+  const message = redactText(err.message, strings);
+  if (message === err.message) return err;
+  if (!(err instanceof ApplicationFailure)) return new Error(message);
+  return ApplicationFailure.create({
+    message,
+    type: err.type ?? undefined,
+    nonRetryable: err.nonRetryable ?? undefined,
+    details: err.details ?? undefined,
+  });
+}

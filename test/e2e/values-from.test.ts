@@ -1,0 +1,204 @@
+import { AppsV1Api } from '@kubernetes/client-node';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { randomBytes } from 'node:crypto';
+import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
+import { chartRun } from '../../runs/requests';
+import type { ChartOutcome } from '../../workflows/chart';
+import { NonRetryable } from '../../workflows/failures';
+import { canaryWorkflowId } from '../../workflows/plan/names';
+import { helm, kubeConfig, uniqueName } from '../helpers/env';
+import { applyObjects, kubectl } from '../helpers/kube';
+import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+
+/** A value no test writes anywhere but into a Secret: its presence anywhere else is a leak. */
+const secretValue = (prefix: string) => `${prefix}${randomBytes(8).toString('hex')}`;
+/** Every way a value could sit in a history or a log: as text and in base64. */
+const forms = (value: string) => [value, Buffer.from(value).toString('base64')];
+
+/**
+ * A history as text, with every payload's bytes (proto3 JSON gives them as base64, a value's own
+ * base64 rarely lined up inside) decoded as well, so a value carried in any payload shows.
+ */
+function readable(history: object): string {
+  const payloads: string[] = [];
+  const raw = JSON.stringify(history, (key, value: unknown) => {
+    if (key === 'data' && typeof value === 'string') payloads.push(Buffer.from(value, 'base64').toString());
+    return value;
+  });
+  return [raw, ...payloads].join('\n');
+}
+
+/**
+ * ArmadaChart `values_from` on the real stack: the worker process (dist/, as the operator chart's
+ * ServiceAccount, logging at debug), the dev server, helm and the sandbox. The Secrets' values
+ * reach helm, from prepareChart's digest, the upgrade and the canary copies' helm template alike,
+ * yet appear in no workflow history (the chart runs' nor the canary child's) and not in what
+ * the worker printed.
+ */
+describe('values_from: values read from Secrets inside the activities, never carried by the run', () => {
+  /** The ArmadaCharts' own namespace: the Secrets live here, the releases elsewhere. */
+  const objects = uniqueName('vf-cr');
+  const releases = uniqueName('vf-rel');
+  const taskQueue = uniqueName('vf-queue');
+  const written: string[] = [];
+  /** Every run of the tests, by ID and run ID (a chart's runs share its ID). */
+  const runs: { workflowId: string; runId?: string }[] = [];
+  let worker: ProductProcess;
+  let connection: Connection;
+  let client: Client;
+
+  /** Creates or updates a Secret of the charts' namespace; the value is remembered as one never to leak. */
+  const applySecret = async (name: string, data: Record<string, string>, ...secrets: string[]) => {
+    written.push(...secrets);
+    await applyObjects(objects, [{ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: data }]);
+  };
+  /** Starts the ArmadaChart `name`'s run as the bridge would, on this test's worker. */
+  const start = async (name: string, spec: ArmadaChartSpecInput) => {
+    const req = chartRun({
+      kind: 'ArmadaChart',
+      name,
+      namespace: objects,
+      spec: armadaChartSpec.parse(spec),
+    });
+    const handle = await client.workflow.start(req.workflowType, {
+      taskQueue,
+      workflowId: req.workflowId,
+      args: [req.input],
+    });
+    runs.push({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
+    return handle;
+  };
+  const deploy = async (name: string, spec: ArmadaChartSpecInput) =>
+    (await (await start(name, spec)).result()) as ChartOutcome;
+  const values = async (release: string) =>
+    JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')) as Record<string, unknown>;
+
+  beforeAll(async () => {
+    await kubectl('create', 'namespace', objects);
+    worker = startProcess('dist/worker/main.js', {
+      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+      ARMADA_TASK_QUEUE: taskQueue,
+      ARMADA_LOG_LEVEL: 'debug',
+    });
+    await worker.printed(WORKER_POLLING);
+    connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+    client = new Client({ connection });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await connection?.close();
+    await kubectl('delete', 'namespace', objects, releases, '--ignore-not-found', '--wait=false');
+  });
+
+  describe('a chart whose values come from Secrets', () => {
+    const token = secretValue('tok-');
+    const password = secretValue('pw-');
+    const newPassword = secretValue('pw2-');
+    const spec: ArmadaChartSpecInput = {
+      release: 'vault',
+      namespace: releases,
+      source: { type: 'local', location: 'examples/charts/settings' },
+      values: { settings: { logLevel: 'info' } },
+      values_from: [
+        { kind: 'Secret', name: 'vault-values' },
+        { kind: 'Secret', name: 'vault-password', key: 'password', target_path: 'settings.password' },
+        { kind: 'ConfigMap', name: 'vault-absent', optional: true },
+      ],
+      wait: { timeout: 60, resources: [] },
+    };
+
+    it('deploys them merged in order under the inline values; an optional missing one is skipped', async () => {
+      await applySecret(
+        'vault-values',
+        { 'values.yaml': `settings:\n  token: ${token}\n  logLevel: debug\n` },
+        token,
+      );
+      await applySecret('vault-password', { password }, password);
+      expect(await deploy('vault', spec)).toMatchObject({ action: 'installed', revision: 1 });
+      // The inline logLevel wins over the Secret's, as Flux's inline values win over valuesFrom.
+      expect(await values('vault')).toEqual({ settings: { logLevel: 'info', token, password } });
+      const configMap = JSON.parse(await kubectl('get', 'configmap', 'vault', '-n', releases, '-o', 'json'));
+      expect(configMap.data).toMatchObject({ token, password });
+    });
+
+    it('leaves the release alone while the Secrets are unchanged, and upgrades it when one changes', async () => {
+      expect(await deploy('vault', spec)).toMatchObject({ action: 'unchanged', revision: 1 });
+      await applySecret('vault-password', { password: newPassword }, newPassword);
+      expect(await deploy('vault', spec)).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+      expect(await values('vault')).toMatchObject({ settings: { password: newPassword } });
+    });
+
+    it('fails for good, naming the chart, the reference and the namespace, when a Secret is missing', async () => {
+      const missing = await start('lost', {
+        ...spec,
+        release: 'lost',
+        values_from: [{ kind: 'Secret', name: 'nowhere' }],
+      });
+      const failure = await missing.result().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      // The workflow's failure is the activity's (ActivityFailure), caused by readValuesFrom's.
+      const cause = (failure as WorkflowFailedError).cause?.cause;
+      expect(cause).toBeInstanceOf(ApplicationFailure);
+      expect(cause).toMatchObject({
+        type: NonRetryable.ValuesNotFound,
+        nonRetryable: true,
+        message: `ArmadaChart ${objects}/lost values_from[0] (Secret nowhere, key values.yaml): Secret nowhere not found in namespace ${objects}; create it, or set optional: true to deploy without it`,
+      });
+    });
+  });
+
+  it("renders a canary's copies with them: the copy runs the Secret's image tag", async () => {
+    const tag = secretValue('t');
+    const newTag = secretValue('t');
+    const apps = kubeConfig().makeApiClient(AppsV1Api);
+    const spec: ArmadaChartSpecInput = {
+      release: 'web',
+      namespace: releases,
+      source: { type: 'local', location: 'examples/charts/hello' },
+      values: { replicaCount: 2 },
+      values_from: [{ kind: 'Secret', name: 'web-tag', key: 'tag', target_path: 'image.tag' }],
+      wait: { timeout: 60 },
+      // The hold during which the copy is looked at; the run ends when it does.
+      canary: { steps: [{ percent: 50, sleep: 15 }] },
+    };
+    await applySecret('web-tag', { tag }, tag);
+    expect(await deploy('web', spec)).toMatchObject({ action: 'installed', revision: 1 });
+
+    await applySecret('web-tag', { tag: newTag }, newTag);
+    const upgrade = await start('web', spec);
+    const image = (name: string) =>
+      apps
+        .readNamespacedDeployment({ namespace: releases, name })
+        .then((d) => d.spec!.template.spec!.containers[0].image);
+    expect(await eventually('the canary copy', () => image('web-canary'), { process: worker })).toBe(
+      `registry.local/hello:${newTag}`,
+    );
+    expect(await upgrade.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+    expect(await image('web')).toBe(`registry.local/hello:${newTag}`);
+    runs.push({ workflowId: canaryWorkflowId(objects, 'web') });
+  });
+
+  it('keeps every Secret value out of the raw histories and the worker output', async () => {
+    expect(written.length).toBeGreaterThanOrEqual(5);
+    // Raw: a client without any codec, as the Temporal server stores it; payloads decoded.
+    const texts: string[] = [];
+    for (const { workflowId, runId } of runs) {
+      const text = readable(await client.workflow.getHandle(workflowId, runId).fetchHistory());
+      texts.push(text);
+      for (const value of written.flatMap(forms))
+        expect({ workflowId, runId, found: text.includes(value) }).toEqual({
+          workflowId,
+          runId,
+          found: false,
+        });
+    }
+    // The references do travel, decoded from the payloads: the search above reads what runs carry.
+    expect(texts.join('\n')).toContain('"target_path":"settings.password"');
+    expect(worker.output()).toContain('"level":"debug"');
+    for (const value of written.flatMap(forms)) expect(worker.output().includes(value)).toBe(false);
+  });
+});
