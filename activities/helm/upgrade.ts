@@ -84,9 +84,11 @@ async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
   try {
     const valuesFile = path.join(dir, 'values.json');
     await writeFile(valuesFile, JSON.stringify(values), { mode: 0o600 });
-    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile), req.actAs).catch((err: unknown) => {
-      throw redact(err);
-    });
+    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile), req.actAs).catch(
+      (err: unknown) => {
+        throw redact(err);
+      },
+    );
     return parseRelease(stdout);
   } finally {
     await rm(dir, { recursive: true, force: true });
