@@ -3,6 +3,7 @@ import path from 'node:path';
 import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { historyText } from '../helpers/histories';
 import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
@@ -34,6 +35,17 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       { process: bridge },
     );
 
+  /** Why a chart of tenant A failed (status.reason), once it has. */
+  const failedReason = (name: string) =>
+    eventually(
+      `${name} failed`,
+      async () => {
+        const status = (await json('get', 'act', name, '-n', teamA)).status;
+        return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
+      },
+      { process: bridge },
+    );
+
   const noRun = async (workflowId: string) => {
     const described = await harness()
       .client.workflow.getHandle(workflowId)
@@ -49,6 +61,13 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       (d: { metadata: { name: string; resourceVersion: string } }) =>
         `${d.metadata.name}@${d.metadata.resourceVersion}`,
     ),
+  });
+
+  const secret = (name: string, valuesYaml: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name },
+    stringData: { 'values.yaml': valuesYaml },
   });
 
   const deployer = (name: string, namespace: string) => ({
@@ -167,14 +186,7 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
 
   it('a chart that names a release installed by hand, without adopt, fails before it writes: the release keeps its revision', async () => {
     await applyObjects(teamA, [helloChart('hand', teamA, { adopt: false })]);
-    const reason = await eventually(
-      'the chart failed',
-      async () => {
-        const status = (await json('get', 'act', 'hand', '-n', teamA)).status;
-        return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
-      },
-      { process: bridge },
-    );
+    const reason = await failedReason('hand');
     expect(reason).toContain(`release ${teamA}/hand exists and armada-temporal did not create it`);
     const history = JSON.parse(await helm('history', 'hand', '-n', teamA, '-o', 'json'));
     expect(history.map((h: { revision: number; status: string }) => `${h.revision} ${h.status}`)).toEqual([
@@ -184,26 +196,37 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
 
   it("a namespace the policy grants but tenant A's ServiceAccount may not write stays empty: the run acts as that ServiceAccount", async () => {
     await applyObjects(teamA, [helloChart('grabs', shared, { service_account_name: 'deployer' })]);
-    const reason = await eventually(
-      'the chart failed',
-      async () => {
-        const status = (await json('get', 'act', 'grabs', '-n', teamA)).status;
-        return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
-      },
-      { process: bridge },
-    );
+    const reason = await failedReason('grabs');
     expect(reason).toContain(`system:serviceaccount:${teamA}:deployer`);
     expect(reason).toMatch(/forbidden/i);
     expect(JSON.parse(await helm('list', '-n', shared, '-o', 'json'))).toEqual([]);
   });
 
-  it('the good path: tenant A deploys into its own namespace as its ServiceAccount', async () => {
-    await applyObjects(teamA, [helloChart('good', teamA, { service_account_name: 'deployer' })]);
+  it("tenant A names tenant B's Secret in values_from: it is looked for in A's namespace only, and the run fails before it writes", async () => {
+    await applyObjects(teamB, [secret('b-values', 'greeting: from-tenant-b')]);
+    const values_from = [{ kind: 'Secret', name: 'b-values' }];
+    await applyObjects(teamA, [helloChart('peek', teamA, { service_account_name: 'deployer', values_from })]);
+    expect(await failedReason('peek')).toContain(`Secret b-values not found in namespace ${teamA}`);
+    expect(JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', '^peek$'))).toEqual([]);
+  });
+
+  it('the good path: tenant A deploys into its own namespace as its ServiceAccount, values_from its own Secret, which no history holds', async () => {
+    const greeting = `from-tenant-a-${teamA}`;
+    await applyObjects(teamA, [secret('a-values', `greeting: ${greeting}`)]);
+    const values_from = [{ kind: 'Secret', name: 'a-values' }];
+    await applyObjects(teamA, [helloChart('good', teamA, { service_account_name: 'deployer', values_from })]);
     await eventually(
       'good satisfied',
       async () => ((await json('get', 'act', 'good', '-n', teamA)).status?.satisfied ? true : undefined),
       { process: bridge },
     );
     expect(JSON.parse(await helm('status', 'good', '-n', teamA, '-o', 'json')).info.status).toBe('deployed');
+    expect(await helm('get', 'values', 'good', '-n', teamA)).toContain(greeting);
+    const history = historyText(
+      await harness().client.workflow.getHandle(releaseWorkflowId(teamA, 'good')).fetchHistory(),
+    );
+    expect(history).toContain('"name":"a-values"'); // the reference travels, the value does not
+    expect(history).not.toContain(greeting);
+    expect(history).not.toContain(Buffer.from(greeting).toString('base64'));
   });
 });

@@ -8,6 +8,7 @@ import type { ChartOutcome } from '../../workflows/chart';
 import { NonRetryable } from '../../workflows/failures';
 import { canaryWorkflowId } from '../../workflows/plan/names';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
+import { historyText } from '../helpers/histories';
 import { applyObjects, kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
 
@@ -15,19 +16,6 @@ import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '.
 const secretValue = (prefix: string) => `${prefix}${randomBytes(8).toString('hex')}`;
 /** Every way a value could sit in a history or a log: as text and in base64. */
 const forms = (value: string) => [value, Buffer.from(value).toString('base64')];
-
-/**
- * A history as text, with every payload's bytes (proto3 JSON gives them as base64, a value's own
- * base64 rarely lined up inside) decoded as well, so a value carried in any payload shows.
- */
-function readable(history: object): string {
-  const payloads: string[] = [];
-  const raw = JSON.stringify(history, (key, value: unknown) => {
-    if (key === 'data' && typeof value === 'string') payloads.push(Buffer.from(value, 'base64').toString());
-    return value;
-  });
-  return [raw, ...payloads].join('\n');
-}
 
 /**
  * ArmadaChart `values_from` on the real stack: the worker process (dist/, as the operator chart's
@@ -187,7 +175,7 @@ describe('values_from: values read from Secrets inside the activities, never car
     // Raw: a client without any codec, as the Temporal server stores it; payloads decoded.
     const texts: string[] = [];
     for (const { workflowId, runId } of runs) {
-      const text = readable(await client.workflow.getHandle(workflowId, runId).fetchHistory());
+      const text = historyText(await client.workflow.getHandle(workflowId, runId).fetchHistory());
       texts.push(text);
       for (const value of written.flatMap(forms))
         expect({ workflowId, runId, found: text.includes(value) }).toEqual({

@@ -103,3 +103,16 @@ export function heartbeatRetries(events: readonly HistoryEvent[]): string[] {
     return [`${attributes?.activityType?.name} after ${Number(attributes?.heartbeatTimeout?.seconds)} s`];
   });
 }
+
+/**
+ * A history as text, with every payload's bytes (proto3 JSON gives them as base64, a value's own
+ * base64 rarely lined up inside) decoded as well, so a value carried in any payload shows.
+ */
+export function historyText(history: object): string {
+  const payloads: string[] = [];
+  const raw = JSON.stringify(history, (key, value: unknown) => {
+    if (key === 'data' && typeof value === 'string') payloads.push(Buffer.from(value, 'base64').toString());
+    return value;
+  });
+  return [raw, ...payloads].join('\n');
+}
