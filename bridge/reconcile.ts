@@ -356,7 +356,7 @@ async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
 
 /** Every cached manifest, group and chart (all namespaces), as rivalClaims reads them. */
 function claimDocuments(ctx: BridgeContext) {
-  return (['ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart'] as const).flatMap((kind) =>
+  return (['ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart', 'Deployer'] as const).flatMap((kind) =>
     ctx
       .objects(kind)
       .list()

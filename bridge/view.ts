@@ -74,6 +74,8 @@ interface ViewOf<K extends KindName> {
   releasePrefix?: string;
   /** The Helm release a chart names itself (unprefixed). */
   release?: { namespace: string; release: string };
+  /** A Deployer's Deployments: their namespace and base name. */
+  deployment?: { namespace: string; name: string };
   /** A chart with canary steps. */
   canary: boolean;
   targetState?: string;
@@ -144,6 +146,7 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
       kind === 'ArmadaChart' && release !== undefined && releaseNamespace !== undefined
         ? { namespace: releaseNamespace, release }
         : undefined,
+    deployment: kind === 'Deployer' ? deployerTarget(declared.deployment) : undefined,
     canary: kind === 'ArmadaChart' && declared.canary !== undefined,
     targetState: text(declared.target_state),
     action:
@@ -158,6 +161,16 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
     statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,
   };
   return view as ObjectView<K>;
+}
+
+/** A Deployer's `deployment.namespace` and `deployment.name`, when both are strings. */
+function deployerTarget(deployment: unknown): { namespace: string; name: string } | undefined {
+  const fields = (typeof deployment === 'object' && deployment !== null ? deployment : {}) as Record<
+    string,
+    unknown
+  >;
+  const [namespace, name] = [text(fields.namespace), text(fields.name)];
+  return namespace !== undefined && name !== undefined ? { namespace, name } : undefined;
 }
 
 /** The manager whose managedFields entry owns the action annotation: who asked. */
@@ -261,6 +274,7 @@ export function claimOf(view: ObjectView<ClaimDocument['kind']>): ClaimDocument 
       ...(kind === 'ArmadaChartGroup' && { chart_group: view.lists }),
       release: view.release?.release,
       namespace: view.release?.namespace,
+      deployment: view.deployment,
     },
   };
 }

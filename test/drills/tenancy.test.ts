@@ -175,6 +175,17 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     expect(await untouched()).toEqual(before);
   });
 
+  it("a second Deployer of tenant B's Deployments, even in B's own namespace, is a rival: refused, nothing touched", async () => {
+    const before = await untouched();
+    const copycat = { ...deployer('nginx', teamB), metadata: { name: 'copycat' } };
+    await applyObjects(teamB, [copycat]);
+    expect(await invalid('Deployer', teamB, 'copycat')).toContain(
+      `Deployment ${teamB}/nginx-* is already deployed by Deployer ${teamB}/nginx`,
+    );
+    await noRun(objectWorkflowId('Deployer', teamB, 'copycat'));
+    expect(await untouched()).toEqual(before);
+  });
+
   it("tenant A points a local chart out of the worker's charts root: the API server refuses it, naming the field", async () => {
     const before = await untouched();
     const escape = helloChart('escape', teamA, { source: { type: 'local', location: 'examples/../../etc' } });

@@ -411,6 +411,28 @@ describe('rivalClaims (one Helm release, two objects that would deploy it)', () 
     ]);
   });
 
+  it("a Deployer whose Deployments are another Deployer's is refused; another base name or namespace is not", () => {
+    const deployerDoc = (name: string, namespace: string, base: string, minute: number): ClaimDocument => ({
+      kind: 'Deployer',
+      namespace: 'default',
+      name,
+      createdAt: at(minute),
+      spec: { deployment: { namespace, name: base } },
+    });
+    const docs = [
+      deployerDoc('nginx', 'web', 'nginx', 0),
+      deployerDoc('copycat', 'web', 'nginx', 1),
+      deployerDoc('other', 'web', 'api', 2),
+      deployerDoc('elsewhere', 'shop', 'nginx', 3),
+    ];
+    expect(rivalClaims(key(docs[0]), docs)).toEqual([]);
+    expect(rivalClaims(key(docs[1]), docs)).toEqual([
+      'Deployment web/nginx-* is already deployed by Deployer default/nginx',
+    ]);
+    expect(rivalClaims(key(docs[2]), docs)).toEqual([]);
+    expect(rivalClaims(key(docs[3]), docs)).toEqual([]);
+  });
+
   it('two standalone groups listing one chart: the newer group is refused', () => {
     const docs = [chartDoc('web', 'web', 0), groupDoc('one', ['web'], 1), groupDoc('two', ['web'], 3)];
     expect(rivalClaims(key(docs[1]), docs)).toEqual([]);

@@ -169,7 +169,7 @@ export function planGroup(docs: GroupDocuments): GroupPlan {
  * it was created. Objects with `target_state: uninitialized` start nothing and claim nothing.
  */
 export interface ClaimDocument {
-  kind: 'ArmadaManifest' | 'ArmadaChartGroup' | 'ArmadaChart';
+  kind: 'ArmadaManifest' | 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer';
   namespace: string;
   name: string;
   /** creationTimestamp in ms: the older claim wins. */
@@ -181,10 +181,12 @@ export interface ClaimDocument {
     chart_group?: readonly string[];
     release?: string;
     namespace?: string;
+    /** A Deployer's Deployments: `<name>-<version>` in `namespace`. */
+    deployment?: { namespace: string; name: string };
   };
 }
 
-/** Which object: a Deployer (or any kind that deploys no Helm release) claims nothing. */
+/** Which object. */
 type ClaimKey = { kind: string; namespace: string; name: string };
 
 const describeObject = (o: ClaimKey) => `${o.kind} ${o.namespace}/${o.name}`;
@@ -193,7 +195,7 @@ const describeObject = (o: ClaimKey) => `${o.kind} ${o.namespace}/${o.name}`;
  * What each object that runs on its own would deploy: manifests, groups no manifest lists, and
  * charts no group lists (the rest are deployed by their parent). A claim reads
  * `release apps/demo-web` (a Helm release), `ArmadaChart default/web` or `ArmadaChartGroup
- * default/apps` (an object a run deploys). Names that do not resolve claim nothing;
+ * default/apps` (an object a run deploys), or `Deployment web/nginx-*` (a Deployer's). Names that do not resolve claim nothing;
  * planManifest and planGroup report them.
  */
 function topLevelClaims(docs: readonly ClaimDocument[]): { doc: ClaimDocument; claims: string[] }[] {
@@ -231,6 +233,12 @@ function topLevelClaims(docs: readonly ClaimDocument[]): { doc: ClaimDocument; c
           return { doc, claims: groupClaims(doc) };
         case 'ArmadaChart':
           return { doc, claims: chartClaims(doc) };
+        case 'Deployer': {
+          // Two Deployers of one base name in one namespace would step and delete each other's
+          // Deployments (they are found by that name's label).
+          const target = doc.spec.deployment;
+          return { doc, claims: target ? [`Deployment ${target.namespace}/${target.name}-*`] : [] };
+        }
       }
     });
 }
