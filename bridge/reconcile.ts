@@ -183,6 +183,24 @@ function specsByName<K extends 'ArmadaChartGroup' | 'ArmadaChart'>(
   return Object.fromEntries(views.map((v) => [v.name, fill(validSpec<K>(v))]));
 }
 
+/** The cached groups a manifest lists (`groupNames`) and the charts they list. */
+function manifestListed(
+  ctx: BridgeContext,
+  namespace: string,
+  groupNames: readonly string[],
+): { groups: ObjectView<'ArmadaChartGroup'>[]; charts: ObjectView<'ArmadaChart'>[] } {
+  const groups = ctx
+    .objects('ArmadaChartGroup')
+    .list(namespace)
+    .filter((g) => groupNames.includes(g.name));
+  const charts = listedCharts(
+    ctx,
+    namespace,
+    groups.flatMap((g) => g.lists),
+  );
+  return { groups, charts };
+}
+
 /** A manifest with the groups and charts it lists, from the cache, specs parsed. */
 function manifestDocuments(
   ctx: BridgeContext,
@@ -190,15 +208,7 @@ function manifestDocuments(
 ): { docs: ManifestDocuments; objects: ObjectView[] } {
   const { namespace } = view;
   const manifestSpec = validSpec(view);
-  const groups = ctx
-    .objects('ArmadaChartGroup')
-    .list(namespace)
-    .filter((g) => manifestSpec.chart_groups.includes(g.name));
-  const charts = listedCharts(
-    ctx,
-    namespace,
-    groups.flatMap((g) => g.lists),
-  );
+  const { groups, charts } = manifestListed(ctx, namespace, manifestSpec.chart_groups);
   const docs: ManifestDocuments = {
     namespace,
     manifest: { name: view.name, spec: manifestSpec },
@@ -231,15 +241,7 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
 function listedChartsOf(ctx: BridgeContext, view: ObjectView): ObjectView<'ArmadaChart'>[] {
   if (view.kind === 'ArmadaChartGroup') return listedCharts(ctx, view.namespace, view.lists);
   if (view.kind !== 'ArmadaManifest') return [];
-  const groups = ctx
-    .objects('ArmadaChartGroup')
-    .list(view.namespace)
-    .filter((g) => view.lists.includes(g.name));
-  return listedCharts(
-    ctx,
-    view.namespace,
-    groups.flatMap((g) => g.lists),
-  );
+  return manifestListed(ctx, view.namespace, view.lists).charts;
 }
 
 /** The service_account_name of the manifest that lists a chart (through its group), if any. */
@@ -354,7 +356,7 @@ async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
   return items.some((owner) => drives(viewOf(ownerKind, owner), view));
 }
 
-/** Every cached manifest, group and chart (all namespaces), as rivalClaims reads them. */
+/** Every cached manifest, group, chart and Deployer (all namespaces), as rivalClaims reads them. */
 function claimDocuments(ctx: BridgeContext) {
   return (['ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart', 'Deployer'] as const).flatMap((kind) =>
     ctx

@@ -109,11 +109,20 @@ function grantLease(namespace: string): void {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
     subjects: [{ kind: 'ServiceAccount', name: saName, namespace: saNamespace }],
   };
-  execFileSync(toolPath('kubectl'), ['apply', '-f', '-'], {
-    cwd: repo,
-    input: JSON.stringify(binding),
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  kubectlApply(binding);
+}
+
+/** `kubectl apply` of one object, synchronously, with the admin KUBECONFIG unless `kubeconfig`. */
+function kubectlApply(object: object, kubeconfig?: string): void {
+  execFileSync(
+    toolPath('kubectl'),
+    [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), 'apply', '-f', '-'],
+    {
+      cwd: repo,
+      input: JSON.stringify(object),
+      stdio: ['pipe', 'ignore', 'pipe'],
+    },
+  );
 }
 
 /**
@@ -130,15 +139,7 @@ export function grantAnyNamespace(namespace: string, kubeconfig?: string): void 
     metadata: { name: `test-${namespace}` },
     spec: { namespaces: [namespace], target_namespaces: ['*'] },
   };
-  execFileSync(
-    toolPath('kubectl'),
-    [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), 'apply', '-f', '-'],
-    {
-      cwd: repo,
-      input: JSON.stringify(policy),
-      stdio: ['pipe', 'ignore', 'pipe'],
-    },
-  );
+  kubectlApply(policy, kubeconfig);
 }
 
 /** What the worker process prints (a JSON log line) once it polls its task queue. */
