@@ -81,7 +81,9 @@ export async function observeDeployer(ref: DeployerRef): Promise<DeployedVersion
 export async function createDeployerDeployment(req: DeployerDeploymentRequest): Promise<string> {
   const body = deployerDeployment(req);
   const name = body.metadata!.name!;
-  await ensureNamespace(req.namespace);
+  // Acting as a ServiceAccount, a run creates no namespace (as helm gets no --create-namespace):
+  // a namespace-bound tenant could otherwise have the worker create any name it likes.
+  if (!req.actAs) await ensureNamespace(req.namespace);
   try {
     await kubeApi(AppsV1Api, req.actAs).createNamespacedDeployment({ namespace: req.namespace, body });
   } catch (err) {

@@ -1,18 +1,41 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
-import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { helm, uniqueName } from '../helpers/env';
 import { historyText } from '../helpers/histories';
 import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
-import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
+import { databaseFiles, placesHolding } from '../helpers/leaks';
+import {
+  WORKER_POLLING,
+  eventually,
+  startBridge,
+  startProcess,
+  type ProductProcess,
+} from '../helpers/processes';
+import { freePort, startDevServer } from '../helpers/temporal';
 
 /**
  * The hostile-tenant drill (issue 18): tenant A tries to reach past its namespace, and every
  * attempt is refused by name, starts no workflow and leaves every release and Deployment as it
  * was. See test/DRILLS.md.
+ *
+ * The product runs as a multi-tenant cluster installs it: the operator chart with its defaults
+ * (the worker's own role reads no Secret and deploys nothing) and each tenant's ServiceAccount
+ * `deployer` bound to the chart's deploy role in its own namespace (rbac.deploy.serviceAccounts),
+ * the bridge's default ServiceAccount (tenancy.defaultServiceAccount). Its own dev server keeps
+ * a database file, searched with the processes' logs for the tenant's Secret.
  */
 const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
+/** `kubectl auth can-i`'s answer, "yes" or "no" (it exits 1 for no). */
+const canI = (...args: string[]) =>
+  kubectl('auth', 'can-i', ...args).then(
+    (out) => out.trim(),
+    (err: { stdout?: string }) => err.stdout?.trim() ?? String(err),
+  );
 const hello = path.resolve(__dirname, '../../examples/charts/hello');
 
 describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge process, real worker, helm, sandbox)', () => {
@@ -20,9 +43,16 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
   const teamB = uniqueName('team-b');
   /** A namespace the policy grants tenant A, where A's ServiceAccount has no rights. */
   const shared = uniqueName('shared');
-  const harness = sharedWorker();
+  /** The operator chart's release: the tenants' ServiceAccounts and the worker's roles. */
+  const operator = uniqueName('tenancy-operator');
+  const fullname = `${operator}-armada-temporal`;
+  const taskQueue = uniqueName('tenancy-queue');
+  const processes: ProductProcess[] = [];
+  let dir: string;
+  let worker: ProductProcess;
   let bridge: ProductProcess;
-
+  let connection: Connection;
+  let client: Client;
   /** The message of an object's Invalid condition, once the bridge has set it. */
   const invalid = (kind: string, namespace: string, name: string) =>
     eventually(
@@ -47,8 +77,8 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     );
 
   const noRun = async (workflowId: string) => {
-    const described = await harness()
-      .client.workflow.getHandle(workflowId)
+    const described = await client.workflow
+      .getHandle(workflowId)
       .describe()
       .catch((err: unknown) => err);
     expect(described).toBeInstanceOf(WorkflowNotFoundError);
@@ -83,7 +113,7 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
 
   beforeAll(async () => {
     await installCrds();
-    for (const ns of [teamA, teamB, shared]) await kubectl('create', 'namespace', ns);
+    for (const ns of [teamA, teamB, shared, operator]) await kubectl('create', 'namespace', ns);
     // Team A may reach only the chart server it names, may target `shared` as well as its own
     // namespace, and may never adopt.
     await applyPolicy(`sources-${teamA}`, {
@@ -91,28 +121,51 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       target_namespaces: [shared],
       url_prefixes: ['https://charts.team-a.example/'],
     });
-    // Its ServiceAccount `deployer` may do anything, in team A's namespace alone.
-    await applyObjects(teamA, [
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer' } },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: { name: 'deployer' },
-        rules: [{ apiGroups: ['', 'apps', 'batch'], resources: ['*'], verbs: ['*'] }],
-      },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
-        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: teamA }],
-      },
+    const tenants = [teamA, teamB].flatMap((ns, i) => [
+      '--set',
+      `rbac.deploy.serviceAccounts[${i}].namespace=${ns}`,
+      '--set',
+      `rbac.deploy.serviceAccounts[${i}].name=deployer`,
     ]);
+    await helm(
+      'install',
+      operator,
+      path.resolve(__dirname, '../../deploy/chart'),
+      '--namespace',
+      operator,
+      '--skip-crds',
+      '--set',
+      'worker.replicas=0',
+      '--set',
+      'bridge.replicas=0',
+      ...tenants,
+    );
+    dir = await mkdtemp(path.join(tmpdir(), 'armada-tenancy-'));
+    const port = await freePort();
+    processes.push(await startDevServer(port, { dbFile: path.join(dir, 'temporal.db') }));
+    const env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, ARMADA_TASK_QUEUE: taskQueue };
+    const workerKubeconfig = await serviceAccountKubeconfig(
+      process.env.KUBECONFIG!,
+      operator,
+      `${fullname}-worker`,
+      path.join(dir, 'worker.kubeconfig'),
+      '1h',
+    );
+    worker = startProcess('dist/worker/main.js', {
+      ...env,
+      ARMADA_KUBECONFIG: workerKubeconfig,
+      ARMADA_LOG_LEVEL: 'debug',
+    });
+    processes.push(worker);
+    await worker.printed(WORKER_POLLING);
     bridge = startBridge(
       teamA,
-      { ARMADA_TASK_QUEUE: harness().taskQueue, ARMADA_NAMESPACES: `${teamA},${teamB}` },
+      { ...env, ARMADA_NAMESPACES: `${teamA},${teamB}`, ARMADA_DEFAULT_SERVICE_ACCOUNT: 'deployer' },
       { ownNamespaceOnly: true },
     );
+    processes.push(bridge);
+    connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+    client = new Client({ connection });
     // Tenant B's own Deployer, and a release in team A that someone installed by hand.
     await applyObjects(teamB, [deployer('nginx', teamB)]);
     await helm('install', 'hand', hello, '-n', teamA, '--set', 'replicaCount=1');
@@ -124,8 +177,11 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     );
   }, 180_000);
   afterAll(async () => {
-    await bridge?.stop();
-    for (const ns of [teamA, teamB, shared]) await kubectl('delete', 'namespace', ns, '--wait=false');
+    for (const p of processes.reverse()) await p.stop();
+    await connection?.close();
+    await helm('uninstall', operator, '--namespace', operator, '--ignore-not-found').catch(() => '');
+    for (const ns of [teamA, teamB, shared, operator])
+      await kubectl('delete', 'namespace', ns, '--wait=false');
   });
 
   it.each([
@@ -221,11 +277,12 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     expect(JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', '^peek$'))).toEqual([]);
   });
 
-  it('the good path: tenant A deploys into its own namespace as its ServiceAccount, values_from its own Secret, which no history holds', async () => {
+  it('the good path: tenant A deploys into its own namespace as its ServiceAccount, values_from its own Secret, which no history, database or log holds; deleting the chart uninstalls as that ServiceAccount', async () => {
     const greeting = `from-tenant-a-${teamA}`;
     await applyObjects(teamA, [secret('a-values', `greeting: ${greeting}`)]);
     const values_from = [{ kind: 'Secret', name: 'a-values' }];
-    await applyObjects(teamA, [helloChart('good', teamA, { service_account_name: 'deployer', values_from })]);
+    // No service_account_name: the bridge's default, `deployer`, as a tenant relying on it writes.
+    await applyObjects(teamA, [helloChart('good', teamA, { values_from })]);
     await eventually(
       'good satisfied',
       async () => ((await json('get', 'act', 'good', '-n', teamA)).status?.satisfied ? true : undefined),
@@ -234,10 +291,37 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     expect(JSON.parse(await helm('status', 'good', '-n', teamA, '-o', 'json')).info.status).toBe('deployed');
     expect(await helm('get', 'values', 'good', '-n', teamA)).toContain(greeting);
     const history = historyText(
-      await harness().client.workflow.getHandle(releaseWorkflowId(teamA, 'good')).fetchHistory(),
+      await client.workflow.getHandle(releaseWorkflowId(teamA, 'good')).fetchHistory(),
     );
     expect(history).toContain('"name":"a-values"'); // the reference travels, the value does not
-    expect(history).not.toContain(greeting);
-    expect(history).not.toContain(Buffer.from(greeting).toString('base64'));
+    expect(history).toContain(`"service_account_name":"deployer"`);
+    expect(worker.output()).toContain('"level":"debug"');
+    expect(
+      placesHolding([greeting], {
+        history,
+        ...(await databaseFiles(dir)),
+        worker: worker.output(),
+        bridge: bridge.output(),
+      }),
+    ).toEqual([]);
+
+    await kubectl('delete', 'act', 'good', '-n', teamA, '--wait=false');
+    await eventually(
+      'good uninstalled',
+      async () =>
+        JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', '^good$')).length === 0
+          ? true
+          : undefined,
+      { process: bridge },
+    );
+  });
+
+  it("the worker's own ServiceAccount reads no Secret and writes no workload, in any namespace: runs deploy with their ServiceAccount's rights alone", async () => {
+    const asWorker = ['--as', `system:serviceaccount:${operator}:${fullname}-worker`];
+    for (const ns of [teamA, teamB, shared, 'kube-system'])
+      for (const verb of ['get secrets', 'list secrets', 'create deployments.apps'])
+        expect(`${verb} in ${ns}: ${await canI(...asWorker, ...verb.split(' '), '-n', ns)}`).toBe(
+          `${verb} in ${ns}: no`,
+        );
   });
 });

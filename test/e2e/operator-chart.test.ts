@@ -61,7 +61,7 @@ async function canI(kubeconfig: string, args: string[]): Promise<boolean> {
 
 type Check = [action: string, args: string[]];
 
-/** What the worker's code and helm do (the ClusterRole's rules, one or two per rule). */
+/** What the engine itself does, whoever a run acts as (the worker ClusterRole, bound cluster-wide). */
 const workerMay: Check[] = [
   [
     'read an ArmadaChart status (reportStatus)',
@@ -76,13 +76,35 @@ const workerMay: Check[] = [
     ['patch', 'deployers.armada.airshipit.org', '--subresource=status'],
   ],
   ['create Events (recordEvent)', ['create', 'events']],
+  ['impersonate a ServiceAccount (service_account_name)', ['impersonate', 'serviceaccounts']],
+  ['create a namespace (--create-namespace, Deployers)', ['create', 'namespaces']],
+  ['apply a namespace server-side (Helm 4 --create-namespace)', ['patch', 'namespaces']],
+];
+
+/** What it never needs, or gets only where rbac.deploy binds the deploy role. */
+const workerMayNot: Check[] = [
+  ['read a Secret', ['get', 'secrets']],
+  ['list Secrets', ['list', 'secrets']],
+  ['read a ConfigMap', ['get', 'configmaps']],
+  ['list pods', ['list', 'pods']],
+  ['create a Deployment', ['create', 'deployments.apps']],
+  ['delete a Namespace', ['delete', 'namespaces']],
+  ['list namespaces', ['list', 'namespaces']],
+  ['create a ClusterRoleBinding', ['create', 'clusterrolebindings.rbac.authorization.k8s.io']],
+  ['create a Role', ['create', 'roles.rbac.authorization.k8s.io']],
+  ['update an ArmadaChart spec', ['update', 'armadacharts.armada.airshipit.org']],
+  ['delete an ArmadaManifest', ['delete', 'armadamanifests.armada.airshipit.org']],
+  ['list nodes', ['list', 'nodes']],
+  ['delete a CustomResourceDefinition', ['delete', 'customresourcedefinitions.apiextensions.k8s.io']],
+];
+
+/** What a run does where the deploy role is bound (rbac.deploy): one or two checks per rule. */
+const deployerMay: Check[] = [
   ['list Helm release Secrets', ['list', 'secrets']],
   ['update a Helm release Secret', ['update', 'secrets']],
   ['delete a Helm release Secret', ['delete', 'secrets']],
   ['read a Secret (values_from)', ['get', 'secrets']],
   ['read a ConfigMap (values_from)', ['get', 'configmaps']],
-  ['create a namespace (--create-namespace, Deployers)', ['create', 'namespaces']],
-  ['apply a namespace server-side (Helm 4 --create-namespace)', ['patch', 'namespaces']],
   ['list pods (waits)', ['list', 'pods']],
   ['watch ReplicaSets (helm --wait=watcher)', ['watch', 'replicasets.apps']],
   ['list StatefulSets (waits)', ['list', 'statefulsets.apps']],
@@ -97,28 +119,22 @@ const workerMay: Check[] = [
   ['create a CronJob (managedResources)', ['create', 'cronjobs.batch']],
 ];
 
-/** What it never needs. */
-const workerMayNot: Check[] = [
-  ['delete a Namespace', ['delete', 'namespaces']],
-  ['list namespaces', ['list', 'namespaces']],
-  ['create a ClusterRoleBinding', ['create', 'clusterrolebindings.rbac.authorization.k8s.io']],
-  ['create a Role (not in the default managedResources)', ['create', 'roles.rbac.authorization.k8s.io']],
-  ['update an ArmadaChart spec', ['update', 'armadacharts.armada.airshipit.org']],
-  ['delete an ArmadaManifest', ['delete', 'armadamanifests.armada.airshipit.org']],
-  ['list nodes', ['list', 'nodes']],
-  ['delete a CustomResourceDefinition', ['delete', 'customresourcedefinitions.apiextensions.k8s.io']],
-];
-
 describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
   const release = uniqueName('armada');
   const namespace = uniqueName('operator');
-  /** Where the worker's ServiceAccount deploys the example chart with helm itself. */
+  /** Where the worker's ServiceAccount deploys the example chart with helm itself (rbac.deploy.workerNamespaces). */
   const target = uniqueName('operator-target');
+  /** A tenant's namespace, whose ServiceAccount `deployer` the chart creates and binds (rbac.deploy.serviceAccounts). */
+  const tenant = uniqueName('operator-tenant');
   const fullname = `${release}-armada-temporal`;
 
+  beforeAll(async () => {
+    await kubectl('create', 'namespace', target);
+    await kubectl('create', 'namespace', tenant);
+  });
   afterAll(async () => {
     await helm('uninstall', release, '--namespace', namespace, '--ignore-not-found').catch(() => '');
-    await kubectl('delete', 'namespace', namespace, target, '--ignore-not-found', '--wait=false');
+    await kubectl('delete', 'namespace', namespace, target, tenant, '--ignore-not-found', '--wait=false');
   });
 
   it('passes helm lint --strict', async () => {
@@ -137,6 +153,12 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       '--namespace',
       namespace,
       '--create-namespace',
+      '--set',
+      `rbac.deploy.workerNamespaces[0]=${target}`,
+      '--set',
+      `rbac.deploy.serviceAccounts[0].namespace=${tenant}`,
+      '--set',
+      'rbac.deploy.serviceAccounts[0].name=deployer',
       '--wait',
       '--timeout',
       '120s',
@@ -191,7 +213,14 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       expect(await canI(asWorker, [...args, '--namespace', SOME_NAMESPACE])).toBe(false);
     });
 
-    it('runs helm install (into a new namespace), upgrade, rollback and uninstall by itself', async () => {
+    it.each(deployerMay)(
+      'may %s in the namespaces of rbac.deploy.workerNamespaces',
+      async (_action, args) => {
+        expect(await canI(asWorker, [...args, '--namespace', target])).toBe(true);
+      },
+    );
+
+    it('runs helm install, upgrade, rollback and uninstall by itself where rbac.deploy.workerNamespaces lets it', async () => {
       const asSa = (...args: string[]) => helm('--kubeconfig', asWorker, ...args);
       const deploy = ['upgrade', '--install', 'hello', hello, '--namespace', target];
       await asSa(...deploy, '--create-namespace', '--wait=watcher', '--timeout', '60s');
@@ -205,6 +234,40 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       ]);
       await asSa('uninstall', 'hello', '--namespace', target, '--wait=watcher', '--timeout', '60s');
       expect(await asSa('list', '--namespace', target, '--short')).toBe('');
+    });
+
+    it("acting as a tenant's ServiceAccount (rbac.deploy.serviceAccounts), deploys into the tenant's namespace and nowhere else", async () => {
+      const asTenant = (...args: string[]) =>
+        helm('--kubeconfig', asWorker, '--kube-as-user', `system:serviceaccount:${tenant}:deployer`, ...args);
+      await asTenant('install', 'hello', hello, '--namespace', tenant, '--wait=watcher', '--timeout', '60s');
+      expect(
+        JSON.parse(await helm('status', 'hello', '--namespace', tenant, '--output', 'json')).info.status,
+      ).toBe('deployed');
+      await expect(asTenant('install', 'hello', hello, '--namespace', target)).rejects.toThrow(
+        `User "system:serviceaccount:${tenant}:deployer" cannot`,
+      );
+      expect(await helm('list', '--namespace', target, '--short')).toBe('');
+    });
+  });
+
+  describe("a tenant's ServiceAccount (rbac.deploy.serviceAccounts)", () => {
+    let asTenant: string;
+    beforeAll(async () => {
+      asTenant = await serviceAccountKubeconfig(tenant, 'deployer');
+    });
+
+    it.each(deployerMay)('may %s in its own namespace', async (_action, args) => {
+      expect(await canI(asTenant, [...args, '--namespace', tenant])).toBe(true);
+    });
+
+    it.each<Check>([
+      ['read a Secret', ['get', 'secrets']],
+      ['create a Deployment', ['create', 'deployments.apps']],
+      ['create a namespace', ['create', 'namespaces']],
+      ['impersonate a ServiceAccount', ['impersonate', 'serviceaccounts']],
+    ])('may not %s elsewhere', async (_action, args) => {
+      expect(await canI(asTenant, [...args, '--namespace', SOME_NAMESPACE])).toBe(false);
+      expect(await canI(asTenant, [...args, '--namespace', target])).toBe(false);
     });
   });
 
@@ -255,7 +318,9 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
   it('uninstalls, leaving the CRDs (and so every ArmadaChart) and the encryption key in place', async () => {
     const keys = await encryptionKeys();
     await helm('uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s');
-    expect(await kubectl('get', 'clusterrole', `${fullname}-worker`, '--ignore-not-found')).toBe('');
+    for (const role of ['worker', 'deploy'])
+      expect(await kubectl('get', 'clusterrole', `${fullname}-${role}`, '--ignore-not-found')).toBe('');
+    expect(await kubectl('get', 'serviceaccount', 'deployer', '-n', tenant, '--ignore-not-found')).toBe('');
     expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
       'armadacharts.armada.airshipit.org',
     );
@@ -388,7 +453,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
   });
 });
 
-describe('the operator chart with an empty managedResources', () => {
+describe('the operator chart with an empty managedResources, the worker deploying anywhere (rbac.deploy.workerClusterWide)', () => {
   const release = uniqueName('armada-bare');
   const namespace = uniqueName('operator-bare');
   let asWorker: string;
@@ -404,6 +469,8 @@ describe('the operator chart with an empty managedResources', () => {
       '--skip-crds',
       '--set-json',
       'managedResources=[]',
+      '--set',
+      'rbac.deploy.workerClusterWide=true',
       '--set',
       'worker.replicas=0',
       '--set',
@@ -456,5 +523,32 @@ describe("the suite's product processes run as the chart's ServiceAccounts (glob
     } finally {
       await kubectl('delete', 'namespace', victim, '--wait=false');
     }
+  });
+});
+
+describe('tenancy settings in the operator chart (helm template)', () => {
+  const bridgeEnv = async (...args: string[]) => {
+    const rendered = await helm('template', 'r', chart, '--show-only', 'templates/bridge.yaml', ...args);
+    const deployment = parseAllDocuments(rendered)[0].toJS() as {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    return Object.fromEntries(
+      deployment.spec.template.spec.containers[0].env
+        .filter((e) => ['ARMADA_LOCKDOWN', 'ARMADA_DEFAULT_SERVICE_ACCOUNT'].includes(e.name))
+        .map((e) => [e.name, e.value]),
+    );
+  };
+
+  it("sets the bridge's default ServiceAccount and lockdown, and neither by default", async () => {
+    expect(await bridgeEnv()).toEqual({ ARMADA_LOCKDOWN: 'false' });
+    expect(
+      await bridgeEnv('--set', 'tenancy.defaultServiceAccount=deployer', '--set', 'tenancy.lockdown=true'),
+    ).toEqual({ ARMADA_LOCKDOWN: 'true', ARMADA_DEFAULT_SERVICE_ACCOUNT: 'deployer' });
+  });
+
+  it('refuses a tenant ServiceAccount without a namespace', async () => {
+    await expect(
+      helm('template', 'r', chart, '--set', 'rbac.deploy.serviceAccounts[0].name=deployer'),
+    ).rejects.toThrow('rbac.deploy.serviceAccounts: every entry needs a namespace and a name');
   });
 });
