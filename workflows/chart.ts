@@ -39,6 +39,8 @@ import {
 import { helmRequests, operationSeconds, type ChartObject } from './plan/helm-requests';
 import type { PreparedChart } from '../activities/charts/source';
 import type { ReleaseRef } from '../activities/helm/release';
+import type { ServiceAccountRef } from '../kube/client';
+import type { ReleaseChange } from './plan/rollback';
 
 export interface ChartRun {
   chart: string;
@@ -53,12 +55,8 @@ export interface ChartRun {
   carried?: Carried;
 }
 
-export interface WrittenRelease {
-  chart: string;
-  release: string;
-  namespace: string;
-  before: number | null;
-}
+/** A release a failed chart run had written before it failed: the saga's record of it. */
+export type WrittenRelease = ReleaseChange;
 
 export interface ChartOutcome {
   chart: string;
@@ -69,6 +67,8 @@ export interface ChartOutcome {
   /** The revision before this run; null when the release did not exist. */
   before: number | null;
   revision: number | null;
+  /** The ServiceAccount the run acted as (none: the worker itself). */
+  actAs?: ServiceAccountRef;
 }
 
 /**
@@ -144,9 +144,8 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
       'RollingBack',
       `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
     );
-    await undoChanges([
-      { chart: run.chart, release: run.release, namespace: run.namespace, before: outcome!.before },
-    ]);
+    const { release, namespace, before, actAs } = outcome!;
+    await undoChanges([{ chart: run.chart, release, namespace, before, ...(actAs && { actAs }) }]);
     outcome = { ...outcome!, action: 'rolled-back', revision: outcome!.before };
   }
   const done = chartOutcomeStatus(finished(outcome!));
@@ -226,6 +225,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
     action,
     before,
     revision,
+    ...(ref.actAs && { actAs: ref.actAs }),
   });
 
   if (run.mode === 'uninstall') {
@@ -346,6 +346,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
       release,
       namespace,
       before,
+      ...(ref.actAs && { actAs: ref.actAs }),
     } satisfies WrittenRelease);
   } finally {
     // The written release now runs the new revision at full size (or failed, and is left to the

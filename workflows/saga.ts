@@ -12,8 +12,8 @@ export function changesOf(outcome: GroupOutcome): ReleaseChange[] {
   const changes: ReleaseChange[] = [];
   for (const chart of outcome.outcomes) {
     if (chart.action === 'installed' || chart.action === 'upgraded') {
-      const { release, namespace, before } = chart;
-      changes.push({ chart: chart.chart, release, namespace, before });
+      const { release, namespace, before, actAs } = chart;
+      changes.push({ chart: chart.chart, release, namespace, before, ...(actAs && { actAs }) });
     }
   }
   for (const failed of outcome.failed) if (failed.written) changes.push(failed.written);

@@ -13,6 +13,8 @@ const rules: ReadonlyArray<[RegExp, string]> = [
     /parse error|YAML parse error|error converting YAML|unable to build kubernetes objects|template: /i,
     NonRetryable.InvalidChart,
   ],
+  // The API server refused an object the chart renders: the same render is refused again.
+  [/" is invalid: |failed to create typed patch object/i, NonRetryable.InvalidChart],
   [/forbidden/i, NonRetryable.Forbidden],
 ];
 

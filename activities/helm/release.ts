@@ -14,6 +14,21 @@ export const HELM_DEFAULT_TIMEOUT_SECONDS = 300;
 export const DIGEST_PREFIX = 'armada-digest=';
 
 /**
+ * The release label armada writes on every revision it installs or upgrades (`helm --labels`).
+ * It marks the release armada's from its first revision on, even one helm left `failed` or
+ * `pending-install`, whose description helm replaces (and with it the armada-digest).
+ */
+export const OWNER_LABEL = { key: 'armada.airshipit.org/managed-by', value: 'armada-temporal' } as const;
+
+/** How helm says a release does not exist. */
+const NOT_FOUND = /release: not found/;
+
+/** Whether a helm command failed because the release does not exist (and for no other reason). */
+export function isReleaseNotFound(err: unknown): boolean {
+  return err instanceof Error && NOT_FOUND.test(err.message);
+}
+
+/**
  * The part of helm's `-o json` release document the product reads. Helm prints more; zod keeps
  * what we use and fails loudly if helm's output format ever changes under us.
  */

@@ -3,17 +3,12 @@ import { runHelm } from './exec';
 import {
   digestOf,
   helmHistorySchema,
+  isReleaseNotFound,
   lastDeployedRevision,
+  OWNER_LABEL,
   recordedDigest,
   type ReleaseRef,
 } from './release';
-
-/** How helm says a release does not exist. */
-const NOT_FOUND = /release: not found/;
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof Error && NOT_FOUND.test(err.message);
-}
 
 /**
  * Activity: what the chart workflow decides from — the current revision, its status, the digest
@@ -28,7 +23,7 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
       ref.actAs,
     ));
   } catch (err) {
-    if (isNotFound(err)) return null;
+    if (isReleaseNotFound(err)) return null;
     throw err;
   }
   const history = helmHistorySchema.parse(JSON.parse(stdout));
@@ -41,6 +36,21 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
     lastDeployedRevision: lastDeployedRevision(history),
     updated: current.updated,
     description: current.description,
-    createdByArmada: history.some((entry) => digestOf(entry.description) !== undefined),
+    createdByArmada:
+      history.some((entry) => digestOf(entry.description) !== undefined) || (await ownerLabelled(ref)),
   };
+}
+
+/**
+ * Whether the release's current revision carries armada's owner label: asked only of a release
+ * whose last 20 revisions record no armada-digest (helm replaces a failed or interrupted
+ * revision's description), so a release armada deployed costs no second helm call.
+ */
+async function ownerLabelled(ref: ReleaseRef): Promise<boolean> {
+  const { stdout } = await runHelm(
+    ['get', 'metadata', ref.release, '--namespace', ref.namespace, '--output', 'json'],
+    ref.actAs,
+  );
+  const { labels } = JSON.parse(stdout) as { labels?: Record<string, string> };
+  return labels?.[OWNER_LABEL.key] === OWNER_LABEL.value;
 }

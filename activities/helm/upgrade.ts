@@ -9,6 +9,7 @@ import { prepareRetriedWrite } from './recover';
 import {
   DIGEST_PREFIX,
   HELM_DEFAULT_TIMEOUT_SECONDS,
+  OWNER_LABEL,
   parseRelease,
   type ReleaseRef,
   type ReleaseStatus,
@@ -43,6 +44,7 @@ export function upgradeArgs(req: UpgradeRequest, chartPath: string, valuesFile: 
   // A ServiceAccount of a tenant may not write Namespaces (cluster-scoped): its target must exist.
   if (!req.actAs) args.push('--create-namespace');
   args.push('--values', valuesFile, '--output', 'json');
+  args.push('--labels', `${OWNER_LABEL.key}=${OWNER_LABEL.value}`);
   if (req.version) args.push('--version', req.version);
   if (req.digest) args.push('--description', `${DIGEST_PREFIX}${req.digest}`);
   if (req.timeoutSeconds !== undefined) args.push('--timeout', `${req.timeoutSeconds}s`);

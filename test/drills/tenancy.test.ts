@@ -316,6 +316,40 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     );
   });
 
+  it("a manifest's rollback acts as its charts' ServiceAccount too: the release its run installed is uninstalled", async () => {
+    const manifest = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'ArmadaManifest',
+      metadata: { name: 'undone' },
+      spec: { release_prefix: 'undone', chart_groups: ['undone'], on_failure: 'rollback' },
+    };
+    const group = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'ArmadaChartGroup',
+      metadata: { name: 'undone' },
+      spec: { sequenced: true, chart_group: ['first', 'broken'] },
+    };
+    const broken = helloChart('broken', teamA, {
+      source: { type: 'local', location: 'examples/charts/no-such-chart' },
+    });
+    await applyObjects(teamA, [helloChart('first', teamA), broken, group, manifest]);
+    const reason = await eventually(
+      'the manifest failed and rolled back',
+      async () => {
+        const status = (await json('get', 'amf', 'undone', '-n', teamA)).status;
+        return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
+      },
+      { process: bridge },
+    );
+    expect(reason).toContain('broken: local chart examples/charts/no-such-chart');
+    // The run installed undone-first as team A's deployer; its rollback (before the status above)
+    // must uninstall it as the same ServiceAccount: the worker itself may not even list team A's
+    // release Secrets, and helm uninstall --ignore-not-found, denied the list, finds nothing.
+    expect(JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', '^undone-first$'))).toEqual(
+      [],
+    );
+  }, 180_000);
+
   it("the worker's own ServiceAccount reads no Secret and writes no workload, in any namespace: runs deploy with their ServiceAccount's rights alone", async () => {
     const asWorker = ['--as', `system:serviceaccount:${operator}:${fullname}-worker`];
     for (const ns of [teamA, teamB, shared, 'kube-system'])

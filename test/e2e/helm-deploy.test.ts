@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { helmUninstall } from '../../activities/helm/uninstall';
 import { toolPath } from '../../activities/tools';
 import { armadaChartSpec } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
@@ -109,5 +110,47 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
       [5, 'deployed'],
     ]);
     expect(history.find((h) => h.revision === 4)?.description).toBe('Rollback to 2');
+  });
+
+  it("takes up again a release its own first install left failed (helm drops the digest from a failed revision's description)", async () => {
+    const failedFirst = uniqueName('failed-first');
+    const chart = (values: Record<string, unknown>): ChartRun => ({
+      ...run(values),
+      chart: failedFirst,
+      release: failedFirst,
+      spec: armadaChartSpec.parse({
+        release: failedFirst,
+        namespace,
+        source: { type: 'local', location: 'examples/charts/hello' },
+        values,
+        wait: { timeout: 120, labels: { 'app.kubernetes.io/instance': failedFirst } },
+      }),
+    });
+    const start = (values: Record<string, unknown>) =>
+      harness().client.workflow.execute(chartWorkflow, {
+        taskQueue: harness().taskQueue,
+        workflowId: releaseWorkflowId(namespace, failedFirst),
+        args: [chart(values)],
+      });
+    // The API server refuses a Deployment whose replicas is not a number: helm records revision 1
+    // as failed, described "Release ... failed: ...", with no armada-digest.
+    await expect(start({ replicaCount: 'many' })).rejects.toThrow();
+    const first = JSON.parse(await helm('history', failedFirst, '-n', namespace, '-o', 'json'));
+    expect(first.map((h: { status: string }) => h.status)).toEqual(['failed']);
+    expect(first[0].description).not.toContain('armada-digest');
+    // Fixed, the next run upgrades it: armada-temporal created it, as the release's label says.
+    expect(await start({ replicaCount: 1 })).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+  });
+
+  it('an uninstall as an identity that may not read the release fails, naming why, and leaves it installed', async () => {
+    const nobody = { namespace, name: 'nobody' }; // no such ServiceAccount: no rights at all
+    await expect(helmUninstall({ release, namespace, actAs: nobody })).rejects.toThrow(
+      `User "system:serviceaccount:${namespace}:nobody" cannot list resource "secrets"`,
+    );
+    expect(JSON.parse(await helm('status', release, '-n', namespace, '-o', 'json')).info.status).toBe(
+      'deployed',
+    );
+    // A release that is not there is no error.
+    await expect(helmUninstall({ release: uniqueName('never'), namespace })).resolves.toBeUndefined();
   });
 });

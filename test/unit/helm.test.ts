@@ -22,6 +22,8 @@ describe('upgradeArgs', () => {
     '/tmp/v.json',
     '--output',
     'json',
+    '--labels',
+    'armada.airshipit.org/managed-by=armada-temporal',
   ];
 
   it.each([
@@ -73,6 +75,16 @@ describe('classifyHelmError', () => {
       'a permission error is final',
       'Error: deployments.apps is forbidden: User "x" cannot create',
       NonRetryable.Forbidden,
+    ],
+    [
+      'an object the API server refuses as invalid is final',
+      'Error: server-side apply failed for object a/b apps/v1, Kind=Deployment: Deployment.apps "b" is invalid: spec.replicas: Invalid value: -1',
+      NonRetryable.InvalidChart,
+    ],
+    [
+      'a field of the wrong type is final',
+      'Error: server-side apply failed for object a/b apps/v1, Kind=Deployment: failed to create typed patch object (a/b; apps/v1, Kind=Deployment): .spec.replicas: expected numeric (int or float), got string',
+      NonRetryable.InvalidChart,
     ],
     ['a wait timeout is retried', 'Error: UPGRADE FAILED: context deadline exceeded', HELM_COMMAND_FAILED],
     [

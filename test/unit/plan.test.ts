@@ -350,6 +350,21 @@ describe('compensations', () => {
       { action: 'rollback', release: 'a', namespace: 'apps', revision: 2 },
     ]);
   });
+
+  it('each undo acts as the ServiceAccount its change was written as', () => {
+    const actAs = { namespace: 'team-a', name: 'deployer' };
+    const change = (release: string, before: number | null) => ({
+      chart: release,
+      release,
+      namespace: 'team-a',
+      before,
+      actAs,
+    });
+    expect(compensations([change('a', 3), change('b', null)])).toEqual([
+      { action: 'uninstall', release: 'b', namespace: 'team-a', actAs },
+      { action: 'rollback', release: 'a', namespace: 'team-a', revision: 3, actAs },
+    ]);
+  });
 });
 
 describe('rivalClaims (one Helm release, two objects that would deploy it)', () => {

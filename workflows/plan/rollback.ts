@@ -1,3 +1,4 @@
+import type { ServiceAccountRef } from '../../kube/client';
 /**
  * The saga of a manifest run: every release the run changed is recorded with the revision it had
  * before, and a rollback undoes the changes newest first.
@@ -8,11 +9,14 @@ export interface ReleaseChange {
   namespace: string;
   /** The revision before this run touched the release; null when this run installed it. */
   before: number | null;
+  /** The ServiceAccount the run wrote it as: undoing it acts as the same one, with no more rights. */
+  actAs?: ServiceAccountRef;
 }
 
-export type Compensation =
+export type Compensation = (
   | { action: 'rollback'; release: string; namespace: string; revision: number }
-  | { action: 'uninstall'; release: string; namespace: string };
+  | { action: 'uninstall'; release: string; namespace: string }
+) & { actAs?: ServiceAccountRef };
 
 /**
  * What undoing the changes takes, newest change first: a release that existed goes back to its
@@ -20,11 +24,10 @@ export type Compensation =
  * Example: changes [a (rev 2), b (new), c (rev 5)] → [c back to 5, uninstall b, a back to 2].
  */
 export function compensations(changes: readonly ReleaseChange[]): Compensation[] {
-  return [...changes]
-    .reverse()
-    .map(({ release, namespace, before }) =>
-      before === null
-        ? { action: 'uninstall', release, namespace }
-        : { action: 'rollback', release, namespace, revision: before },
-    );
+  return [...changes].reverse().map(({ release, namespace, before, actAs }) => ({
+    ...(before === null
+      ? { action: 'uninstall' as const, release, namespace }
+      : { action: 'rollback' as const, release, namespace, revision: before }),
+    ...(actAs && { actAs }),
+  }));
 }
