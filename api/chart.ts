@@ -11,7 +11,12 @@ import {
   serviceAccountName,
   targetState,
 } from './common';
-import { SOURCE_PLACE_RULES, sourcePlaceProblems } from './source-location';
+import {
+  SECRET_REF_RULES,
+  SOURCE_PLACE_RULES,
+  secretRefProblems,
+  sourcePlaceProblems,
+} from './source-location';
 
 /**
  * Most Helm values one chart takes, as JSON: 512 KiB. Helm keeps every revision in a Secret
@@ -84,6 +89,9 @@ const SOURCE_NEEDS: Record<
 
 export const SOURCE_TYPES = ['local', 'tar', 'repo', 'oci', 'git'] as const;
 
+/** The keys of a `source.secret_ref` Secret, as Flux's HelmRepository and GitRepository name them. */
+export const SOURCE_SECRET_KEYS = ['username', 'password'] as const;
+
 export const chartSource = z
   .strictObject({
     type: z
@@ -107,6 +115,18 @@ export const chartSource = z
     reference: z.string().max(256).optional().describe('Git branch, tag or commit (git).'),
     chart: z.string().min(1).max(253).optional().describe('Chart name in the Helm repository (repo).'),
     version: z.string().min(1).max(128).optional().describe('Chart version (repo, oci).'),
+    secret_ref: z
+      .strictObject({
+        name: objectName('source.secret_ref.name').describe(
+          "Name of the Secret, in the ArmadaChart's own namespace.",
+        ),
+      })
+      .optional()
+      .describe(
+        "Credentials for the source: a Secret of the ArmadaChart's own namespace with keys username and password " +
+          '(HTTP basic auth for tar and repo, registry login for oci, git over https:// or http://), read by the ' +
+          'worker when it fetches the chart, never stored in the run. Not for local, nor for git over ssh.',
+      ),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -121,6 +141,7 @@ export const chartSource = z
         fieldPath: `.${field}`,
         message,
       })),
+      ...SECRET_REF_RULES.map(({ cel, message }) => ({ rule: cel, fieldPath: '.secret_ref', message })),
     ],
   })
   .superRefine((source, ctx) => {
@@ -152,6 +173,8 @@ export const chartSource = z
     }
     const placeProblems = sourcePlaceProblems(source);
     for (const { field, message } of placeProblems) ctx.addIssue({ code: 'custom', path: [field], message });
+    for (const { message } of secretRefProblems(source))
+      ctx.addIssue({ code: 'custom', path: ['secret_ref'], message });
     if (!placeProblems.length && source.location && needs.scheme && !needs.scheme.test(source.location)) {
       ctx.addIssue({
         code: 'custom',

@@ -18,6 +18,7 @@ export interface SourcePlace {
   type: string;
   location?: string;
   subpath?: string;
+  secret_ref?: { name: string };
 }
 
 export interface SourcePlaceRule {
@@ -114,4 +115,43 @@ export const SOURCE_PLACE_RULES: readonly SourcePlaceRule[] = [
 /** The rules `source` breaks, in table order: none when it may be fetched. */
 export function sourcePlaceProblems(source: SourcePlace): SourcePlaceRule[] {
   return SOURCE_PLACE_RULES.filter((r) => !r.allows(source));
+}
+
+/** A rule on where `secret_ref` may be set; read by the same three layers as the place rules. */
+export interface SecretRefRule {
+  message: string;
+  /** The CEL rule the CRD carries, `self` being the source; true when the source is allowed. */
+  cel: string;
+  allows(source: SourcePlace): boolean;
+}
+
+const HTTP_URL = '^https?://';
+
+/**
+ * Which sources take credentials from a Secret: every type the worker fetches over the network,
+ * git only over http(s). ssh keys would need an ssh server in the tests to be proven; until then
+ * a git ssh location with a `secret_ref` is refused rather than fetched without its credentials.
+ */
+export const SECRET_REF_RULES: readonly SecretRefRule[] = [
+  {
+    message: "must not be set when source.type is local: a local chart is read from the worker's own disk",
+    cel: "!has(self.secret_ref) || self.type != 'local'",
+    allows: (source) => source.secret_ref === undefined || source.type !== 'local',
+  },
+  {
+    message:
+      'needs an https:// or http:// location when source.type is git: credentials for git over ssh ' +
+      '(identity, known_hosts) are not supported',
+    cel: `!has(self.secret_ref) || self.type != 'git' || !has(self.location) || self.location.matches(${cel(HTTP_URL)})`,
+    allows: (source) =>
+      source.secret_ref === undefined ||
+      source.type !== 'git' ||
+      source.location === undefined ||
+      js(HTTP_URL).test(source.location),
+  },
+];
+
+/** The `secret_ref` rules `source` breaks: none when its credentials, if any, can be used. */
+export function secretRefProblems(source: SourcePlace): SecretRefRule[] {
+  return SECRET_REF_RULES.filter((r) => !r.allows(source));
 }

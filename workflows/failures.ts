@@ -14,6 +14,10 @@ export const NonRetryable = {
   ValuesNotFound: 'ValuesNotFound',
   /** A `values_from` value is not a YAML map of values (the failure names the entry, never its content). */
   InvalidValues: 'InvalidValues',
+  /** A `source.secret_ref` Secret, or a key it must have, is missing. */
+  CredentialsNotFound: 'CredentialsNotFound',
+  /** The chart's server refused to serve it: no credentials, or not these (HTTP 401 or 403). */
+  SourceUnauthorized: 'SourceUnauthorized',
   /** The API server refused for lack of permission (403). */
   Forbidden: 'Forbidden',
   /** The helm binary itself is missing. */

@@ -7,13 +7,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ChartSource } from '../../api/chart';
 import { quoted } from '../../api/common';
-import { sourcePlaceProblems } from '../../api/source-location';
+import { secretRefProblems, sourcePlaceProblems } from '../../api/source-location';
 import { NonRetryable } from '../../workflows/failures';
 import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
 import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
 import { toolPath } from '../tools';
-import { chartValues, type ValuesFrom } from '../values/read';
+import { chartValues, type ChartObjectRef, type ValuesFrom } from '../values/read';
+import {
+  basicAuthorization,
+  gitCredentialEnv,
+  inPrivateDirectory,
+  PRIVATE_REPOSITORY,
+  readSourceCredentials,
+  redactCredentials,
+  writeHelmCredentials,
+  type HelmConfigFiles,
+  type SourceCredentials,
+} from './credentials';
 import { releaseDigest, treeDigest, type TreeFile } from './digest';
 
 /** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
@@ -22,6 +33,8 @@ export interface PrepareChartRequest {
   values?: Record<string, unknown>;
   /** Read here and digested with the values; absent when the chart has no `values_from`. */
   valuesFrom?: ValuesFrom;
+  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
+  owner?: ChartObjectRef;
 }
 
 /**
@@ -47,6 +60,8 @@ export interface ChartContent {
    * were passed by content (its result named a path), whose chart is then fetched unchecked.
    */
   contentDigest?: string;
+  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
+  owner?: ChartObjectRef;
 }
 
 /** A chart on local disk and the digest of its content alone (no values). */
@@ -64,6 +79,12 @@ const GIT_NOT_FOUND =
   /couldn't find remote ref|does not appear to be a git repository|repository .* not found|not our ref|unadvertised object|invalid refspec/i;
 /** helm pull's answers for a missing OCI tag or repository or a missing repository index. */
 const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 404|: 404 Not Found/i;
+/** helm's answers when a registry or repository wants credentials, or other ones. */
+const PULL_UNAUTHORIZED =
+  /status code 40[13]\b|\b40[13] (Unauthorized|Forbidden)\b|basic credential not found/i;
+/** git's, asked for credentials it was not given (it never prompts: runTool) or refused them. */
+const GIT_UNAUTHORIZED =
+  /Authentication failed|could not read (Username|Password)|The requested URL returned error: 40[13]\b/i;
 
 /**
  * Activity: brings the chart of `req.source` onto this worker's disk and digests it with the
@@ -87,11 +108,13 @@ const PULL_NOT_FOUND = /: not found\b|name unknown|manifest unknown|status code 
  * path, HTTP 404/410, git repository or reference, repository chart or version, OCI tag) fails
  * non-retryably with type `ChartNotFound`, and so does a source that breaks
  * api/source-location.ts (an absolute or `..` path, a `file:` URL, a git location that is not a
- * network URL). Network and server errors are retryable: plain errors for downloads and git,
- * helm's classification (`HelmCommandFailed`) for `helm pull`.
+ * network URL). Credentials come from `source.secret_ref` (see fetchChart); a missing Secret or
+ * key fails non-retryably as `CredentialsNotFound`, and a server that refuses the credentials
+ * (or wants some) as `SourceUnauthorized`. Network and server errors are retryable: plain errors
+ * for downloads and git, helm's classification (`HelmCommandFailed`) for `helm pull`.
  */
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
-  const chart = await heartbeating(() => fetchChart(req.source));
+  const chart = await heartbeating(() => fetchChart(req.source, req.owner));
   onThisWorker.set(chart.contentDigest, chart.ref);
   const { values } = await chartValues(req.values, req.valuesFrom);
   return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, values) };
@@ -108,9 +131,12 @@ const onThisWorker = new Map<string, string>();
  * what the run planned and recorded. Returns a chart directory or archive for helm.
  */
 export async function chartOnThisWorker(chart: ChartContent): Promise<string> {
+  // Served by content digest without asking the source again, a private chart too: the digest is
+  // the one this run's own prepareChart fetched with the chart's own credentials, so the run has
+  // already proven it may have these bytes. Only such a digest names a chart here.
   const known = chart.contentDigest && onThisWorker.get(chart.contentDigest);
   if (known && chart.source.type !== 'local' && (await stat(known).catch(() => undefined))) return known;
-  const fetched = await fetchChart(chart.source);
+  const fetched = await fetchChart(chart.source, chart.owner);
   if (chart.contentDigest !== undefined && fetched.contentDigest !== chart.contentDigest) {
     throw ApplicationFailure.nonRetryable(
       `${describeSource(chart.source)} changed since the run prepared it: sha256 ${chart.contentDigest} then, ` +
@@ -122,7 +148,21 @@ export async function chartOnThisWorker(chart: ChartContent): Promise<string> {
   return fetched.ref;
 }
 
-async function fetchChart(source: ChartSource): Promise<LocalChart> {
+/**
+ * The chart of `source` on this worker's disk, fetched with the credentials of its
+ * `source.secret_ref` (read in `owner`'s namespace, as its ServiceAccount), which reach each
+ * tool without its arguments: a header for downloads, 0600 configuration files in a private
+ * directory for helm (readable in /proc, arguments are anyone's), git's configuration in its
+ * environment. Failures are redacted of them.
+ *
+ * Cache and credentials: every fetch asks the source, with the chart's own credentials, before
+ * anything cached is used; the artefacts named by content (`<cache>/<digest>.tgz`, `git-<commit>`)
+ * are reused only once the source has served that content to this chart. helm pull reads its
+ * content cache only for a digest the authenticated index or registry gave it. A private fetch's
+ * helm configuration and repository index live in a private directory removed afterwards, never
+ * in the worker's helm homes, where they would serve charts that name no credentials.
+ */
+async function fetchChart(source: ChartSource, owner?: ChartObjectRef): Promise<LocalChart> {
   // Again here, not only in the validator: an object written before the rule, or a caller that
   // skips validation, must not make the worker read its own disk.
   const broken = sourcePlaceProblems(source)[0];
@@ -131,23 +171,24 @@ async function fetchChart(source: ChartSource): Promise<LocalChart> {
       `${describeSource(source)}: source.${broken.field} ${quoted(source[broken.field] ?? '')} ${broken.message}`,
     );
   }
-  switch (source.type) {
-    case 'local':
-      return localChart(source);
-    case 'tar':
-      return tarChart(source);
-    case 'repo':
-      return pulledChart(source, [
-        'pull',
-        required(source, 'chart'),
-        '--repo',
-        required(source, 'location'),
-        ...versionArgs(source),
-      ]);
-    case 'oci':
-      return pulledChart(source, ['pull', required(source, 'location'), ...versionArgs(source)]);
-    case 'git':
-      return gitChart(source);
+  // Fetching without the credentials the object names would only fail later, less clearly.
+  const unusable = secretRefProblems(source)[0];
+  if (unusable) throw chartNotFound(`${describeSource(source)}: source.secret_ref ${unusable.message}`);
+  const credentials = await readSourceCredentials(source, owner, currentActivity()?.cancellationSignal);
+  try {
+    switch (source.type) {
+      case 'local':
+        return await localChart(source);
+      case 'tar':
+        return await tarChart(source, credentials);
+      case 'repo':
+      case 'oci':
+        return await pulledChart(source, credentials);
+      case 'git':
+        return await gitChart(source, credentials);
+    }
+  } catch (err) {
+    throw redactCredentials(err, credentials);
   }
 }
 
@@ -170,10 +211,10 @@ async function localChart(source: ChartSource): Promise<LocalChart> {
 }
 
 /** `tar`: writes `<cache>/<sha256(archive)>.tgz` and, with a subpath, its extracted tree; returns the ref. */
-async function tarChart(source: ChartSource): Promise<LocalChart> {
+async function tarChart(source: ChartSource, credentials?: SourceCredentials): Promise<LocalChart> {
   const url = required(source, 'location');
   const cache = await cacheDir();
-  const { archive, archiveDigest } = await download(url, cache);
+  const { archive, archiveDigest } = await download(source, url, cache, credentials);
   if (!source.subpath) return { ref: archive, contentDigest: archiveDigest };
 
   const tree = await extract(archive, path.join(cache, `${archiveDigest}.d`));
@@ -183,14 +224,20 @@ async function tarChart(source: ChartSource): Promise<LocalChart> {
 }
 
 /**
- * Downloads `url` into `cache`: streamed into a temporary file there, then renamed to
- * `<sha256 of the bytes>.tgz`, so a reader never sees a partial archive and a name always holds
- * the same bytes (a URL may serve other bytes later). Returns that file and the sha256 hex.
+ * Downloads `url` (the location of `source`) into `cache`, with `credentials` when given:
+ * streamed into a temporary file there, then renamed to `<sha256 of the bytes>.tgz`, so a
+ * reader never sees a partial archive and a name always holds the same bytes (a URL may serve
+ * other bytes later). Returns that file and the sha256 hex.
  */
-async function download(url: string, cache: string): Promise<{ archive: string; archiveDigest: string }> {
+async function download(
+  source: ChartSource,
+  url: string,
+  cache: string,
+  credentials?: SourceCredentials,
+): Promise<{ archive: string; archiveDigest: string }> {
   const shown = redact(url);
   const activity = currentActivity();
-  const { href, headers } = basicAuth(url);
+  const { href, headers } = basicAuth(url, credentials);
   let response: Response;
   try {
     response = await fetch(href, { headers, signal: activity?.cancellationSignal });
@@ -201,6 +248,10 @@ async function download(url: string, cache: string): Promise<{ archive: string; 
   if (response.status === 404 || response.status === 410) {
     await response.body?.cancel();
     throw chartNotFound(`chart archive ${shown} not found: HTTP ${response.status}`);
+  }
+  if (response.status === 401 || response.status === 403) {
+    await response.body?.cancel();
+    throw sourceUnauthorized(source, credentials, `HTTP ${response.status} from ${shown}`);
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
@@ -269,18 +320,55 @@ async function extract(archive: string, target: string): Promise<string> {
 }
 
 /**
- * `repo` and `oci`: `helm pull` into a fresh temporary directory, then the archive is moved to
- * `<cache>/<file name>-<digest prefix>.tgz` and the directory removed. Returns that archive and
- * the sha256 of its bytes.
+ * The helm commands that pull the chart of a `repo` or `oci` source into `destination`, in
+ * order. Without `config`, one `helm pull` of the chart (`--repo` for a repository). With the
+ * configuration of a private fetch (writeHelmCredentials): for a repository, `helm repo update`
+ * of the one repository it names (the index, fetched with its credentials) and `helm pull` of
+ * `<that repository>/<chart>`; for a registry, `helm pull` with that registry configuration.
+ * Only file names reach the arguments, never a credential.
  */
-async function pulledChart(source: ChartSource, args: string[]): Promise<LocalChart> {
+export function pullCommands(source: ChartSource, destination: string, config?: HelmConfigFiles): string[][] {
+  const location = required(source, 'location');
+  const pulled = ['--destination', destination, ...versionArgs(source)];
+  if (source.type === 'oci') {
+    const registry = config ? ['--registry-config', config.registry] : [];
+    return [['pull', location, ...pulled, ...registry]];
+  }
+  const chart = required(source, 'chart');
+  if (!config) return [['pull', chart, '--repo', location, ...pulled]];
+  const repository = [
+    '--repository-config',
+    config.repositories,
+    '--repository-cache',
+    config.repositoryCache,
+  ];
+  return [
+    ['repo', 'update', ...repository],
+    ['pull', `${PRIVATE_REPOSITORY}/${chart}`, ...pulled, ...repository],
+  ];
+}
+
+/**
+ * `repo` and `oci`: `helm pull` (pullCommands) into a fresh temporary directory, with
+ * `credentials` written for helm in a private directory (writeHelmCredentials) when given; then
+ * the archive is moved to `<cache>/<file name>-<digest prefix>.tgz` and both directories are
+ * removed. Returns that archive and the sha256 of its bytes.
+ */
+async function pulledChart(source: ChartSource, credentials?: SourceCredentials): Promise<LocalChart> {
   const cache = await cacheDir();
   const destination = await mkdtemp(path.join(cache, '.pull-'));
+  const pull = async (config?: HelmConfigFiles) => {
+    for (const args of pullCommands(source, destination, config)) await runHelm(args);
+  };
   try {
-    await runHelm([...args, '--destination', destination]);
+    if (credentials)
+      await inPrivateDirectory(async (dir) => pull(await writeHelmCredentials(source, credentials, dir)));
+    else await pull();
     const archives = (await readdir(destination)).filter((name) => name.endsWith('.tgz'));
     if (archives.length !== 1) {
-      throw new Error(`helm ${args.slice(0, 2).join(' ')} left ${archives.length} archives, expected one`);
+      throw new Error(
+        `helm pull of ${describeSource(source)} left ${archives.length} archives, expected one`,
+      );
     }
     const pulled = path.join(destination, archives[0]);
     const contentDigest = await fileDigest(pulled);
@@ -288,6 +376,8 @@ async function pulledChart(source: ChartSource, args: string[]): Promise<LocalCh
     await rename(pulled, ref);
     return { ref, contentDigest };
   } catch (err) {
+    if (err instanceof ApplicationFailure && PULL_UNAUTHORIZED.test(err.message))
+      throw sourceUnauthorized(source, credentials, err.message);
     throw isPullNotFound(err) ? chartNotFound(`${describeSource(source)}: ${err.message}`) : err;
   } finally {
     await rm(destination, { recursive: true, force: true });
@@ -306,11 +396,12 @@ function isPullNotFound(err: unknown): err is ApplicationFailure {
 }
 
 /**
- * `git`: `git init`, a depth-1 fetch of `reference` (default HEAD) and a checkout of it in a fresh
- * temporary directory; `.git` is then removed and the tree renamed to `<cache>/git-<commit>/`
- * (kept from an earlier call when it exists). Returns `<that>/<subpath>` and its tree digest.
+ * `git`: `git init`, a depth-1 fetch of `reference` (default HEAD), with `credentials` when
+ * given (gitCredentialEnv), and a checkout of it in a fresh temporary directory; `.git` is then
+ * removed and the tree renamed to `<cache>/git-<commit>/` (kept from an earlier call when it
+ * exists). Returns `<that>/<subpath>` and its tree digest.
  */
-async function gitChart(source: ChartSource): Promise<LocalChart> {
+async function gitChart(source: ChartSource, credentials?: SourceCredentials): Promise<LocalChart> {
   const location = required(source, 'location');
   const reference = source.reference || 'HEAD';
   refuseOption('reference', reference);
@@ -319,10 +410,12 @@ async function gitChart(source: ChartSource): Promise<LocalChart> {
   try {
     await git(temporary, ['init', '-q']);
     const fetchArgs = ['fetch', '-q', '--depth', '1', '--', location, reference];
-    const fetched = await runTool(toolPath('git'), fetchArgs, { cwd: temporary });
+    const env = credentials && gitCredentialEnv(location, credentials);
+    const fetched = await runTool(toolPath('git'), fetchArgs, { cwd: temporary, env });
     if (fetched.code !== 0) {
       const what = `git fetch of ${reference} from ${redact(location)} failed (exit ${fetched.code})`;
       const message = `${what}: ${tail(fetched.stderr)}`;
+      if (GIT_UNAUTHORIZED.test(fetched.stderr)) throw sourceUnauthorized(source, credentials, message);
       throw GIT_NOT_FOUND.test(fetched.stderr) ? chartNotFound(message) : new Error(message);
     }
     await git(temporary, ['checkout', '-q', 'FETCH_HEAD']);
@@ -487,20 +580,47 @@ function chartNotFound(message: string): ApplicationFailure {
 }
 
 /**
+ * The server of `source` refused it (HTTP 401 or 403): with `credentials`, those; without, it
+ * wants some. Retrying cannot help until the Secret or the source changes.
+ */
+function sourceUnauthorized(
+  source: ChartSource,
+  credentials: SourceCredentials | undefined,
+  detail: string,
+): ApplicationFailure {
+  const why = credentials
+    ? `the server refused the credentials of ${credentials.from} (source.secret_ref)`
+    : 'the server asks for credentials: set source.secret_ref to a Secret with keys username and password';
+  return ApplicationFailure.create({
+    type: NonRetryable.SourceUnauthorized,
+    nonRetryable: true,
+    message: `${describeSource(source)}: ${why}: ${detail}`,
+  });
+}
+
+/**
  * fetch refuses URLs with credentials in them; `https://user:password@host/chart.tgz` becomes the
  * URL without them and an HTTP Basic Authorization header (dropped by fetch on a redirect to
- * another origin).
+ * another origin). `credentials` from `source.secret_ref` win over the URL's.
  */
-function basicAuth(location: string): { href: string; headers: Record<string, string> } {
+function basicAuth(
+  location: string,
+  credentials?: SourceCredentials,
+): { href: string; headers: Record<string, string> } {
   const url = URL.canParse(location) ? new URL(location) : undefined;
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     throw chartNotFound(`chart archive location ${redact(location)} is not an http(s) URL`);
   }
-  if (!url.username && !url.password) return { href: location, headers: {} };
-  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  const inUrl = url.username || url.password;
+  const user =
+    credentials ??
+    (inUrl
+      ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
+      : undefined);
+  if (!user) return { href: location, headers: {} };
   url.username = '';
   url.password = '';
-  return { href: url.href, headers: { authorization: `Basic ${Buffer.from(user).toString('base64')}` } };
+  return { href: url.href, headers: { authorization: basicAuthorization(user) } };
 }
 
 /** A URL as it may appear in a failure: without user name or password. */
@@ -531,8 +651,12 @@ function tail(text: string): string {
  * transports a git source may name (api/source-location.ts): a location that slipped past the
  * checks still cannot reach file://, ext:: or git://.
  */
-function runTool(file: string, args: readonly string[], opts: { cwd?: string } = {}): Promise<ProcessResult> {
-  const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'https:http:ssh' };
+function runTool(
+  file: string,
+  args: readonly string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<ProcessResult> {
+  const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'https:http:ssh', ...opts.env };
   return runProcess(file, args, { cwd: opts.cwd, env }).catch((err: unknown) => {
     if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
     throw new Error(`cannot run ${file}: ${(err as Error).message}`);

@@ -33,6 +33,9 @@ export async function runHelm(args: readonly string[], actAs?: ServiceAccountRef
       NonRetryable.HelmNotFound,
     );
   }
-  if (result.code !== 0) throw helmFailure(args, result.code, tail(result.stderr || result.stdout));
+  // Both streams: some commands give the reason on stdout and only a summary on stderr
+  // (`helm repo update`: the repository's 401 above "failed to update the following repositories").
+  const output = [result.stdout, result.stderr].filter((text) => text.trim()).join('\n');
+  if (result.code !== 0) throw helmFailure(args, result.code, tail(output));
   return { stdout: result.stdout, stderr: result.stderr };
 }

@@ -90,9 +90,9 @@ export function valuesStrings(documents: readonly ValuesDocument[]): string[] {
   return [...found].filter((s) => s.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length);
 }
 
-/** `text` with every one of `strings` (longest first, see valuesStrings) replaced by REDACTED. */
-export function redactText(text: string, strings: readonly string[]): string {
-  return strings.reduce((redacted, s) => redacted.split(s).join(REDACTED), text);
+/** `text` with every one of `strings` (longest first, see valuesStrings) replaced by `marker`. */
+export function redactText(text: string, strings: readonly string[], marker = REDACTED): string {
+  return strings.reduce((redacted, s) => redacted.split(s).join(marker), text);
 }
 
 /**

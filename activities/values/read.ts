@@ -7,14 +7,21 @@ import { currentActivity } from '../process';
 import { mergeValues, redactText, valuesStrings, type Values, type ValuesDocument } from './merge';
 
 /**
- * An ArmadaChart's `values_from`, as a run carries it: the references only. What they name is
- * read by the activity that needs the values, so it never enters the run's history.
+ * The ArmadaChart whose Secrets and ConfigMaps a request reads (`values_from`, `source.secret_ref`):
+ * read in its own namespace, as its ServiceAccount when it has one.
  */
-export interface ValuesFrom extends ActingAs {
+export interface ChartObjectRef extends ActingAs {
   /** The ArmadaChart's name, for failures. */
   chart: string;
   /** The ArmadaChart's own namespace: the only one its references are read in. */
   namespace: string;
+}
+
+/**
+ * An ArmadaChart's `values_from`, as a run carries it: the references only. What they name is
+ * read by the activity that needs the values, so it never enters the run's history.
+ */
+export interface ValuesFrom extends ChartObjectRef {
   references: ValuesReference[];
 }
 
@@ -43,48 +50,65 @@ export async function chartValues(inline: Values | undefined, valuesFrom?: Value
 
 /**
  * Reads the keys `valuesFrom`'s references name, in order, from Secrets and ConfigMaps of the
- * ArmadaChart's namespace: the one place `values_from` reaches the cluster, as the chart's
- * ServiceAccount when it has one (`actAs`), so a chart reads only what that ServiceAccount may.
- * A Secret's value is decoded from base64; a ConfigMap's comes from `data`, else `binaryData`.
- * An optional reference whose object or key is missing is left out. A missing one otherwise
- * fails non-retryably (ValuesNotFound), naming the chart, the reference and the namespace; API
- * errors fail as apiFailure classifies them. No failure carries a value.
+ * ArmadaChart's namespace (readObjectData). An optional reference whose object or key is missing
+ * is left out. A missing one otherwise fails non-retryably (ValuesNotFound), naming the chart,
+ * the reference and the namespace. No failure carries a value.
  */
 export async function readValuesFrom(
   valuesFrom: ValuesFrom,
   signal?: AbortSignal,
 ): Promise<ValuesDocument[]> {
   const { chart, namespace, references } = valuesFrom;
-  const core = kubeApi(CoreV1Api, valuesFrom.actAs);
-  const options = signal && abortWith(signal);
   const documents: ValuesDocument[] = [];
   for (const [index, reference] of references.entries()) {
     const { kind, name, key } = reference;
     const described = `ArmadaChart ${namespace}/${chart} values_from[${index}] (${kind} ${name}, key ${key})`;
-    let text: string | undefined;
-    try {
-      if (kind === 'Secret') {
-        const data = (await core.readNamespacedSecret({ namespace, name }, options)).data?.[key];
-        text = data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
-      } else {
-        const configMap = await core.readNamespacedConfigMap({ namespace, name }, options);
-        const binary = configMap.binaryData?.[key];
-        text =
-          configMap.data?.[key] ??
-          (binary === undefined ? undefined : Buffer.from(binary, 'base64').toString('utf8'));
-      }
-    } catch (err) {
-      if (!isStatus(err, 404)) throw apiFailure(`read ${kind} ${namespace}/${name} for ${described}`, err);
-      if (reference.optional) continue;
-      throw valuesNotFound(`${described}: ${kind} ${name} not found in namespace ${namespace}`);
-    }
+    const data = await readObjectData(valuesFrom, { kind, name }, described, signal);
+    const text = data?.[key];
     if (text === undefined) {
       if (reference.optional) continue;
-      throw valuesNotFound(`${described}: ${kind} ${namespace}/${name} has no key ${key}`);
+      throw valuesNotFound(
+        data
+          ? `${described}: ${kind} ${namespace}/${name} has no key ${key}`
+          : `${described}: ${kind} ${name} not found in namespace ${namespace}`,
+      );
     }
     documents.push({ reference, name: described, text });
   }
   return documents;
+}
+
+/**
+ * Every key of a Secret or ConfigMap of `owner`'s namespace, as text; undefined when there is no
+ * such object. The one place an ArmadaChart's references (`values_from`, `source.secret_ref`)
+ * reach the cluster: as the chart's ServiceAccount when it has one (`owner.actAs`), so a chart
+ * reads only what that ServiceAccount may. A Secret's values are decoded from base64; a
+ * ConfigMap's come from `data`, else `binaryData`. API errors fail as apiFailure classifies
+ * them, naming the object and `purpose`; no failure carries a value.
+ */
+export async function readObjectData(
+  owner: ChartObjectRef,
+  object: { kind: 'Secret' | 'ConfigMap'; name: string },
+  purpose: string,
+  signal?: AbortSignal,
+): Promise<Record<string, string> | undefined> {
+  const { namespace } = owner;
+  const { kind, name } = object;
+  const core = kubeApi(CoreV1Api, owner.actAs);
+  const options = signal && abortWith(signal);
+  const decoded = (data: Record<string, string> | undefined) =>
+    Object.fromEntries(
+      Object.entries(data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]),
+    );
+  try {
+    if (kind === 'Secret')
+      return decoded((await core.readNamespacedSecret({ namespace, name }, options)).data);
+    const configMap = await core.readNamespacedConfigMap({ namespace, name }, options);
+    return { ...decoded(configMap.binaryData), ...configMap.data };
+  } catch (err) {
+    if (isStatus(err, 404)) return undefined;
+    throw apiFailure(`read ${kind} ${namespace}/${name} for ${purpose}`, err);
+  }
 }
 
 function valuesNotFound(message: string): ApplicationFailure {
@@ -94,10 +118,13 @@ function valuesNotFound(message: string): ApplicationFailure {
   );
 }
 
-/** `err` with `strings` redacted from its message: a new failure, so no stack or cause keeps them. */
-function withoutStrings(err: unknown, strings: readonly string[]): unknown {
+/**
+ * `err` with `strings` replaced by `marker` in its message (see redactText): a new failure, so no
+ * stack or cause keeps them.
+ */
+export function withoutStrings(err: unknown, strings: readonly string[], marker?: string): unknown {
   if (!(err instanceof Error)) return err;
-  const message = redactText(err.message, strings);
+  const message = redactText(err.message, strings, marker);
   if (message === err.message) return err;
   if (!(err instanceof ApplicationFailure)) return new Error(message);
   return ApplicationFailure.create({

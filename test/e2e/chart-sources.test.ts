@@ -462,11 +462,11 @@ describe('prepareChart on real helm, git, tar and HTTP', () => {
     expect(err.message).toContain(text);
   });
 
-  it('fails retryably on refused credentials, showing the URL without them', async () => {
+  it('fails for good on refused credentials, showing the URL without them', async () => {
     const location = `${baseUrl.replace('//', '//armada:wrong-secret@')}/private/hello.tgz`;
     const err = await failureOf({ type: 'tar', location });
-    expect(err).not.toBeInstanceOf(ApplicationFailure);
-    expect(err.message).toContain(`${baseUrl}/private/hello.tgz: HTTP 401`);
+    expect(err).toMatchObject({ type: NonRetryable.SourceUnauthorized, nonRetryable: true });
+    expect(err.message).toContain(`HTTP 401 from ${baseUrl}/private/hello.tgz`);
     expect(err.message).not.toContain('wrong-secret');
   });
 });

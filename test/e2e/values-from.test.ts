@@ -2,16 +2,15 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
-import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
-import { chartRun } from '../../runs/requests';
+import type { ArmadaChartSpecInput } from '../../api/chart';
 import type { ChartOutcome } from '../../workflows/chart';
 import { NonRetryable } from '../../workflows/failures';
 import { canaryWorkflowId } from '../../workflows/plan/names';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
-import { historyText } from '../helpers/histories';
+import { chartRuns } from '../helpers/chart-runs';
 import { applyObjects, kubectl } from '../helpers/kube';
 import { placesHolding } from '../helpers/leaks';
-import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+import { eventually, startDebugWorker, type ProductProcess } from '../helpers/processes';
 
 /** A value no test writes anywhere but into a Secret: its presence anywhere else is a leak. */
 const secretValue = (prefix: string) => `${prefix}${randomBytes(8).toString('hex')}`;
@@ -29,33 +28,17 @@ describe('values_from: values read from Secrets inside the activities, never car
   const releases = uniqueName('vf-rel');
   const taskQueue = uniqueName('vf-queue');
   const written: string[] = [];
-  /** Every run of the tests, by ID and run ID (a chart's runs share its ID). */
-  const runs: { workflowId: string; runId?: string }[] = [];
   let worker: ProductProcess;
   let connection: Connection;
   let client: Client;
+  const charts = chartRuns(() => client, objects, taskQueue);
 
   /** Creates or updates a Secret of the charts' namespace; the value is remembered as one never to leak. */
   const applySecret = async (name: string, data: Record<string, string>, ...secrets: string[]) => {
     written.push(...secrets);
     await applyObjects(objects, [{ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: data }]);
   };
-  /** Starts the ArmadaChart `name`'s run as the bridge would, on this test's worker. */
-  const start = async (name: string, spec: ArmadaChartSpecInput) => {
-    const req = chartRun({
-      kind: 'ArmadaChart',
-      name,
-      namespace: objects,
-      spec: armadaChartSpec.parse(spec),
-    });
-    const handle = await client.workflow.start(req.workflowType, {
-      taskQueue,
-      workflowId: req.workflowId,
-      args: [req.input],
-    });
-    runs.push({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
-    return handle;
-  };
+  const start = charts.start;
   const deploy = async (name: string, spec: ArmadaChartSpecInput) =>
     (await (await start(name, spec)).result()) as ChartOutcome;
   const values = async (release: string) =>
@@ -63,12 +46,7 @@ describe('values_from: values read from Secrets inside the activities, never car
 
   beforeAll(async () => {
     await kubectl('create', 'namespace', objects);
-    worker = startProcess('dist/worker/main.js', {
-      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-      ARMADA_TASK_QUEUE: taskQueue,
-      ARMADA_LOG_LEVEL: 'debug',
-    });
-    await worker.printed(WORKER_POLLING);
+    worker = await startDebugWorker(taskQueue);
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
     client = new Client({ connection });
   });
@@ -166,20 +144,15 @@ describe('values_from: values read from Secrets inside the activities, never car
     );
     expect(await upgrade.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     expect(await image('web')).toBe(`registry.local/hello:${newTag}`);
-    runs.push({ workflowId: canaryWorkflowId(objects, 'web') });
+    charts.runs.push({ workflowId: canaryWorkflowId(objects, 'web') });
   });
 
   it('keeps every Secret value out of the raw histories and the worker output', async () => {
     expect(written.length).toBeGreaterThanOrEqual(5);
-    // Raw: a client without any codec, as the Temporal server stores it; payloads decoded.
-    const texts: string[] = [];
-    for (const { workflowId, runId } of runs) {
-      const text = historyText(await client.workflow.getHandle(workflowId, runId).fetchHistory());
-      texts.push(text);
-      expect(placesHolding(written, { [`${workflowId} ${runId ?? ''}`]: text })).toEqual([]);
-    }
+    const { text, leaks } = await charts.searchHistories(written);
+    expect(leaks).toEqual([]);
     // The references do travel, decoded from the payloads: the search above reads what runs carry.
-    expect(texts.join('\n')).toContain('"target_path":"settings.password"');
+    expect(text).toContain('"target_path":"settings.password"');
     expect(worker.output()).toContain('"level":"debug"');
     expect(placesHolding(written, { worker: worker.output() })).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import bcrypt from 'bcryptjs';
 import { execFile, spawn } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -54,6 +55,23 @@ async function listening(port: number, what: () => string): Promise<void> {
   throw new Error(`${what()} is not listening on ${port}`);
 }
 
+/** HTTP Basic credentials a server asks for. */
+export interface BasicAuth {
+  username: string;
+  password: string;
+}
+
+/**
+ * Whether `req` carries `auth` (or nothing is asked); otherwise answers 401 with a Basic
+ * challenge, as the servers helm and git meet do.
+ */
+function authorized(auth: BasicAuth | undefined, req: IncomingMessage, res: ServerResponse): boolean {
+  const expected = auth && `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  if (!expected || req.headers.authorization === expected) return true;
+  res.writeHead(401, { 'www-authenticate': 'Basic realm="charts"' }).end('authentication required');
+  return false;
+}
+
 export interface OciRegistry {
   /** `oci://127.0.0.1:<port>/charts`, where `helm push` puts charts. */
   base: string;
@@ -64,9 +82,13 @@ export interface OciRegistry {
 
 /**
  * distribution's registry (built by npm run tools) on a free port of the loopback, over TLS with
- * a certificate of its own, its data under `dir`.
+ * a certificate of its own, its data under `dir`. With `auth`, it asks for that user (its
+ * htpasswd authentication, which takes bcrypt hashes only) for every push and pull.
  */
-export async function startOciRegistry(dir: string): Promise<OciRegistry> {
+export async function startOciRegistry(
+  dir: string,
+  { auth }: { auth?: BasicAuth } = {},
+): Promise<OciRegistry> {
   await mkdir(path.join(dir, 'data'), { recursive: true });
   const cert = path.join(dir, 'cert.pem');
   const key = path.join(dir, 'key.pem');
@@ -90,6 +112,8 @@ export async function startOciRegistry(dir: string): Promise<OciRegistry> {
     'subjectAltName=IP:127.0.0.1',
   ]);
   const port = await freePort();
+  const htpasswd = path.join(dir, 'htpasswd');
+  if (auth) await writeFile(htpasswd, `${auth.username}:${await bcrypt.hash(auth.password, 10)}\n`);
   const config = path.join(dir, 'config.yml');
   await writeFile(
     config,
@@ -102,6 +126,7 @@ export async function startOciRegistry(dir: string): Promise<OciRegistry> {
       'storage:',
       '  filesystem:',
       `    rootdirectory: ${path.join(dir, 'data')}`,
+      ...(auth ? ['auth:', '  htpasswd:', '    realm: charts', `    path: ${htpasswd}`] : []),
       'http:',
       `  addr: 127.0.0.1:${port}`,
       '  tls:',
@@ -137,12 +162,15 @@ export async function startOciRegistry(dir: string): Promise<OciRegistry> {
 /**
  * Serves the files under `root` on a free port of the loopback; anything missing is a 404.
  * `route` may answer a request itself (returning undefined) or name the path to serve instead.
+ * With `auth`, every request must carry that user (else 401).
  */
 export async function serveFiles(
   root: string,
   route: (pathname: string, req: IncomingMessage, res: ServerResponse) => string | undefined = (p) => p,
+  { auth }: { auth?: BasicAuth } = {},
 ): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
+    if (!authorized(auth, req, res)) return;
     const pathname = route(new URL(req.url ?? '/', 'http://127.0.0.1').pathname, req, res);
     if (pathname === undefined) return;
     const file = path.join(root, path.normalize(decodeURIComponent(pathname)));
@@ -165,9 +193,14 @@ export async function serveFiles(
  * Serves the bare repositories under `root` over git's smart HTTP protocol on a free port of the
  * loopback, with git's own `git http-backend` run as CGI for each request (a worker may fetch
  * git only over the network: api/source-location.ts). `<url>/<name>.git` is `<root>/<name>.git`.
+ * With `auth`, every request must carry that user (else 401, as a git host asks).
  */
-export async function serveGit(root: string): Promise<{ server: Server; url: string }> {
+export async function serveGit(
+  root: string,
+  { auth }: { auth?: BasicAuth } = {},
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
+    if (!authorized(auth, req, res)) return;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const cgi = spawn('git', ['http-backend'], {
       env: {
@@ -234,20 +267,26 @@ export interface ExampleChartSources {
 /**
  * The example charts, each served as every remote source type at once, from real servers on the
  * loopback: a .tgz and a Helm repository over HTTP, an OCI registry over TLS, and a bare git
- * repository over smart HTTP (charts/<chart> on branch main).
+ * repository over smart HTTP (charts/<chart> on branch main). With `auth`, every server asks for
+ * that user.
  */
-export async function serveExampleCharts(work: string, charts: string[]): Promise<ExampleChartSources> {
+export async function serveExampleCharts(
+  work: string,
+  charts: string[],
+  { auth }: { auth?: BasicAuth } = {},
+): Promise<ExampleChartSources> {
   const helm = async (...args: string[]) =>
     (await run(toolPath('helm'), args, { env: { ...process.env, ...ownHelm } })).stdout;
-  const registry = await startOciRegistry(path.join(work, 'oci'));
+  const registry = await startOciRegistry(path.join(work, 'oci'), { auth });
   const ownHelm = {
     SSL_CERT_FILE: registry.cert,
     HELM_CACHE_HOME: path.join(work, 'helm', 'cache'),
     HELM_CONFIG_HOME: path.join(work, 'helm', 'config'),
     HELM_DATA_HOME: path.join(work, 'helm', 'data'),
   };
+  if (auth) await login(registry, auth, ownHelm);
   const www = path.join(work, 'www');
-  const files = await serveFiles(www);
+  const files = await serveFiles(www, undefined, { auth });
   const archives = new Map<string, string>();
   for (const chart of charts) {
     const packaged = /Successfully packaged chart and saved it to: (.+\.tgz)/.exec(
@@ -263,7 +302,7 @@ export async function serveExampleCharts(work: string, charts: string[]): Promis
   const tree = path.join(work, 'git', 'tree');
   await mkdir(bare, { recursive: true });
   await git(bare, 'init', '-q', '--bare');
-  const gitServer = await serveGit(path.dirname(bare));
+  const gitServer = await serveGit(path.dirname(bare), { auth });
   for (const chart of charts)
     await cp(path.join(examples, chart), path.join(tree, 'charts', chart), { recursive: true });
   await git(tree, 'init', '-q', '-b', 'main');
@@ -300,4 +339,13 @@ export async function serveExampleCharts(work: string, charts: string[]): Promis
       await registry.stop();
     },
   };
+}
+
+/** `helm registry login` to `registry` as `auth` for the helm of `env`, the password on stdin. */
+async function login(registry: OciRegistry, auth: BasicAuth, env: Record<string, string>): Promise<void> {
+  const host = new URL(registry.base).host;
+  const args = ['registry', 'login', host, '--username', auth.username, '--password-stdin'];
+  const pending = run(toolPath('helm'), args, { env: { ...process.env, ...env } });
+  pending.child.stdin!.end(auth.password);
+  await pending;
 }

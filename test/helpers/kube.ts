@@ -142,3 +142,24 @@ export async function createObject(
 export function dryRunCreate(obj: { kind: KindName }, namespace = 'default'): Promise<string | null> {
   return createObject(obj, namespace, { dryRun: true });
 }
+
+/**
+ * A Role of `rules` and its RoleBinding to the ServiceAccount `serviceAccount`, both named `name`:
+ * objects for applyObjects in the namespace the Role grants.
+ */
+export function grantedRole(
+  name: string,
+  serviceAccount: { namespace: string; name: string },
+  rules: object[],
+): object[] {
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
+    },
+  ];
+}

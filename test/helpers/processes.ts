@@ -146,6 +146,24 @@ export function grantAnyNamespace(namespace: string, kubeconfig?: string): void 
 export const WORKER_POLLING = '"message":"polling"';
 
 /**
+ * The worker process on `taskQueue` of the suite's dev server, logging at debug (so a test can
+ * search all it says for what it must never print), with `env` added; once it polls.
+ */
+export async function startDebugWorker(
+  taskQueue: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ProductProcess> {
+  const worker = startProcess('dist/worker/main.js', {
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+    ARMADA_TASK_QUEUE: taskQueue,
+    ARMADA_LOG_LEVEL: 'debug',
+    ...env,
+  });
+  await worker.printed(WORKER_POLLING);
+  return worker;
+}
+
+/**
  * The bridge process, watching `namespace` alone (unless `env` says otherwise) and holding its
  * leader Lease there. The objects it watches may deploy into any namespace (grantAnyNamespace)
  * unless `ownNamespaceOnly`.

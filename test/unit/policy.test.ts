@@ -1,3 +1,4 @@
+import type { ChartSource } from '../../api/chart';
 import { armadaPolicySpec } from '../../api/policy';
 import {
   namespaceMatches,
@@ -95,6 +96,24 @@ describe('policyViolations', () => {
     expect(rules(chart({ analysisUrl: 'http://169.254.169.254/latest' }), [strict])).toEqual([
       'spec.source.type: source_types',
       'spec.canary.analysis.url: url_prefixes',
+    ]);
+  });
+
+  it('judges a source with credentials (secret_ref) by its location, as any other', () => {
+    const strict = policy('strict', {
+      namespaces: ['team-a'],
+      source_types: ['repo'],
+      url_prefixes: ['https://charts.example.com/'],
+    });
+    const at = (location: string): ChartSource => ({
+      type: 'repo',
+      location,
+      chart: 'web',
+      secret_ref: { name: 'login' },
+    });
+    expect(rules(chart({ source: at('https://charts.example.com/team-a') }), [strict])).toEqual([]);
+    expect(rules(chart({ source: at('https://evil.example/') }), [strict])).toEqual([
+      'spec.source.location: url_prefixes',
     ]);
   });
 

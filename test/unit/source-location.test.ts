@@ -1,9 +1,23 @@
-import { SOURCE_PLACE_RULES, sourcePlaceProblems, type SourcePlace } from '../../api/source-location';
+import {
+  SECRET_REF_RULES,
+  SOURCE_PLACE_RULES,
+  secretRefProblems,
+  sourcePlaceProblems,
+  type SourcePlace,
+} from '../../api/source-location';
 import { validateObject } from '../../api/validate';
 
 /** What each broken rule says, as `field: message`. */
 const problems = (source: SourcePlace) =>
   sourcePlaceProblems(source).map(({ field, message }) => `${field}: ${message}`);
+
+/** An ArmadaChart document with `source`, for the validator. */
+const chart = (source: object) => ({
+  apiVersion: 'armada.airshipit.org/v1alpha1',
+  kind: 'ArmadaChart',
+  metadata: { name: 'web' },
+  spec: { release: 'web', namespace: 'apps', source },
+});
 
 /** What each rule says, as `problems` shows it. */
 const SAYS = {
@@ -89,13 +103,6 @@ describe('the CRD rules', () => {
 });
 
 describe('validateObject on source places', () => {
-  const chart = (source: SourcePlace) => ({
-    apiVersion: 'armada.airshipit.org/v1alpha1',
-    kind: 'ArmadaChart',
-    metadata: { name: 'web' },
-    spec: { release: 'web', namespace: 'apps', source },
-  });
-
   it('names the field and the rule', () => {
     expect(validateObject(chart({ type: 'local', location: '/srv/charts/web' })).problems).toEqual([
       {
@@ -112,5 +119,59 @@ describe('validateObject on source places', () => {
         message: 'must not be a file: URL: the worker fetches charts, it does not read its own disk',
       },
     ]);
+  });
+});
+
+const withSecret = (source: SourcePlace): SourcePlace => ({ ...source, secret_ref: { name: 'login' } });
+
+describe('where secret_ref may be set', () => {
+  it.each<[string, SourcePlace]>([
+    ['a tar URL', { type: 'tar', location: 'https://charts.example.com/web.tgz' }],
+    ['a Helm repository', { type: 'repo', location: 'https://charts.example.com/' }],
+    ['an OCI registry', { type: 'oci', location: 'oci://registry.example.com/charts/web' }],
+    ['git over https', { type: 'git', location: 'https://git.example.com/charts.git' }],
+    ['git over http', { type: 'git', location: 'http://127.0.0.1:8080/charts.git' }],
+  ])('allows it on %s', (_name, source) => {
+    expect(secretRefProblems(withSecret(source))).toEqual([]);
+  });
+
+  it.each<[string, SourcePlace, string]>([
+    [
+      'a local chart',
+      { type: 'local', location: 'charts/web' },
+      "must not be set when source.type is local: a local chart is read from the worker's own disk",
+    ],
+    [
+      'git over ssh://',
+      { type: 'git', location: 'ssh://git@git.example.com/charts.git' },
+      'needs an https:// or http:// location when source.type is git: credentials for git over ssh (identity, known_hosts) are not supported',
+    ],
+    [
+      'git at user@host:path',
+      { type: 'git', location: 'git@github.com:org/charts.git' },
+      'needs an https:// or http:// location when source.type is git: credentials for git over ssh (identity, known_hosts) are not supported',
+    ],
+  ])('refuses it on %s, saying why', (_name, source, message) => {
+    expect(secretRefProblems(withSecret(source)).map((r) => r.message)).toEqual([message]);
+    expect(secretRefProblems(source)).toEqual([]);
+  });
+
+  it('gives every rule a CEL expression that applies only when secret_ref is set', () => {
+    for (const { cel } of SECRET_REF_RULES) expect(cel).toMatch(/^!has\(self\.secret_ref\) \|\| /);
+  });
+
+  it('makes the validator name spec.source.secret_ref', () => {
+    expect(validateObject(chart(withSecret({ type: 'local', location: 'charts/web' }))).problems).toEqual([
+      {
+        path: 'spec.source.secret_ref',
+        message:
+          "must not be set when source.type is local: a local chart is read from the worker's own disk",
+      },
+    ]);
+    expect(
+      validateObject(
+        chart({ type: 'repo', location: 'https://c.example.com/', chart: 'web', secret_ref: {} }),
+      ),
+    ).toMatchObject({ problems: [{ path: 'spec.source.secret_ref.name' }] });
   });
 });

@@ -4,7 +4,7 @@ import type { RollbackRequest } from '../../activities/helm/rollback';
 import type { UpgradeRequest } from '../../activities/helm/upgrade';
 import type { CanaryCopiesRequest } from '../../activities/kube/canary-copies';
 import type { WaitRequest } from '../../activities/kube/wait';
-import type { ValuesFrom } from '../../activities/values/read';
+import type { ChartObjectRef, ValuesFrom } from '../../activities/values/read';
 import type { ArmadaChartSpec } from '../../api/chart';
 
 /** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */
@@ -46,23 +46,26 @@ export interface ChartObject {
  * The mapping from an ArmadaChart spec to what helm is asked to do, in one pure place: the
  * chart's `wait.timeout` bounds every Helm operation and the Armada wait, as in Armada. Every
  * request that needs the values carries `values_from` as references to read in `chartObject`'s own
- * namespace, never what they hold.
+ * namespace, never what they hold; every request that fetches the chart carries, for a source with
+ * a `secret_ref`, that chart object, whose namespace holds the Secret.
  */
 export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject: ChartObject): HelmRequests {
   const timeoutSeconds = spec.wait?.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+  const owner: ChartObjectRef = {
+    chart: chartObject.name,
+    namespace: chartObject.namespace,
+    actAs: ref.actAs,
+  };
   const valuesFrom: ValuesFrom | undefined = spec.values_from?.length
-    ? {
-        chart: chartObject.name,
-        namespace: chartObject.namespace,
-        references: spec.values_from,
-        actAs: ref.actAs,
-      }
+    ? { ...owner, references: spec.values_from }
     : undefined;
+  // Only a source with credentials needs its chart's namespace and ServiceAccount to fetch.
+  const sourceOwner = spec.source.secret_ref ? owner : undefined;
   return {
-    prepare: { source: spec.source, values: spec.values, valuesFrom },
+    prepare: { source: spec.source, values: spec.values, valuesFrom, owner: sourceOwner },
     upgrade: (chart) => ({
       ...ref,
-      chart: { source: spec.source, contentDigest: chart.contentDigest },
+      chart: { source: spec.source, contentDigest: chart.contentDigest, owner: sourceOwner },
       values: spec.values,
       valuesFrom,
       digest: chart.digest,
@@ -73,7 +76,7 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject
     }),
     canaryCopies: (chart) => ({
       ...ref,
-      chart: { source: spec.source, contentDigest: chart.contentDigest },
+      chart: { source: spec.source, contentDigest: chart.contentDigest, owner: sourceOwner },
       values: spec.values,
       valuesFrom,
     }),

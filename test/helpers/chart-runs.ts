@@ -1,0 +1,48 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
+import { chartRun } from '../../runs/requests';
+import { historyText } from './histories';
+import { placesHolding } from './leaks';
+
+/** A run by workflow ID and run ID (a chart's runs share its ID; no run ID: the latest). */
+export interface StartedRun {
+  workflowId: string;
+  runId?: string;
+}
+
+/**
+ * ArmadaChart runs of the objects of `namespace`, started as the bridge would on a test's own
+ * worker (`taskQueue`), each remembered so that every history can be searched afterwards for
+ * what must never be in one (a Secret's value). `client` is read when a run starts.
+ */
+export function chartRuns(client: () => Client, namespace: string, taskQueue: string) {
+  /** Every run started, and any the test adds (a canary child). */
+  const runs: StartedRun[] = [];
+  return {
+    runs,
+    /** Starts the ArmadaChart `name`'s run. */
+    async start(name: string, spec: ArmadaChartSpecInput): Promise<WorkflowHandle> {
+      const req = chartRun({ kind: 'ArmadaChart', name, namespace, spec: armadaChartSpec.parse(spec) });
+      const handle = await client().workflow.start(req.workflowType, {
+        taskQueue,
+        workflowId: req.workflowId,
+        args: [req.input],
+      });
+      runs.push({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
+      return handle;
+    },
+    /**
+     * The raw histories of every run (a client without any codec, as the server stores them;
+     * payloads decoded: historyText) as one text, and the runs whose history holds any of
+     * `secrets` in any form (placesHolding): no leaks when that is empty.
+     */
+    async searchHistories(secrets: string[]) {
+      const histories: Record<string, string> = {};
+      for (const { workflowId, runId } of runs)
+        histories[`${workflowId} ${runId ?? '(latest)'}`] = historyText(
+          await client().workflow.getHandle(workflowId, runId).fetchHistory(),
+        );
+      return { text: Object.values(histories).join('\n'), leaks: placesHolding(secrets, histories) };
+    },
+  };
+}
