@@ -3,7 +3,7 @@ import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
 import { authorizedSteerer, loginName, TEMPORAL_ADMIN_OPTION, temporalAdminName } from './caller';
-import { applicableDocuments } from './documents';
+import { applicableOf } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
 import type { ChartOutcome } from '../workflows/chart';
@@ -15,7 +15,7 @@ import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
 import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
-import { formatProblem, validateFiles } from './validate';
+import { formatProblem, readArmadaFile, validateFiles, type LocatedProblem } from './validate';
 import { watch, type Terminal } from './watch';
 
 type Print = (line: string) => void;
@@ -43,6 +43,10 @@ function asJson(values: Record<string, unknown>): boolean {
   throw new UsageError(`--output must be json or text, not "${output}"`);
 }
 
+/** How many documents `problems` are about. */
+const invalidDocuments = (problems: LocatedProblem[]) =>
+  new Set(problems.map((p) => `${p.file}:${p.doc}`)).size;
+
 /** The text of a value printed by `--output json`: indented, keys in a fixed order. */
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -61,7 +65,7 @@ path, message}]}. Exit code 0 only when every document is valid.`,
       if (!files?.length) throw new UsageError('name at least one file or directory with -f');
       const asked = asJson(values);
       const report = await validateFiles(files);
-      const invalid = new Set(report.problems.map((p) => `${p.file}:${p.doc}`)).size;
+      const invalid = invalidDocuments(report.problems);
       if (asked) {
         const { valid, skipped, problems } = report;
         out(json({ valid, invalid, skipped, problems }));
@@ -103,13 +107,14 @@ goes on without the check.`,
       if (onFailure !== undefined && onFailure !== 'stop' && onFailure !== 'rollback') {
         throw new UsageError(`--on-failure must be stop or rollback, not "${onFailure}"`);
       }
-      const report = await validateFiles([file]);
+      const report = await readArmadaFile(file);
       if (report.problems.length) {
         for (const problem of report.problems) out(formatProblem(problem));
-        out(`not applied: ${new Set(report.problems.map((p) => p.doc)).size} invalid document(s)`);
+        out(`not applied: ${invalidDocuments(report.problems)} invalid document(s)`);
         return 1;
       }
-      const applicable = await applicableDocuments(
+      const applicable = applicableOf(
+        report.objects,
         file,
         values.namespace as string,
         values.manifest as string | undefined,

@@ -36,7 +36,7 @@ spec: {release: web, namespace: apps, source: {type: local, location: charts/web
 describe('armadactl validate', () => {
   it('accepts every example and exits 0', async () => {
     const { code, out } = await run('validate', '-f', path.resolve(__dirname, '../../examples'));
-    expect(out.at(-1)).toBe('10 valid, 0 invalid');
+    expect(out.at(-1)).toBe('18 valid, 0 invalid');
     expect(code).toBe(0);
   });
 
@@ -172,6 +172,66 @@ describe('armadactl help and options', () => {
         { file: f, doc: 2, object: 'ArmadaChart/web', path: 'spec.release', message: expect.any(String) },
       ],
     });
+    expect(code).toBe(1);
+  });
+});
+
+describe('airship Armada documents in validate and apply', () => {
+  const examples = path.resolve(__dirname, '../../examples/armada-documents');
+  /** A v2 Armada chart named web, with `data` lines added (a source line replaces its own). */
+  const airshipChart = (...data: string[]) =>
+    [
+      'schema: armada/Chart/v2',
+      'metadata: {schema: metadata/Document/v1, name: web}',
+      'data:',
+      ...[
+        'release: web',
+        'namespace: apps',
+        ...(data.some((line) => line.startsWith('source:'))
+          ? []
+          : ['source: {type: local, location: charts/web}']),
+        ...data,
+      ].map((line) => `  ${line}`),
+      '',
+    ].join('\n');
+
+  it('validate accepts the example documents, v1, v2 and the operator’s', async () => {
+    const { code, out } = await run('validate', '-f', examples);
+    expect(out).toEqual(['8 valid, 0 invalid']);
+    expect(code).toBe(0);
+  });
+
+  it('validate names a refused field as the document wrote it, and what our schemas find at its own path', async () => {
+    const f = await file(
+      'site.yaml',
+      [
+        airshipChart('source: {type: git, location: "https://g/c.git", proxy_server: "http://proxy:3128"}'),
+        airshipChart('wait: {labels: {"-bad": x}, resources: {job: false, deployment: {}}}').replace(
+          'web',
+          'api',
+        ),
+        `apiVersion: armada.airshipit.org/v1\nkind: ArmadaChart\nmetadata: {name: ${'x'.repeat(60)}}\ndata: {namespace: apps, source: {location: "https://c/x.tgz"}}\n`,
+      ].join('---\n'),
+    );
+    const { code, out } = await run('validate', '-f', f);
+    expect(out).toEqual([
+      `${f}:1 armada/Chart/v2 web: data.source.proxy_server: not supported: armada-temporal has no per-chart proxy: the worker would fetch this chart directly, not through "http://proxy:3128"`,
+      // wait.labels go into every wait entry: said once for the defaults, once for the override.
+      `${f}:2 armada/Chart/v2 api: data.wait.labels.-bad: "-bad" is not a Kubernetes label key`,
+      `${f}:2 armada/Chart/v2 api: data.wait.resources.deployment.labels.-bad: "-bad" is not a Kubernetes label key`,
+      `${f}:3 armada.airshipit.org/v1 ArmadaChart ${'x'.repeat(60)}: metadata.name: a Helm release name must be at most 53 characters`,
+      '0 valid, 3 invalid',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('apply refuses a refused document before it reaches Temporal', async () => {
+    const f = await file('hooks.yaml', airshipChart('upgrade: {options: {no_hooks: true}}'));
+    const { code, out } = await run('apply', '-f', f);
+    expect(out).toEqual([
+      expect.stringContaining(`${f}:1 armada/Chart/v2 web: data.upgrade.options.no_hooks: not supported: `),
+      'not applied: 1 invalid document(s)',
+    ]);
     expect(code).toBe(1);
   });
 });
