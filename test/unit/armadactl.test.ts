@@ -297,6 +297,13 @@ describe('airship Armada documents in validate, import and apply', () => {
     );
   });
 
+  it('import of a file with nothing of armada in it says so and exits 1', async () => {
+    const f = await file('ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n');
+    const { code, out, err } = await run('import', '-f', f);
+    expect({ code, out }).toEqual({ code: 1, out: [] });
+    expect(err.at(-1)).toBe(`armadactl import: ${f} has no armada or airship Armada document to import`);
+  });
+
   it('import of a refused document prints no object, only the problems on stderr, and exits 1', async () => {
     const f = await file('deps.yaml', airshipChart('dependencies: [helm-toolkit]'));
     const { code, out, err } = await run('import', '-f', f);
