@@ -34,7 +34,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** Plain words for zod's generic messages; the schemas' own messages are kept as written. */
-const plainWords: z.core.$ZodErrorMap = (issue) => {
+export const plainWords: z.core.$ZodErrorMap = (issue) => {
   if (issue.input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) {
     return 'required';
   }
@@ -46,12 +46,17 @@ const plainWords: z.core.$ZodErrorMap = (issue) => {
   return undefined;
 };
 
-function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[]): Problem[] {
+/** A zod error as problems, paths under `prefix`; `unknownField` is said of a field no schema has. */
+export function problemsOf(
+  error: z.ZodError,
+  prefix: readonly PropertyKey[],
+  unknownField = 'unknown field',
+): Problem[] {
   return error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({
           path: formatPath([...prefix, ...issue.path, key]),
-          message: 'unknown field',
+          message: unknownField,
         }))
       : [{ path: formatPath([...prefix, ...issue.path]), message: issue.message }],
   );

@@ -1,24 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
-import { kinds } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import type { DeployerSpec } from '../api/deployer';
 import type { ManifestDocuments } from '../workflows/plan/manifest';
 import type { StandaloneDocument } from '../runs/requests';
-
-interface Parsed {
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  spec: unknown;
-}
-
-async function readDocuments(file: string): Promise<Parsed[]> {
-  return parseAllDocuments(await readFile(file, 'utf8'))
-    .map((d) => d.toJS() as Parsed | null)
-    .filter((d): d is Parsed => d !== null);
-}
+import { formatProblem, readArmadaFile, type FileObject } from './validate';
 
 /**
  * What a file asks `armadactl apply` to run: a manifest (with its groups and charts), or
@@ -28,46 +14,53 @@ export type Applicable =
   | { kind: 'ArmadaManifest'; manifest: ManifestDocuments }
   | { kind: 'standalone'; objects: StandaloneDocument[] };
 
-/**
- * The run an already validated file asks for: its ArmadaManifest when it has one, else its
- * ArmadaCharts and Deployers; an error when it has none of them.
- */
+/** The run a file asks for (see applicableOf); an error naming its problems when it has any. */
 export async function applicableDocuments(
   file: string,
   namespace: string,
   manifestName?: string,
 ): Promise<Applicable> {
-  const docs = await readDocuments(file);
-  if (docs.some((d) => d.kind === 'ArmadaManifest') || manifestName)
-    return { kind: 'ArmadaManifest', manifest: manifestDocuments(docs, file, namespace, manifestName) };
-  const objects = docs.flatMap((d): StandaloneDocument[] => {
-    const where = { name: d.metadata.name, namespace: d.metadata.namespace ?? namespace };
-    if (d.kind === 'ArmadaChart')
-      return [{ kind: d.kind, ...where, spec: kinds.ArmadaChart.spec.parse(d.spec) as ArmadaChartSpec }];
-    if (d.kind === 'Deployer')
-      return [{ kind: d.kind, ...where, spec: kinds.Deployer.spec.parse(d.spec) as DeployerSpec }];
-    return [];
-  });
-  if (!objects.length)
-    throw new Error(`${file} has no ArmadaManifest, ArmadaChart or Deployer; nothing to apply`);
-  return { kind: 'standalone', objects };
+  const { objects, problems } = await readArmadaFile(file);
+  if (problems.length) throw new Error(problems.map(formatProblem).join('\n'));
+  return applicableOf(objects, file, namespace, manifestName);
 }
 
 /**
- * The manifest, groups and charts of an already validated multi-document file, with specs
- * parsed (defaults applied). `manifestName` picks one when the file holds several.
+ * The run a file's valid objects ask for: its ArmadaManifest when it has one, else its
+ * ArmadaCharts and Deployers; an error when it has none of them. Objects without a namespace
+ * take `namespace`.
  */
+export function applicableOf(
+  objects: FileObject[],
+  file: string,
+  namespace: string,
+  manifestName?: string,
+): Applicable {
+  if (objects.some((o) => o.kind === 'ArmadaManifest') || manifestName)
+    return { kind: 'ArmadaManifest', manifest: manifestDocuments(objects, file, namespace, manifestName) };
+  const standalone = objects.flatMap((o): StandaloneDocument[] => {
+    const where = { name: o.name, namespace: o.object.metadata.namespace ?? namespace };
+    if (o.kind === 'ArmadaChart') return [{ kind: o.kind, ...where, spec: o.spec as ArmadaChartSpec }];
+    if (o.kind === 'Deployer') return [{ kind: o.kind, ...where, spec: o.spec as DeployerSpec }];
+    return [];
+  });
+  if (!standalone.length)
+    throw new Error(`${file} has no ArmadaManifest, ArmadaChart or Deployer; nothing to apply`);
+  return { kind: 'standalone', objects: standalone };
+}
+
+/** The manifest, groups and charts of a file. `manifestName` picks one when the file holds several. */
 function manifestDocuments(
-  docs: Parsed[],
+  objects: FileObject[],
   file: string,
   namespace: string,
   manifestName?: string,
 ): ManifestDocuments {
-  const manifests = docs.filter(
-    (d) => d.kind === 'ArmadaManifest' && (!manifestName || d.metadata.name === manifestName),
+  const manifests = objects.filter(
+    (o) => o.kind === 'ArmadaManifest' && (!manifestName || o.name === manifestName),
   );
   if (manifests.length !== 1) {
-    const names = manifests.map((m) => m.metadata.name).join(', ');
+    const names = manifests.map((m) => m.name).join(', ');
     throw new Error(
       manifests.length === 0
         ? `${file} has no ArmadaManifest${manifestName ? ` named ${manifestName}` : ''}`
@@ -75,16 +68,11 @@ function manifestDocuments(
     );
   }
   const specsOf = <T>(kind: 'ArmadaChartGroup' | 'ArmadaChart') =>
-    Object.fromEntries(
-      docs.filter((d) => d.kind === kind).map((d) => [d.metadata.name, kinds[kind].spec.parse(d.spec) as T]),
-    );
-  const manifest = manifests[0];
+    Object.fromEntries(objects.filter((o) => o.kind === kind).map((o) => [o.name, o.spec as T]));
+  const [manifest] = manifests;
   return {
-    namespace: manifest.metadata.namespace ?? namespace,
-    manifest: {
-      name: manifest.metadata.name,
-      spec: kinds.ArmadaManifest.spec.parse(manifest.spec) as ArmadaManifestSpec,
-    },
+    namespace: manifest.object.metadata.namespace ?? namespace,
+    manifest: { name: manifest.name, spec: manifest.spec as ArmadaManifestSpec },
     groups: specsOf<ArmadaChartGroupSpec>('ArmadaChartGroup'),
     charts: specsOf<ArmadaChartSpec>('ArmadaChart'),
   };

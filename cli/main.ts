@@ -1,9 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { stringify } from 'yaml';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
 import { authorizedSteerer, loginName, TEMPORAL_ADMIN_OPTION, temporalAdminName } from './caller';
-import { applicableDocuments } from './documents';
+import { applicableOf } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
 import type { ChartOutcome } from '../workflows/chart';
@@ -15,7 +16,7 @@ import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
 import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
-import { formatProblem, validateFiles } from './validate';
+import { formatProblem, readArmadaFile, validateFiles, type LocatedProblem } from './validate';
 import { watch, type Terminal } from './watch';
 
 type Print = (line: string) => void;
@@ -27,7 +28,7 @@ interface Command {
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
   run(
-    args: { values: Record<string, unknown>; positionals: string[]; terminal?: Terminal },
+    args: { values: Record<string, unknown>; positionals: string[]; terminal?: Terminal; err: Print },
     out: Print,
   ): Promise<number>;
 }
@@ -35,13 +36,17 @@ interface Command {
 const namespaceOption = { namespace: { type: 'string', short: 'n', default: 'default' } } as const;
 const outputOption = { output: { type: 'string', short: 'o' } } as const;
 
-/** Whether `--output` asks for JSON (`json`) or the text for people (`text`, the default). */
-function asJson(values: Record<string, unknown>): boolean {
+/** Whether `--output` asks for JSON (`json`) or the other format (`text` for people, the default). */
+function asJson(values: Record<string, unknown>, other = 'text'): boolean {
   const output = values.output as string | undefined;
-  if (output === undefined || output === 'text') return false;
+  if (output === undefined || output === other) return false;
   if (output === 'json') return true;
-  throw new UsageError(`--output must be json or text, not "${output}"`);
+  throw new UsageError(`--output must be json or ${other}, not "${output}"`);
 }
+
+/** How many documents `problems` are about. */
+const invalidDocuments = (problems: LocatedProblem[]) =>
+  new Set(problems.map((p) => `${p.file}:${p.doc}`)).size;
 
 /** The text of a value printed by `--output json`: indented, keys in a fixed order. */
 const json = (value: unknown) => JSON.stringify(value, null, 2);
@@ -61,7 +66,7 @@ path, message}]}. Exit code 0 only when every document is valid.`,
       if (!files?.length) throw new UsageError('name at least one file or directory with -f');
       const asked = asJson(values);
       const report = await validateFiles(files);
-      const invalid = new Set(report.problems.map((p) => `${p.file}:${p.doc}`)).size;
+      const invalid = invalidDocuments(report.problems);
       if (asked) {
         const { valid, skipped, problems } = report;
         out(json({ valid, invalid, skipped, problems }));
@@ -103,13 +108,14 @@ goes on without the check.`,
       if (onFailure !== undefined && onFailure !== 'stop' && onFailure !== 'rollback') {
         throw new UsageError(`--on-failure must be stop or rollback, not "${onFailure}"`);
       }
-      const report = await validateFiles([file]);
+      const report = await readArmadaFile(file);
       if (report.problems.length) {
         for (const problem of report.problems) out(formatProblem(problem));
-        out(`not applied: ${new Set(report.problems.map((p) => p.doc)).size} invalid document(s)`);
+        out(`not applied: ${invalidDocuments(report.problems)} invalid document(s)`);
         return 1;
       }
-      const applicable = await applicableDocuments(
+      const applicable = applicableOf(
+        report.objects,
         file,
         values.namespace as string,
         values.manifest as string | undefined,
@@ -171,6 +177,45 @@ goes on without the check.`,
       } finally {
         await close();
       }
+    },
+  },
+  import: {
+    usage: `armadactl import -f FILE [--output yaml|json]
+
+Prints the documents of FILE as the custom resources kubectl apply takes. airship Armada's
+documents (schema armada/Manifest, armada/ChartGroup or armada/Chart, v1 or v2, with
+metadata.name and their fields under data) and the armada-operator's ArmadaChart
+(armada.airshipit.org/v1, its fields under data) become ArmadaManifest, ArmadaChartGroup and
+ArmadaChart objects of armada.airshipit.org/v1alpha1; objects of v1alpha1 are printed as written;
+documents of other kinds are skipped. Each field airship defines is mapped onto ours, with
+Armada's defaults, or refused (README, "Coming from airship Armada"); validate and apply read
+such files the same way. Objects without a namespace keep none (kubectl apply -n decides).
+Prints YAML, one document per object, each after a comment naming where it came from
+(FILE:DOC and its schema); --output json (-o json) prints one List. When a document is refused
+or invalid, prints nothing but each problem on stderr, as validate does, and exits 1.`,
+    options: { filename: { type: 'string', short: 'f' }, ...outputOption },
+    async run({ values, err }, out) {
+      const file = values.filename as string | undefined;
+      if (!file) throw new UsageError('name the file with -f');
+      const asked = asJson(values, 'yaml');
+      const report = await readArmadaFile(file);
+      if (report.problems.length) {
+        for (const problem of report.problems) err(formatProblem(problem));
+        err(`not imported: ${invalidDocuments(report.problems)} invalid document(s)`);
+        return 1;
+      }
+      if (report.skipped) err(`${report.skipped} document(s) skipped (not armada's)`);
+      if (!report.objects.length)
+        throw new Error(`${file} has no armada or airship Armada document to import`);
+      if (asked) out(json({ apiVersion: 'v1', kind: 'List', items: report.objects.map((o) => o.object) }));
+      else
+        out(
+          report.objects
+            .map((o) => `# ${file}:${o.doc} ${o.airship ?? `${o.kind}/${o.name}`}\n${stringify(o.object)}`)
+            .join('---\n')
+            .trimEnd(),
+        );
+      return 0;
     },
   },
   status: {
@@ -356,7 +401,7 @@ export async function main(
       out(command.usage);
       return 0;
     }
-    return await command.run({ values, positionals, terminal }, out);
+    return await command.run({ values, positionals, terminal, err }, out);
   } catch (e) {
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       err(`armadactl ${name}: ${(e as Error).message}\n\nUsage: ${command.usage}`);

@@ -2,7 +2,13 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { GROUP } from '../api/common';
-import { validateObject } from '../api/validate';
+import {
+  convertAirshipDocuments,
+  isAirshipDocument,
+  type ConvertedDocument,
+  type SourceDocument,
+} from '../api/from-airship';
+import { validateObject, type Validation } from '../api/validate';
 
 /** One problem, located the way `armadactl validate` prints it: `file:doc kind/name: path: reason`. */
 export interface LocatedProblem {
@@ -42,37 +48,106 @@ async function yamlFiles(target: string): Promise<string[]> {
   return files;
 }
 
+/** An armada object of a file, valid: as written, or converted from airship's format. */
+export interface FileObject {
+  doc: number;
+  /** The custom resource as `kubectl apply` takes it (a converted one as armadactl import prints it). */
+  object: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec: unknown };
+  kind: NonNullable<Validation['kind']>;
+  name: string;
+  /** The spec as its schema parses it, defaults filled in. */
+  spec: unknown;
+  /** How the file names it when written in airship's format, e.g. `armada/Chart/v2 web`. */
+  airship?: string;
+}
+
+/** A file's valid armada objects in file order, the problems of the others, and what is not armada's. */
+export interface FileReport {
+  objects: FileObject[];
+  problems: LocatedProblem[];
+  /** Documents of other API groups (a Namespace beside the charts, say). */
+  skipped: number;
+}
+
+/** One document to check: an armada object as written, or as converted from airship's format. */
+interface Candidate {
+  doc: number;
+  /** Absent when an airship document could not be converted at all. */
+  object?: unknown;
+  converted?: ConvertedDocument;
+}
+
 /**
- * Validates every document of every file against the armada schemas and rules. Documents of
- * other API groups (a Namespace beside the charts, say) are skipped and counted.
+ * Reads one file as armada reads every file: each document checked against the armada schemas
+ * and rules, airship Armada's documents converted first (api/from-airship.ts) and their
+ * problems named at their own fields. `armadactl validate`, `apply` and `import` all read
+ * files through it.
  */
+export async function readArmadaFile(file: string): Promise<FileReport> {
+  const report: FileReport = { objects: [], problems: [], skipped: 0 };
+  const candidates: Candidate[] = [];
+  const airship: SourceDocument[] = [];
+  parseAllDocuments(await readFile(file, 'utf8')).forEach((parsed, i) => {
+    const doc = i + 1;
+    if (parsed.errors.length) {
+      report.problems.push({
+        file,
+        doc,
+        object: '?',
+        path: '',
+        message: `not valid YAML: ${parsed.errors[0].message}`,
+      });
+      return;
+    }
+    const value = parsed.toJS() as unknown;
+    if (value === null) return; // an empty document, e.g. after a trailing ---
+    const apiVersion = (value as { apiVersion?: unknown }).apiVersion;
+    if (isAirshipDocument(value)) airship.push({ doc, value });
+    else if (typeof apiVersion === 'string' && !apiVersion.startsWith(`${GROUP}/`)) report.skipped++;
+    else candidates.push({ doc, object: value });
+  });
+  candidates.push(
+    ...convertAirshipDocuments(airship).map((converted) => ({
+      doc: converted.doc,
+      object: converted.object,
+      converted,
+    })),
+  );
+  for (const { doc, object, converted } of candidates.sort((a, b) => a.doc - b.doc)) {
+    const result = object === undefined ? undefined : validateObject(object);
+    const label = converted?.label ?? `${result?.kind ?? '?'}/${result?.name ?? '?'}`;
+    const problems = [
+      ...(converted?.problems ?? []),
+      ...(result?.problems ?? []).map((p) => (converted ? { ...p, path: converted.sourcePath(p.path) } : p)),
+    ];
+    // A converted field can feed several of ours (wait.labels goes into every wait entry): say it once.
+    const said = new Set<string>();
+    for (const problem of problems) {
+      const key = `${problem.path}\n${problem.message}`;
+      if (!said.has(key)) report.problems.push({ file, doc, object: label, ...problem });
+      said.add(key);
+    }
+    if (problems.length || !result?.kind || !result.name) continue;
+    report.objects.push({
+      doc,
+      object: object as FileObject['object'],
+      kind: result.kind,
+      name: result.name,
+      spec: result.spec,
+      ...(converted && { airship: converted.label }),
+    });
+  }
+  return report;
+}
+
+/** Reads every file named (directories searched recursively) and adds up what they hold. */
 export async function validateFiles(targets: string[]): Promise<ValidationReport> {
   const report: ValidationReport = { valid: 0, skipped: 0, problems: [] };
   for (const file of (await Promise.all(targets.map(yamlFiles))).flat()) {
-    const docs = parseAllDocuments(await readFile(file, 'utf8'));
-    docs.forEach((doc, i) => {
-      const at = { file, doc: i + 1 };
-      if (doc.errors.length) {
-        report.problems.push({
-          ...at,
-          object: '?',
-          path: '',
-          message: `not valid YAML: ${doc.errors[0].message}`,
-        });
-        return;
-      }
-      const obj = doc.toJS() as unknown;
-      if (obj === null) return; // an empty document, e.g. after a trailing ---
-      const apiVersion = (obj as { apiVersion?: unknown }).apiVersion;
-      if (typeof apiVersion === 'string' && !apiVersion.startsWith(`${GROUP}/`)) {
-        report.skipped++;
-        return;
-      }
-      const result = validateObject(obj);
-      const object = `${result.kind ?? '?'}/${result.name ?? '?'}`;
-      if (result.problems.length === 0) report.valid++;
-      for (const problem of result.problems) report.problems.push({ ...at, object, ...problem });
-    });
+    const { objects, problems, skipped } = await readArmadaFile(file);
+    report.valid += objects.length;
+    report.skipped += skipped;
+    report.problems.push(...problems);
   }
   return report;
 }

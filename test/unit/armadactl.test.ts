@@ -1,6 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { hostPort } from '../../runs/connect';
 import { formatHistory, historyQuery, outcomeOf, type RunRecord } from '../../cli/history';
 import { main } from '../../cli/main';
@@ -36,7 +37,7 @@ spec: {release: web, namespace: apps, source: {type: local, location: charts/web
 describe('armadactl validate', () => {
   it('accepts every example and exits 0', async () => {
     const { code, out } = await run('validate', '-f', path.resolve(__dirname, '../../examples'));
-    expect(out.at(-1)).toBe('10 valid, 0 invalid');
+    expect(out.at(-1)).toBe('18 valid, 0 invalid');
     expect(code).toBe(0);
   });
 
@@ -129,6 +130,7 @@ describe('armadactl help and options', () => {
   it.each([
     'validate',
     'apply',
+    'import',
     'status',
     'watch',
     'history',
@@ -152,6 +154,8 @@ describe('armadactl help and options', () => {
 
   it.each([
     [['status', 'demo', '-o', 'yaml'], '--output must be json or text, not "yaml"'],
+    [['import', '-f', 'x.yaml', '-o', 'text'], '--output must be json or yaml, not "text"'],
+    [['import'], 'name the file with -f'],
     [['history', 'demo', '--limit', '0'], '--limit must be a whole number from 1, not "0"'],
     [['watch'], 'name one run'],
   ])('%j is a usage error: %s', async (argv, message) => {
@@ -172,6 +176,152 @@ describe('armadactl help and options', () => {
         { file: f, doc: 2, object: 'ArmadaChart/web', path: 'spec.release', message: expect.any(String) },
       ],
     });
+    expect(code).toBe(1);
+  });
+});
+
+describe('airship Armada documents in validate, import and apply', () => {
+  const examples = path.resolve(__dirname, '../../examples/armada-documents');
+  const site = path.join(examples, 'site.yaml');
+  /** A v2 Armada chart named web, with `data` lines added (a source line replaces its own). */
+  const airshipChart = (...data: string[]) =>
+    [
+      'schema: armada/Chart/v2',
+      'metadata: {schema: metadata/Document/v1, name: web}',
+      'data:',
+      ...[
+        'release: web',
+        'namespace: apps',
+        ...(data.some((line) => line.startsWith('source:'))
+          ? []
+          : ['source: {type: local, location: charts/web}']),
+        ...data,
+      ].map((line) => `  ${line}`),
+      '',
+    ].join('\n');
+
+  it('validate accepts the example documents, v1, v2 and the operator’s', async () => {
+    const { code, out } = await run('validate', '-f', examples);
+    expect(out).toEqual(['8 valid, 0 invalid']);
+    expect(code).toBe(0);
+  });
+
+  it('validate names a refused field as the document wrote it, and what our schemas find at its own path', async () => {
+    const f = await file(
+      'site.yaml',
+      [
+        airshipChart('source: {type: git, location: "https://g/c.git", proxy_server: "http://proxy:3128"}'),
+        airshipChart('wait: {labels: {"-bad": x}, resources: {job: false, deployment: {}}}').replace(
+          'web',
+          'api',
+        ),
+        `apiVersion: armada.airshipit.org/v1\nkind: ArmadaChart\nmetadata: {name: ${'x'.repeat(60)}}\ndata: {namespace: apps, source: {location: "https://c/x.tgz"}}\n`,
+      ].join('---\n'),
+    );
+    const { code, out } = await run('validate', '-f', f);
+    expect(out).toEqual([
+      `${f}:1 armada/Chart/v2 web: data.source.proxy_server: not supported: armada-temporal has no per-chart proxy: the worker would fetch this chart directly, not through "http://proxy:3128"`,
+      // wait.labels go into every wait entry: said once for the defaults, once for the override.
+      `${f}:2 armada/Chart/v2 api: data.wait.labels.-bad: "-bad" is not a Kubernetes label key`,
+      `${f}:2 armada/Chart/v2 api: data.wait.resources.deployment.labels.-bad: "-bad" is not a Kubernetes label key`,
+      `${f}:3 armada.airshipit.org/v1 ArmadaChart ${'x'.repeat(60)}: metadata.name: a Helm release name must be at most 53 characters`,
+      '0 valid, 3 invalid',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('import prints the custom resources kubectl apply takes, each after where it came from', async () => {
+    const { code, out, err } = await run('import', '-f', site);
+    expect({ code, err }).toEqual({ code: 0, err: [] });
+    const text = out.join('\n');
+    expect(text.split('\n').filter((l) => l.startsWith('# '))).toEqual([
+      `# ${site}:1 armada/Manifest/v1 airship-site`,
+      `# ${site}:2 armada/ChartGroup/v2 platform`,
+      `# ${site}:3 armada/ChartGroup/v1 apps`,
+      `# ${site}:4 armada/Chart/v1 settings`,
+      `# ${site}:5 armada/Chart/v2 backend`,
+      `# ${site}:6 armada/Chart/v2 web`,
+    ]);
+    const objects = parseAllDocuments(text).map(
+      (d) => d.toJS() as { kind: string; metadata: { name: string } },
+    );
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ArmadaManifest/airship-site',
+      'ArmadaChartGroup/platform',
+      'ArmadaChartGroup/apps',
+      'ArmadaChart/settings',
+      'ArmadaChart/backend',
+      'ArmadaChart/web',
+    ]);
+    expect(objects[4]).toEqual({
+      apiVersion: 'armada.airshipit.org/v1alpha1',
+      kind: 'ArmadaChart',
+      metadata: { name: 'backend' },
+      spec: {
+        release: 'backend',
+        namespace: 'airship-demo',
+        source: { type: 'local', location: 'examples/charts/backend' },
+        values: { replicaCount: 2 },
+        wait: {
+          timeout: 120,
+          labels: { 'app.kubernetes.io/instance': 'airship-backend' },
+          resources: ['daemonset', 'statefulset', 'deployment', 'pod'].map((type) => ({
+            type,
+            labels: { 'app.kubernetes.io/instance': 'airship-backend' },
+          })),
+        },
+        test: { enabled: true, timeout: 60 },
+        upgrade: {
+          pre: { delete: [{ type: 'job', labels: { 'app.kubernetes.io/instance': 'airship-backend' } }] },
+        },
+      },
+    });
+    // What import prints is what validate accepts: one reading of the documents.
+    const again = await run('validate', '-f', await file('imported.yaml', text));
+    expect(again.out).toEqual(['6 valid, 0 invalid']);
+  });
+
+  it('import --output json prints one List; objects already ours pass as written, other kinds are skipped', async () => {
+    const f = await file(
+      'mixed.yaml',
+      `${airshipChart()}---\n${validChart.replace('name: web', 'name: native')}---\napiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n`,
+    );
+    const { code, out, err } = await run('import', '-f', f, '-o', 'json');
+    expect(code).toBe(0);
+    expect(err).toEqual(["1 document(s) skipped (not armada's)"]);
+    const list = JSON.parse(out.join('\n'));
+    expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
+    expect(list.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual(['web', 'native']);
+    expect(list.items[1]).toEqual(
+      parseAllDocuments(validChart.replace('name: web', 'name: native'))[0].toJS(),
+    );
+  });
+
+  it('import of a file with nothing of armada in it says so and exits 1', async () => {
+    const f = await file('ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n');
+    const { code, out, err } = await run('import', '-f', f);
+    expect({ code, out }).toEqual({ code: 1, out: [] });
+    expect(err.at(-1)).toBe(`armadactl import: ${f} has no armada or airship Armada document to import`);
+  });
+
+  it('import of a refused document prints no object, only the problems on stderr, and exits 1', async () => {
+    const f = await file('deps.yaml', airshipChart('dependencies: [helm-toolkit]'));
+    const { code, out, err } = await run('import', '-f', f);
+    expect(out).toEqual([]);
+    expect(err).toEqual([
+      expect.stringMatching(new RegExp(`^${f}:1 armada/Chart/v2 web: data.dependencies: not supported: `)),
+      'not imported: 1 invalid document(s)',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('apply refuses a refused document before it reaches Temporal', async () => {
+    const f = await file('hooks.yaml', airshipChart('upgrade: {options: {no_hooks: true}}'));
+    const { code, out } = await run('apply', '-f', f);
+    expect(out).toEqual([
+      expect.stringContaining(`${f}:1 armada/Chart/v2 web: data.upgrade.options.no_hooks: not supported: `),
+      'not applied: 1 invalid document(s)',
+    ]);
     expect(code).toBe(1);
   });
 });
