@@ -14,6 +14,10 @@ const rules: ReadonlyArray<[RegExp, string]> = [
     NonRetryable.InvalidChart,
   ],
   [/forbidden/i, NonRetryable.Forbidden],
+  // helm's watcher (kstatus) names a resource that reached Failed, e.g. "resource
+  // Pod/apps/web-test not ready. status: Failed, message: pod web-test failed" (`helm test`, or
+  // a post-install hook); one still InProgress at its timeout is retried.
+  [/ not ready\. status: Failed\b/, NonRetryable.HelmResourceFailed],
 ];
 
 /** The failure type for helm's error output: one of `NonRetryable`, or HELM_COMMAND_FAILED. */

@@ -74,6 +74,21 @@ describe('classifyHelmError', () => {
       'Error: deployments.apps is forbidden: User "x" cannot create',
       NonRetryable.Forbidden,
     ],
+    [
+      'a test pod that failed is final',
+      'Error: resource Pod/apps/web-test not ready. status: Failed, message: pod web-test failed',
+      NonRetryable.HelmResourceFailed,
+    ],
+    [
+      'a hook that failed is final, on install and on upgrade',
+      'level=WARN msg="upgrade failed" name=web error="post-upgrade hooks failed: resource Job/apps/web-migrate not ready. status: Failed, message: job failed"',
+      NonRetryable.HelmResourceFailed,
+    ],
+    [
+      'a hook still running at its timeout is retried',
+      'Error: failed post-install: resource Pod/apps/web-hook not ready. status: InProgress, message: pod running\ncontext deadline exceeded',
+      HELM_COMMAND_FAILED,
+    ],
     ['a wait timeout is retried', 'Error: UPGRADE FAILED: context deadline exceeded', HELM_COMMAND_FAILED],
     [
       'an unreachable API server is retried',
