@@ -14,6 +14,15 @@ export const HELM_DEFAULT_TIMEOUT_SECONDS = 300;
 export const DIGEST_PREFIX = 'armada-digest=';
 
 /**
+ * The Helm release label (`--labels`, kept on the release's storage Secret) armada writes with
+ * every install and upgrade, so a release stays known as its own when no revision holds a
+ * digest: helm replaces a failed revision's description with its error, and a first install
+ * that failed has no other revision.
+ */
+export const OWNER_LABEL = 'armada.airshipit.org/deployed-by';
+export const OWNER_LABEL_VALUE = 'armada-temporal';
+
+/**
  * The part of helm's `-o json` release document the product reads. Helm prints more; zod keeps
  * what we use and fails loudly if helm's output format ever changes under us.
  */

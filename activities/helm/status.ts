@@ -1,9 +1,12 @@
+import { z } from 'zod';
 import type { ObservedRelease } from '../../workflows/plan/release';
 import { runHelm } from './exec';
 import {
   digestOf,
   helmHistorySchema,
   lastDeployedRevision,
+  OWNER_LABEL,
+  OWNER_LABEL_VALUE,
   recordedDigest,
   type ReleaseRef,
 } from './release';
@@ -41,6 +44,22 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
     lastDeployedRevision: lastDeployedRevision(history),
     updated: current.updated,
     description: current.description,
-    createdByArmada: history.some((entry) => digestOf(entry.description) !== undefined),
+    createdByArmada:
+      history.some((entry) => digestOf(entry.description) !== undefined) || (await labelledByArmada(ref)),
   };
+}
+
+/** The part of `helm get metadata -o json` read here: the release's labels. */
+const metadataSchema = z.object({ labels: z.record(z.string(), z.string()).optional() });
+
+/**
+ * Whether the release carries armada's OWNER_LABEL: asked only when no revision records a digest
+ * (one more helm call, on the rare path of a release whose revisions all failed, or a foreign one).
+ */
+async function labelledByArmada(ref: ReleaseRef): Promise<boolean> {
+  const { stdout } = await runHelm(
+    ['get', 'metadata', ref.release, '--namespace', ref.namespace, '--output', 'json'],
+    ref.actAs,
+  );
+  return metadataSchema.parse(JSON.parse(stdout)).labels?.[OWNER_LABEL] === OWNER_LABEL_VALUE;
 }

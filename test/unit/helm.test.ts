@@ -22,6 +22,8 @@ describe('upgradeArgs', () => {
     '/tmp/v.json',
     '--output',
     'json',
+    '--labels',
+    'armada.airshipit.org/deployed-by=armada-temporal',
   ];
 
   it.each([
