@@ -34,10 +34,9 @@ export async function applyObjects(
   return kubectl('apply', ...(opts.serverSide ? ['--server-side'] : []), '-n', namespace, '-f', file);
 }
 
-/** One event a watch delivered: its type (ADDED, MODIFIED, DELETED) and the object's kind, name and uid. */
+/** One event a watch delivered: its type (ADDED, MODIFIED, DELETED) and the object's name and uid. */
 export interface WatchedEvent {
   type: string;
-  kind: string;
   name: string;
   uid: string;
 }
@@ -57,13 +56,9 @@ export async function recordEvents(
       watch.watch(
         collection,
         { labelSelector },
-        (type, obj: { kind?: string; metadata?: { name?: string; uid?: string } }) =>
-          events.push({
-            type,
-            kind: obj.kind ?? collection,
-            name: obj.metadata?.name ?? '',
-            uid: obj.metadata?.uid ?? '',
-          }),
+        (type, obj: { metadata?: { name?: string; uid?: string } }) =>
+          events.push({ type, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '' }),
+        // A watch that ends early records nothing more: what the caller looks for is then missing.
         () => undefined,
       ),
     ),

@@ -14,7 +14,7 @@ export type RunEnd<T> =
   { result: T; failure?: undefined } | { result?: undefined; failure: ApplicationFailure };
 
 /** Starts `req` on the harness's worker (as armadactl would) and waits for its end. */
-export async function runToEnd<T>(harness: Harness, req: RunRequest): Promise<RunEnd<T>> {
+async function runToEnd<T>(harness: Harness, req: RunRequest): Promise<RunEnd<T>> {
   const { client, taskQueue } = harness;
   const workflowId = await startRun(client, taskQueue, req);
   try {
