@@ -393,7 +393,11 @@ export const armadaChartSpec = z
     wait: chartWait.optional(),
     test: z
       .strictObject({
-        enabled: z.boolean().describe('Run `helm test` after install or upgrade.'),
+        enabled: z
+          .boolean()
+          .describe(
+            "Run `helm test` after install or upgrade and the wait. A test pod that fails fails the chart at once (never retried); the release stays as written, for the manifest's on_failure.",
+          ),
         timeout: positiveSeconds('test.timeout').optional().describe('Seconds the tests may take.'),
       })
       .optional()

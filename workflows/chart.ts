@@ -214,7 +214,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   // through only where an ArmadaPolicy allows adoption).
   if (observed?.createdByArmada === false && !spec.adopt)
     throw ApplicationFailure.nonRetryable(
-      `release ${namespace}/${release} exists and armada-temporal did not create it (none of its last 20 revisions records an armada-digest); left untouched. Set adopt: true, where an ArmadaPolicy allows adoption, to take it over`,
+      `release ${namespace}/${release} exists and armada-temporal did not create it (none of its last 20 revisions records an armada-digest, and it has no armada.airshipit.org/deployed-by label); left untouched. Set adopt: true, where an ArmadaPolicy allows adoption, to take it over`,
       NonRetryable.ReleaseNotOwned,
     );
   const before = revisionBefore(observed);

@@ -26,6 +26,11 @@ export const NonRetryable = {
   WaitTimeout: 'WaitTimeout',
   /** A Job of the release failed (condition Failed True); waiting longer cannot help. */
   JobFailed: 'JobFailed',
+  /**
+   * A resource helm waited for ended Failed: a test or hook pod exited non-zero, a hook Job
+   * failed. Running helm again runs it again (and, for a hook, writes another failed revision).
+   */
+  HelmResourceFailed: 'HelmResourceFailed',
   /** Another run drives the release (its workflow ID, the lock, is taken). */
   ReleaseLocked: 'ReleaseLocked',
   /** The release exists, armada-temporal did not create it, and the chart does not say `adopt`. */

@@ -16,6 +16,10 @@ const rules: ReadonlyArray<[RegExp, string]> = [
   // The API server refused an object the chart renders: the same render is refused again.
   [/" is invalid: |failed to create typed patch object/i, NonRetryable.InvalidChart],
   [/forbidden/i, NonRetryable.Forbidden],
+  // helm's watcher (kstatus) names a resource that reached Failed, e.g. "resource
+  // Pod/apps/web-test not ready. status: Failed, message: pod web-test failed" (`helm test`, or
+  // a post-install hook); one still InProgress at its timeout is retried.
+  [/ not ready\. status: Failed\b/, NonRetryable.HelmResourceFailed],
 ];
 
 /** The failure type for helm's error output: one of `NonRetryable`, or HELM_COMMAND_FAILED. */

@@ -14,11 +14,13 @@ export const HELM_DEFAULT_TIMEOUT_SECONDS = 300;
 export const DIGEST_PREFIX = 'armada-digest=';
 
 /**
- * The release label armada writes on every revision it installs or upgrades (`helm --labels`).
- * It marks the release armada's from its first revision on, even one helm left `failed` or
- * `pending-install`, whose description helm replaces (and with it the armada-digest).
+ * The Helm release label (`--labels`, kept on the release's storage Secret) armada writes with
+ * every install and upgrade, so a release stays known as its own when no revision holds a
+ * digest: helm replaces a failed revision's description with its error, and a first install
+ * that failed has no other revision.
  */
-export const OWNER_LABEL = { key: 'armada.airshipit.org/managed-by', value: 'armada-temporal' } as const;
+export const OWNER_LABEL = 'armada.airshipit.org/deployed-by';
+export const OWNER_LABEL_VALUE = 'armada-temporal';
 
 /** How helm says a release does not exist. */
 const NOT_FOUND = /release: not found/;

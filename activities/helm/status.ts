@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ObservedRelease } from '../../workflows/plan/release';
 import { runHelm } from './exec';
 import {
@@ -6,6 +7,7 @@ import {
   isReleaseNotFound,
   lastDeployedRevision,
   OWNER_LABEL,
+  OWNER_LABEL_VALUE,
   recordedDigest,
   type ReleaseRef,
 } from './release';
@@ -37,20 +39,21 @@ export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | nu
     updated: current.updated,
     description: current.description,
     createdByArmada:
-      history.some((entry) => digestOf(entry.description) !== undefined) || (await ownerLabelled(ref)),
+      history.some((entry) => digestOf(entry.description) !== undefined) || (await labelledByArmada(ref)),
   };
 }
 
+/** The part of `helm get metadata -o json` read here: the release's labels. */
+const metadataSchema = z.object({ labels: z.record(z.string(), z.string()).optional() });
+
 /**
- * Whether the release's current revision carries armada's owner label: asked only of a release
- * whose last 20 revisions record no armada-digest (helm replaces a failed or interrupted
- * revision's description), so a release armada deployed costs no second helm call.
+ * Whether the release carries armada's OWNER_LABEL: asked only when no revision records a digest
+ * (one more helm call, on the rare path of a release whose revisions all failed, or a foreign one).
  */
-async function ownerLabelled(ref: ReleaseRef): Promise<boolean> {
+async function labelledByArmada(ref: ReleaseRef): Promise<boolean> {
   const { stdout } = await runHelm(
     ['get', 'metadata', ref.release, '--namespace', ref.namespace, '--output', 'json'],
     ref.actAs,
   );
-  const { labels } = JSON.parse(stdout) as { labels?: Record<string, string> };
-  return labels?.[OWNER_LABEL.key] === OWNER_LABEL.value;
+  return metadataSchema.parse(JSON.parse(stdout)).labels?.[OWNER_LABEL] === OWNER_LABEL_VALUE;
 }

@@ -10,6 +10,7 @@ import {
   DIGEST_PREFIX,
   HELM_DEFAULT_TIMEOUT_SECONDS,
   OWNER_LABEL,
+  OWNER_LABEL_VALUE,
   parseRelease,
   type ReleaseRef,
   type ReleaseStatus,
@@ -43,8 +44,7 @@ export function upgradeArgs(req: UpgradeRequest, chartPath: string, valuesFile: 
   const args = ['upgrade', '--install', req.release, chartPath, '--namespace', req.namespace];
   // A ServiceAccount of a tenant may not write Namespaces (cluster-scoped): its target must exist.
   if (!req.actAs) args.push('--create-namespace');
-  args.push('--values', valuesFile, '--output', 'json');
-  args.push('--labels', `${OWNER_LABEL.key}=${OWNER_LABEL.value}`);
+  args.push('--values', valuesFile, '--output', 'json', '--labels', `${OWNER_LABEL}=${OWNER_LABEL_VALUE}`);
   if (req.version) args.push('--version', req.version);
   if (req.digest) args.push('--description', `${DIGEST_PREFIX}${req.digest}`);
   if (req.timeoutSeconds !== undefined) args.push('--timeout', `${req.timeoutSeconds}s`);

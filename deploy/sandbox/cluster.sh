@@ -3,6 +3,12 @@
 # kube-scheduler) plus kwok's fake nodes, run as local processes by `kwokctl --runtime binary`
 # from the binaries in .tools/bin. Nothing is downloaded.
 #
+# kwok's default Stages make nodes Ready and pods Running and Ready (Job pods Succeeded); the
+# Stages of deploy/sandbox/stages.yaml, given to the kwok controller as a second --config, end
+# Helm test pods (Succeeded) and pods annotated armada.airshipit.org/sandbox-exit-code: "N"
+# (exit N: Succeeded for 0, else Failed), so `helm test`, failing hooks and Jobs finish here.
+# The kwok controller reads that file whenever it starts: `cluster.sh stop` and `up` apply an edit.
+#
 #   cluster.sh up     create (or restart) the cluster, add the fake nodes, wait until it serves
 #   cluster.sh stop   stop its processes but keep its data (the next `up` resumes it)
 #   cluster.sh down   delete it and make sure none of its processes is left
@@ -19,6 +25,7 @@ nodes=${SANDBOX_NODES:-3}
 bin="$root/.tools/bin"
 kubeconfig="$dir/kubeconfig"
 kwokctl_log="$dir/kwokctl.log"
+stages="$root/deploy/sandbox/stages.yaml"
 
 export KWOK_WORKDIR="$dir/kwok"
 # kwokctl's own commands (e.g. `kwokctl kubectl`) would download kubectl; give it ours.
@@ -71,6 +78,8 @@ up() {
     log "$name already runs"
   elif exists; then
     log "restarting $name"
+    grep -qF -- "$stages" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
+      log "warning: $name was created without $stages (test pods never end); \`cluster.sh down\` and \`up\` recreate it"
     kwokctl start cluster --name "$name"
   else
     log "creating $name (kwokctl --runtime binary)"
@@ -81,6 +90,7 @@ up() {
       --kube-controller-manager-binary "$bin/kube-controller-manager" \
       --kube-scheduler-binary "$bin/kube-scheduler" \
       --kwok-controller-binary "$bin/kwok" \
+      --extra-args "kwok-controller=config=$stages" \
       --disable-qps-limits \
       --wait 0s
   fi

@@ -4,6 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { helmHistorySchema, type HelmHistory } from '../../activities/helm/release';
 import { toolPath } from '../../activities/tools';
 import { createWorker, type ArmadaWorkerOptions } from '../../worker/worker';
 
@@ -61,6 +62,11 @@ export async function temporalHarness(opts: Pick<ArmadaWorkerOptions, 'activitie
 export async function helm(...args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(toolPath('helm'), args);
   return stdout;
+}
+
+/** `helm history` of a release, oldest revision first, as helm records it. */
+export async function helmHistory(release: string, namespace: string): Promise<HelmHistory> {
+  return helmHistorySchema.parse(JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json')));
 }
 
 /** PIDs of helm processes running `helm <verb> ... <release>` (on this machine: the worker's children). */

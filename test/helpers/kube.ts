@@ -1,4 +1,4 @@
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,38 @@ export async function applyObjects(
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-apply-')), 'objects.json');
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
   return kubectl('apply', ...(opts.serverSide ? ['--server-side'] : []), '-n', namespace, '-f', file);
+}
+
+/** One event a watch delivered: its type (ADDED, MODIFIED, DELETED) and the object's name and uid. */
+export interface WatchedEvent {
+  type: string;
+  name: string;
+  uid: string;
+}
+
+/**
+ * Watches collections of the sandbox (API paths such as `/api/v1/namespaces/NS/secrets`, each
+ * with a label selector) and records every event in the order this process receives them; each
+ * watch first delivers the objects it finds as ADDED. `stop()` ends every watch.
+ */
+export async function recordEvents(
+  watches: { path: string; labelSelector: string }[],
+): Promise<{ events: WatchedEvent[]; stop(): void }> {
+  const events: WatchedEvent[] = [];
+  const watch = new Watch(kubeConfig());
+  const aborts = await Promise.all(
+    watches.map(({ path: collection, labelSelector }) =>
+      watch.watch(
+        collection,
+        { labelSelector },
+        (type, obj: { metadata?: { name?: string; uid?: string } }) =>
+          events.push({ type, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '' }),
+        // A watch that ends early records nothing more: what the caller looks for is then missing.
+        () => undefined,
+      ),
+    ),
+  );
+  return { events, stop: () => aborts.forEach((a) => a.abort()) };
 }
 
 /**

@@ -23,7 +23,7 @@ describe('upgradeArgs', () => {
     '--output',
     'json',
     '--labels',
-    'armada.airshipit.org/managed-by=armada-temporal',
+    'armada.airshipit.org/deployed-by=armada-temporal',
   ];
 
   it.each([
@@ -85,6 +85,21 @@ describe('classifyHelmError', () => {
       'a field of the wrong type is final',
       'Error: server-side apply failed for object a/b apps/v1, Kind=Deployment: failed to create typed patch object (a/b; apps/v1, Kind=Deployment): .spec.replicas: expected numeric (int or float), got string',
       NonRetryable.InvalidChart,
+    ],
+    [
+      'a test pod that failed is final',
+      'Error: resource Pod/apps/web-test not ready. status: Failed, message: pod web-test failed',
+      NonRetryable.HelmResourceFailed,
+    ],
+    [
+      'a hook that failed is final, on install and on upgrade',
+      'level=WARN msg="upgrade failed" name=web error="post-upgrade hooks failed: resource Job/apps/web-migrate not ready. status: Failed, message: job failed"',
+      NonRetryable.HelmResourceFailed,
+    ],
+    [
+      'a hook still running at its timeout is retried',
+      'Error: failed post-install: resource Pod/apps/web-hook not ready. status: InProgress, message: pod running\ncontext deadline exceeded',
+      HELM_COMMAND_FAILED,
     ],
     ['a wait timeout is retried', 'Error: UPGRADE FAILED: context deadline exceeded', HELM_COMMAND_FAILED],
     [

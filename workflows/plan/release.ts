@@ -16,9 +16,11 @@ export interface ObservedRelease {
   updated?: string;
   description?: string;
   /**
-   * Whether armada-temporal wrote any revision of the last 20 (one records an armada-digest):
-   * false for a release someone installed by hand, which a chart takes over only with `adopt`.
-   * Absent from runs recorded before it was observed: read as true.
+   * Whether armada-temporal wrote the release: one of its last 20 revisions records an
+   * armada-digest, or it carries armada's owner label (which a failed revision keeps, where helm
+   * replaces the digest with its error). False for a release someone installed by hand, which a
+   * chart takes over only with `adopt`. Absent from runs recorded before it was observed: read
+   * as true.
    */
   createdByArmada?: boolean;
 }
