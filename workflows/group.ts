@@ -15,7 +15,8 @@ import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
 import { report, reportPause, statusWriteFailures } from './status';
 import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
-import { changesOf, undoChanges } from './saga';
+import { undoChanges } from './saga';
+import { changesOf } from './plan/rollback';
 import {
   chartProgressSignal,
   progressQuery,
@@ -33,6 +34,8 @@ export interface GroupRun {
   mode?: ChartRun['mode'];
   /** Pause and approvals from the run this one continued from (a re-plan of a standalone group). */
   carried?: Carried;
+  /** A retry (`armadactl retry`): the charts that finished in the failed run, left as they are. */
+  finished?: string[];
 }
 
 export interface GroupOutcome {
@@ -106,7 +109,8 @@ class GroupDeploy {
     await this.deployCharts();
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
     if (control.replan && !result.failed.length) return startOver(control.replan, control);
-    result.stopped = control.stopping && result.outcomes.length + result.failed.length < charts.length;
+    const ran = charts.length - (run.finished?.length ?? 0);
+    result.stopped = control.stopping && result.outcomes.length + result.failed.length < ran;
     const ending = groupEnding({
       uninstall: this.uninstall,
       standalone: !this.parent,
@@ -128,7 +132,8 @@ class GroupDeploy {
       );
       return result;
     }
-    const summary = `${result.outcomes.length}/${charts.length} charts ${this.uninstall ? 'uninstalled' : 'deployed'}`;
+    const retried = run.finished?.length ? ` (${run.finished.length} finished before this retry)` : '';
+    const summary = `${result.outcomes.length + (run.finished?.length ?? 0)}/${charts.length} charts ${this.uninstall ? 'uninstalled' : 'deployed'}${retried}`;
     const detail =
       ending.phase === 'Failed'
         ? `; failed: ${result.failed.map((f) => f.chart).join(', ')}`
@@ -141,7 +146,14 @@ class GroupDeploy {
 
   /** All charts at once, or one at a time in order (the reverse to uninstall), until one fails. */
   private async deployCharts(): Promise<void> {
-    const order = this.run.group.charts.map((plan, i) => ({ plan, chartProgress: this.progress.charts[i] }));
+    const finished = new Set(this.run.finished);
+    const order = this.run.group.charts
+      .map((plan, i) => ({ plan, chartProgress: this.progress.charts[i] }))
+      .filter(({ plan, chartProgress }) => {
+        if (!finished.has(plan.chart)) return true;
+        chartProgress.state = 'unchanged'; // finished in the run this retry takes up
+        return false;
+      });
     if (!this.run.group.sequenced) {
       if (await this.control.mayContinue())
         await Promise.all(order.map(({ plan, chartProgress }) => this.deploy(plan, chartProgress)));

@@ -5,3 +5,4 @@ export { manifestWorkflow } from './manifest';
 export { canaryWorkflow } from './canary';
 export { deployerWorkflow } from './deployer';
 export { driftWorkflow } from './drift';
+export { undoWorkflow } from './undo';

@@ -13,6 +13,7 @@ import {
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
 import { gateBefore } from './plan/gates';
+import { groupChildWorkflowId } from './plan/names';
 import { renderDetails } from './details';
 import { groupWorkflow, type GroupOutcome } from './group';
 import {
@@ -24,9 +25,10 @@ import {
   type Progress,
 } from './messages';
 import { manifestEnding } from './plan/ending';
+import { finishedBefore, type Resume } from './plan/finished-runs';
 import type { GroupPlan, ManifestPlan } from './plan/manifest';
-import type { ReleaseChange } from './plan/rollback';
-import { changesOf, undoChanges } from './saga';
+import { changesOf, type ReleaseChange } from './plan/rollback';
+import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import { report, reportPause, statusWriteFailures } from './status';
 
@@ -36,6 +38,8 @@ export interface ManifestRun {
   mode?: 'deploy' | 'uninstall';
   /** Pause and approvals from the run this one continued from (a re-plan). */
   carried?: Carried;
+  /** A retry (`armadactl retry`): the failed run it takes up, and what finished in it. */
+  resume?: Resume;
 }
 
 export interface ManifestOutcome {
@@ -102,7 +106,11 @@ class ManifestDeploy {
   }
 
   async execute(): Promise<ManifestOutcome> {
-    await this.setPhase(this.uninstall ? 'Uninstalling' : 'Running', `${this.plan.groups.length} groups`);
+    const retry = this.run.resume ? `; retry of run ${this.run.resume.retryOf}` : '';
+    await this.setPhase(
+      this.uninstall ? 'Uninstalling' : 'Running',
+      `${this.plan.groups.length} groups${retry}`,
+    );
     const complete = await this.runGroups();
     // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
     // charts still at their spec come out unchanged.
@@ -116,12 +124,32 @@ class ManifestDeploy {
   /** The groups in order (reversed to uninstall); true when every one ran to its end. */
   private async runGroups(): Promise<boolean> {
     const groups = this.uninstall ? [...this.plan.groups].reverse() : this.plan.groups;
+    const { resume } = this.run;
     for (const group of groups) {
       if (!(await this.control.mayContinue())) return false;
-      if (!(await this.passGate(group))) return false;
+      if (
+        finishedBefore(
+          resume,
+          group.name,
+          group.charts.map((c) => c.chart),
+        )
+      ) {
+        this.leaveFinished(group);
+        continue;
+      }
+      // A retry passes no gate the failed run passed: it started the group behind it.
+      const gatePassed = resume?.finished[group.name] !== undefined;
+      if (!gatePassed && !(await this.passGate(group))) return false;
       if (!(await this.deployGroup(group))) return false;
     }
     return true;
+  }
+
+  /** A group every chart of which finished in the run this retry takes up: shown done, not run. */
+  private leaveFinished(group: GroupPlan): void {
+    const groupProgress = this.groupProgress(group.name)!;
+    groupProgress.state = 'done';
+    for (const chart of groupProgress.charts) chart.state = 'unchanged';
   }
 
   /** Before a group behind an approval gate, waits for approve; false when the run goes no further. */
@@ -162,8 +190,15 @@ class ManifestDeploy {
     );
     this.approvedNote = '';
     this.currentGroup = await startChild(groupWorkflow, {
-      workflowId: `${workflowInfo().workflowId}/group/${group.name}`,
-      args: [{ group, namespace: this.plan.namespace, mode: this.run.mode }],
+      workflowId: groupChildWorkflowId(workflowInfo().workflowId, group.name),
+      args: [
+        {
+          group,
+          namespace: this.plan.namespace,
+          mode: this.run.mode,
+          ...(this.run.resume && { finished: this.run.resume.finished[group.name] }),
+        },
+      ],
       memo: workflowInfo().memo,
       staticSummary: `group ${group.name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
     });

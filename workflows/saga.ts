@@ -1,24 +1,6 @@
 import { io, profile } from './activity-proxies';
 import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
-import type { GroupOutcome } from './group';
 import { compensations, type ReleaseChange } from './plan/rollback';
-
-/**
- * The saga's record of what one group run changed, in the order it changed it: every release a
- * chart installed or upgraded, including releases written by charts that failed afterwards
- * (wait, test).
- */
-export function changesOf(outcome: GroupOutcome): ReleaseChange[] {
-  const changes: ReleaseChange[] = [];
-  for (const chart of outcome.outcomes) {
-    if (chart.action === 'installed' || chart.action === 'upgraded') {
-      const { release, namespace, before, actAs } = chart;
-      changes.push({ chart: chart.chart, release, namespace, before, ...(actAs && { actAs }) });
-    }
-  }
-  for (const failed of outcome.failed) if (failed.written) changes.push(failed.written);
-  return changes;
-}
 
 /**
  * Undoes `changes`, newest first: a release that existed goes back to its revision from before

@@ -19,6 +19,11 @@ export function objectWorkflowId(kind: string, namespace: string, name: string):
   return `${kind}:${namespace}/${name}`;
 }
 
+/** A manifest run's child that runs one of its groups, e.g. `ArmadaManifest:default/demo/group/backend`. */
+export function groupChildWorkflowId(manifestWorkflowId: string, group: string): string {
+  return `${manifestWorkflowId}/group/${group}`;
+}
+
 /**
  * The canary workflow of an ArmadaChart, a child of its chart workflow, e.g.
  * `ArmadaChart:default/shop/canary`: derived from the custom resource, so `armadactl promote

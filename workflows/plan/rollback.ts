@@ -1,4 +1,5 @@
 import type { ServiceAccountRef } from '../../kube/client';
+import type { GroupOutcome } from '../group';
 /**
  * The saga of a manifest run: every release the run changed is recorded with the revision it had
  * before, and a rollback undoes the changes newest first.
@@ -30,4 +31,21 @@ export function compensations(changes: readonly ReleaseChange[]): Compensation[]
       : { action: 'rollback' as const, release, namespace, revision: before }),
     ...(actAs && { actAs }),
   }));
+}
+
+/**
+ * The saga's record of what one group run changed, in the order it changed it: every release a
+ * chart installed or upgraded, including releases written by charts that failed afterwards
+ * (wait, test).
+ */
+export function changesOf(outcome: GroupOutcome): ReleaseChange[] {
+  const changes: ReleaseChange[] = [];
+  for (const chart of outcome.outcomes) {
+    if (chart.action === 'installed' || chart.action === 'upgraded') {
+      const { release, namespace, before, actAs } = chart;
+      changes.push({ chart: chart.chart, release, namespace, before, ...(actAs && { actAs }) });
+    }
+  }
+  for (const failed of outcome.failed) if (failed.written) changes.push(failed.written);
+  return changes;
 }

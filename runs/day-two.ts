@@ -1,0 +1,249 @@
+import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { DeployerOutcome, DeployerRun } from '../workflows/deployer';
+import type { GroupOutcome } from '../workflows/group';
+import type { ManifestOutcome } from '../workflows/manifest';
+import type { UndoRun } from '../workflows/undo';
+import { NonRetryable } from '../workflows/failures';
+import { changesToUndo, resumeOf, type FinishedRun } from '../workflows/plan/finished-runs';
+import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import type { RunMemo } from '../workflows/plan/specs';
+import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
+import type { RunRequest } from './requests';
+import type { ObjectPlace } from './targets';
+
+/**
+ * The day-two commands on finished runs (README, "Day-two operations"): undo one
+ * (`armadactl rollback --to-run RUN_ID | --previous`) and retry a failed one from the step that
+ * failed (`armadactl retry`). Both read the object's past runs from Temporal (their outcomes,
+ * and their input) and start a new run under the object's own workflow ID, with a history of its
+ * own: the lock keeps it from running beside a deploy of the object, and the memo it copies from
+ * the latest run keeps the bridge from taking it for a new spec.
+ */
+
+/** The workflow whose runs are an object's deploys: a manifest's group or chart has its own child. */
+export function deployWorkflowId(place: ObjectPlace): string {
+  const { kind, namespace, name } = place;
+  if (kind === 'ArmadaChartGroup' && place.manifest)
+    return groupChildWorkflowId(objectWorkflowId('ArmadaManifest', namespace, place.manifest), name);
+  if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
+  if (!place.release)
+    throw new Error(
+      `the release of ArmadaChart ${namespace}/${name} is unknown: its custom resource is not on the cluster`,
+    );
+  return releaseWorkflowId(place.release.namespace, place.release.release);
+}
+
+/** One run (execution) under a workflow ID, newest first as listed. */
+interface Execution {
+  workflowId: string;
+  runId: string;
+  type: string;
+  status: string;
+  memo?: RunMemo;
+}
+
+async function executionsOf(client: Client, workflowId: string): Promise<Execution[]> {
+  const found: WorkflowExecutionInfo[] = [];
+  for await (const info of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) found.push(info);
+  if (!found.length) throw new Error(`no run of ${workflowId}; start one with \`armadactl apply\``);
+  return found
+    .sort((a, b) => b.startTime.getTime() - a.startTime.getTime())
+    .map((info) => ({
+      workflowId,
+      runId: info.runId,
+      type: info.type,
+      status: info.status.name,
+      memo: info.memo as RunMemo | undefined,
+    }));
+}
+
+/** What a finished run left: its result, or the outcome its failure carries; undefined when it carries none. */
+async function finishedRun(client: Client, run: Execution): Promise<unknown> {
+  const handle = client.workflow.getHandle(run.workflowId, run.runId, { followRuns: false });
+  try {
+    return await handle.result();
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    // A manifest fails with its outcome; a chart that failed after it wrote, with the release.
+    const wanted = [NonRetryable.ManifestFailed, NonRetryable.ChartFailedAfterWrite] as string[];
+    for (let e: unknown = err.cause; e instanceof Error; e = e.cause)
+      if (e instanceof ApplicationFailure && wanted.includes(e.type ?? '')) return e.details?.[0];
+    return undefined;
+  }
+}
+
+/** The input a run was started (or continued) with, decoded as the worker decoded it. */
+async function inputOf<T>(client: Client, run: Execution): Promise<T> {
+  const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  return decodeFromPayloadsAtIndex<T>(client.options.loadedDataConverter, 0, started?.input?.payloads);
+}
+
+const FINISHED = new Set(['COMPLETED', 'FAILED']);
+const DEPLOYS = new Set(['manifestWorkflow', 'groupWorkflow', 'chartWorkflow', 'deployerWorkflow']);
+
+function describeRuns(runs: Execution[]): string {
+  return runs
+    .slice(0, 5)
+    .map((r) => `${r.runId} (${r.type}, ${r.status.toLowerCase()})`)
+    .join(', ');
+}
+
+/** A request under the object's workflow ID, with the latest run's memo (see the module comment). */
+function requestUnder<Input>(
+  place: ObjectPlace,
+  latest: Execution,
+  workflowType: string,
+  input: Input,
+  summary: string,
+  target: string,
+): RunRequest<Input> {
+  const { kind, namespace, name } = place;
+  return {
+    workflowType,
+    workflowId: latest.workflowId,
+    input,
+    memo: latest.memo ?? { mode: 'deploy' },
+    options: {
+      staticSummary: `${kind} ${namespace}/${name}: ${summary}`,
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: ArmadaKind, value: kind },
+        { key: ArmadaName, value: name },
+        { key: ArmadaNamespace, value: namespace },
+        { key: ArmadaPhase, value: 'Pending' },
+      ]),
+    },
+    what: `${kind} ${namespace}/${name}`,
+    target,
+  };
+}
+
+/**
+ * The run that undoes one of the object's finished deploys: `runId`, else the newest one that
+ * changed a release and kept it (`--previous`). A Deployer goes back to the version that run
+ * replaced, stepped through its canary steps, or at once (`now`).
+ */
+export async function undoRequest(
+  client: Client,
+  place: ObjectPlace,
+  opts: { runId?: string; now?: boolean; by?: string; target: string },
+): Promise<RunRequest<UndoRun | DeployerRun>> {
+  const runs = await executionsOf(client, deployWorkflowId(place));
+  const [latest] = runs;
+  const candidates = runs.filter((r) => DEPLOYS.has(r.type) && FINISHED.has(r.status));
+  const pick = async (run: Execution) => ({ run, left: await finishedRun(client, run) });
+  let chosen: { run: Execution; left: unknown } | undefined;
+  if (opts.runId) {
+    const run = runs.find((r) => r.runId === opts.runId);
+    if (!run) throw new Error(`${opts.target} has no run ${opts.runId}; its latest: ${describeRuns(runs)}`);
+    if (!candidates.includes(run))
+      throw new Error(
+        `run ${run.runId} of ${opts.target} is a ${run.type} that is ${run.status.toLowerCase()}: only a finished (completed or failed) deploy can be undone` +
+          (run.status === 'RUNNING' ? `; stop a running one with \`armadactl rollback ${opts.target}\`` : ''),
+      );
+    chosen = await pick(run);
+  } else {
+    for (const run of candidates) {
+      const found = await pick(run);
+      if (
+        place.kind === 'Deployer'
+          ? (found.left as DeployerOutcome)?.previous
+          : undoable(run, found.left).length
+      ) {
+        chosen = found;
+        break;
+      }
+    }
+    if (!chosen)
+      throw new Error(
+        `no finished run of ${opts.target} changed anything that could be undone; its runs: ${describeRuns(runs)}`,
+      );
+  }
+  const { run, left } = chosen;
+  if (place.kind === 'Deployer') {
+    const previous = (left as DeployerOutcome | undefined)?.previous;
+    if (!previous)
+      throw new Error(
+        `run ${run.runId} of ${opts.target} was a first deploy (no version before it): nothing to go back to`,
+      );
+    const input = await inputOf<DeployerRun>(client, run);
+    const { spec } = input;
+    return requestUnder(
+      place,
+      latest,
+      'deployerWorkflow',
+      {
+        name: input.name,
+        namespace: input.namespace,
+        spec: {
+          ...spec,
+          deployment: { ...spec.deployment, version: previous },
+          ...(opts.now && { steps: [{ percent: 100 }] }),
+        },
+        mode: 'deploy',
+      },
+      `undo of run ${run.runId}: back to version ${previous}${opts.now ? ' at once' : ' through the canary steps'}`,
+      opts.target,
+    );
+  }
+  const changes = undoable(run, left);
+  if (!changes.length)
+    throw new Error(
+      `run ${run.runId} of ${opts.target} kept no change of any release (it changed nothing, rolled itself back, or failed before it wrote): nothing to undo`,
+    );
+  const { kind, namespace, name } = place as ObjectPlace & { kind: UndoRun['kind'] };
+  return requestUnder<UndoRun>(
+    place,
+    latest,
+    'undoWorkflow',
+    { kind, namespace, name, undoes: { workflowId: run.workflowId, runId: run.runId }, changes, by: opts.by },
+    `undo of run ${run.runId}: ${changes.map((c) => c.release).join(', ')}`,
+    opts.target,
+  );
+}
+
+function undoable(run: Execution, left: unknown) {
+  return left === undefined ? [] : changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun);
+}
+
+/**
+ * The run that takes up the object's latest run, which failed, at the step that failed: a
+ * manifest's or a group's charts that finished are left as they are and the gates it passed are
+ * not asked again; a chart or a Deployer runs again. It deploys what the failed run deployed (its
+ * input), not a spec changed since (the bridge starts a run for that itself). Pause and approvals
+ * are not carried over.
+ */
+export async function retryRequest(client: Client, place: ObjectPlace, target: string): Promise<RunRequest> {
+  const [latest] = await executionsOf(client, deployWorkflowId(place));
+  const left =
+    DEPLOYS.has(latest.type) && FINISHED.has(latest.status) ? await finishedRun(client, latest) : undefined;
+  const groupFailed = latest.type === 'groupWorkflow' && (left as GroupOutcome | undefined)?.failed.length;
+  if (!DEPLOYS.has(latest.type) || (latest.status !== 'FAILED' && !groupFailed))
+    throw new Error(
+      `the latest run of ${target}, ${latest.runId} (${latest.type}), is ${latest.status.toLowerCase()}${latest.status === 'COMPLETED' ? ' without a failure' : ''}: nothing to retry`,
+    );
+  const input = { ...(await inputOf<Record<string, unknown>>(client, latest)), carried: undefined };
+  const summary = `retry of run ${latest.runId}`;
+  const resumed = (groups: GroupOutcome[], rolledBack: boolean) => {
+    const resume = resumeOf(latest.runId, groups, rolledBack);
+    if ('refused' in resume) throw new Error(resume.refused);
+    return resume;
+  };
+  if (latest.type === 'manifestWorkflow') {
+    const outcome = left as ManifestOutcome | undefined;
+    if (!outcome)
+      throw new Error(
+        `run ${latest.runId} of ${target} left no outcome (it was cancelled or terminated): apply it again`,
+      );
+    const resume = resumed(outcome.groups, outcome.state === 'rolled-back');
+    return requestUnder(place, latest, latest.type, { ...input, resume }, summary, target);
+  }
+  if (latest.type === 'groupWorkflow') {
+    const outcome = left as GroupOutcome;
+    const finished = resumed([outcome], outcome.rolledBack !== undefined).finished[outcome.group];
+    return requestUnder(place, latest, latest.type, { ...input, finished }, summary, target);
+  }
+  return requestUnder(place, latest, latest.type, input, summary, target);
+}

@@ -1,0 +1,77 @@
+import type { ChartOutcome, WrittenRelease } from '../chart';
+import type { GroupOutcome } from '../group';
+import type { ManifestOutcome } from '../manifest';
+import { changesOf, type ReleaseChange } from './rollback';
+
+/**
+ * What a finished run left, read back by armadactl (a completed run's result, or the details of
+ * its failure) for the day-two commands: undo it (`rollback --to-run`) or retry it from the
+ * step that failed (`retry`).
+ */
+export type FinishedRun =
+  | { workflowType: 'manifestWorkflow'; outcome: ManifestOutcome }
+  | { workflowType: 'groupWorkflow'; outcome: GroupOutcome }
+  /** A chart run's outcome, or the release it had written when it failed after the write. */
+  | { workflowType: 'chartWorkflow'; outcome: ChartOutcome | WrittenRelease };
+
+/**
+ * Every release change a finished run made and kept, in the order it made them: what undoing it
+ * puts back (see compensations). A run that rolled itself back kept nothing.
+ */
+export function changesToUndo(run: FinishedRun): ReleaseChange[] {
+  switch (run.workflowType) {
+    case 'manifestWorkflow':
+      return run.outcome.state === 'rolled-back' ? [] : run.outcome.groups.flatMap(changesOf);
+    case 'groupWorkflow':
+      return run.outcome.rolledBack ? [] : changesOf(run.outcome);
+    case 'chartWorkflow': {
+      const outcome = run.outcome;
+      if (!('action' in outcome)) return [outcome]; // written, then failed
+      if (outcome.action !== 'installed' && outcome.action !== 'upgraded') return [];
+      const { chart, release, namespace, before, actAs } = outcome;
+      return [{ chart, release, namespace, before, ...(actAs && { actAs }) }];
+    }
+  }
+}
+
+/**
+ * Where a retried run takes up a failed one: for each group the failed run started, the charts
+ * that finished in it (installed, upgraded, unchanged or skipped). A retry runs none of those
+ * again, passes no gate the failed run passed, and starts at the first chart that failed or
+ * never ran.
+ */
+export interface Resume {
+  /** The run retried (its run ID): shown in the retry's status and UI. */
+  retryOf: string;
+  /** Group name → the charts of it that finished in the failed run. */
+  finished: Record<string, string[]>;
+}
+
+/**
+ * The Resume of a failed run from its groups' outcomes, or why it cannot be retried: a run that
+ * rolled back what it changed has nothing to take up (apply it again instead).
+ */
+export function resumeOf(
+  retryOf: string,
+  groups: readonly GroupOutcome[],
+  rolledBack: boolean,
+): Resume | { refused: string } {
+  if (rolledBack)
+    return {
+      refused: `run ${retryOf} rolled back what it had changed: there is nothing to take up; apply it again to start from the top`,
+    };
+  const finished: Record<string, string[]> = {};
+  for (const g of groups)
+    finished[g.group] = g.outcomes.filter((o) => o.action !== 'rolled-back').map((o) => o.chart);
+  return { retryOf, finished };
+}
+
+/** Whether every chart of a group (by name) finished in the run a retry takes up. */
+export function finishedBefore(
+  resume: Resume | undefined,
+  group: string,
+  charts: readonly string[],
+): boolean {
+  const finished = resume?.finished[group];
+  return finished !== undefined && charts.every((c) => finished.includes(c));
+}

@@ -1,0 +1,56 @@
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import type { KindName } from '../api/kinds';
+import type { ReleaseChange } from './plan/rollback';
+import { undoChanges } from './saga';
+import { ArmadaPhase } from './search-attributes';
+import { report } from './status';
+
+/** A finished run to undo (`armadactl rollback --to-run RUN_ID | --previous`): what it changed and kept. */
+export interface UndoRun {
+  /** The object whose run it was: a manifest, a group or a chart. */
+  kind: Exclude<KindName, 'Deployer'>;
+  namespace: string;
+  name: string;
+  /** The run undone. */
+  undoes: { workflowId: string; runId: string };
+  /** Its changes in the order it made them (changesToUndo). */
+  changes: ReleaseChange[];
+  /** Who asked (armadactl records the authenticated caller). */
+  by?: string;
+}
+
+export interface UndoOutcome {
+  /** The run undone (its run ID). */
+  undid: string;
+  /** Releases put back, newest change first. */
+  rolledBack: string[];
+}
+
+/**
+ * Undoes a finished run, as a run of its own with its own history: every release it changed goes
+ * back to the revision it had before that run (helm rollback; one that run installed is
+ * uninstalled), newest change first, each as the ServiceAccount that wrote it. It runs under the
+ * object's workflow ID, so no deploy of the object runs beside it. The object then reads
+ * RolledBack (not at its spec) until its spec changes or it is applied again.
+ */
+export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
+  const { kind, namespace, name, undoes, changes } = run;
+  const what = `undo of run ${undoes.runId}${run.by ? ` asked by ${run.by}` : ''}`;
+  upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);
+  await report(kind, namespace, name, 'RollingBack', `${what}: ${changes.length} releases to put back`);
+  const rolledBack = await undoChanges(changes);
+  if (kind !== 'ArmadaChart')
+    for (const change of changes)
+      await report(
+        'ArmadaChart',
+        namespace,
+        change.chart,
+        'RolledBack',
+        change.before === null
+          ? `${change.release} uninstalled: run ${undoes.runId} installed it (${what})`
+          : `${change.release} back to revision ${change.before} (${what})`,
+      );
+  upsertSearchAttributes([{ key: ArmadaPhase, value: 'RolledBack' }]);
+  await report(kind, namespace, name, 'RolledBack', `${what}: ${rolledBack.join(', ')}`);
+  return { undid: undoes.runId, rolledBack };
+}
