@@ -8,7 +8,8 @@ import type { DeployerSpec } from '../api/deployer';
 import type { ManifestDocuments } from '../workflows/plan/manifest';
 import type { StandaloneDocument } from '../runs/requests';
 
-interface Parsed {
+/** A document as a file or the API server holds it: its kind, name and spec. */
+export interface Parsed {
   kind: string;
   metadata: { name: string; namespace?: string };
   spec: unknown;
@@ -37,9 +38,21 @@ export async function applicableDocuments(
   namespace: string,
   manifestName?: string,
 ): Promise<Applicable> {
-  const docs = await readDocuments(file);
+  return applicableOf(await readDocuments(file), file, namespace, manifestName);
+}
+
+/**
+ * The run valid documents ask for (see applicableDocuments); `source` names where they come
+ * from (a file, the cluster) in errors.
+ */
+export function applicableOf(
+  docs: Parsed[],
+  source: string,
+  namespace: string,
+  manifestName?: string,
+): Applicable {
   if (docs.some((d) => d.kind === 'ArmadaManifest') || manifestName)
-    return { kind: 'ArmadaManifest', manifest: manifestDocuments(docs, file, namespace, manifestName) };
+    return { kind: 'ArmadaManifest', manifest: manifestDocuments(docs, source, namespace, manifestName) };
   const objects = docs.flatMap((d): StandaloneDocument[] => {
     const where = { name: d.metadata.name, namespace: d.metadata.namespace ?? namespace };
     if (d.kind === 'ArmadaChart')
@@ -49,7 +62,7 @@ export async function applicableDocuments(
     return [];
   });
   if (!objects.length)
-    throw new Error(`${file} has no ArmadaManifest, ArmadaChart or Deployer; nothing to apply`);
+    throw new Error(`${source} has no ArmadaManifest, ArmadaChart or Deployer; nothing to apply`);
   return { kind: 'standalone', objects };
 }
 
