@@ -240,6 +240,8 @@ const controlUsage: Record<ControlCommand, string> = {
   promote: 'makes a canary skip its remaining steps and go to 100 %',
   rollback:
     'starts no more charts, lets running ones finish, then undoes every change of the run; a canary restores the old version and removes the new one',
+  cancel:
+    "stops the object's own run cleanly (Temporal's cancellation, as the bridge does before an uninstall): running Helm calls finish, nothing new starts, on_failure: rollback undoes the run, which ends cancelled; who and why stand in its history. A group or chart a manifest or group lists is stopped with that run: cancel it",
 };
 for (const command of CONTROL_COMMANDS) {
   commands[command] = {
