@@ -16,6 +16,7 @@ import { describeRef, listObjects, placeAmong, type ClusterObject } from './clus
 import { applicableDocuments, applicableOf, type Applicable, type Parsed } from './documents';
 import { manifestDiff, type ObjectDiff } from './manifest-diff';
 import { formatProblem, validateFiles } from './validate';
+import { inTurns } from './turns';
 import { within } from './watch';
 
 /** One release a diff covers: the ArmadaChart that deploys it, and what its run is asked to do. */
@@ -206,20 +207,6 @@ export interface DiffReport {
 
 /** How many releases are previewed at once: each runs a few helm processes. */
 const PREVIEWS_AT_ONCE = 4;
-
-/** `fn` over `items`, at most `limit` at a time; results in `items`' order. */
-async function inTurns<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return results;
-}
 
 /** One item previewed (see previewRelease); a failure is kept in the report, not thrown. */
 async function diffRelease(item: DiffItem): Promise<ReleaseDiff> {
