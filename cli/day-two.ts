@@ -45,6 +45,8 @@ reason, objects: [{object, change, patch}], canary, error}], unlisted: [{chart, 
       const file = values.filename as string | undefined;
       if (file ? positionals.length : positionals.length !== 1)
         throw new UsageError('name a file with -f, or one object: NAME, amf/NAME, acg/NAME or act/NAME');
+      if (!file && values.manifest !== undefined)
+        throw new UsageError('--manifest picks a manifest of a file: use it with -f');
       const asked = asJson(values);
       const namespace = values.namespace as string;
       const report = await asCaller(async () =>

@@ -415,6 +415,7 @@ describe('the day-two verbs on the command line', () => {
   it.each([
     [['diff'], 'name a file with -f, or one object'],
     [['diff', '-f', 'x.yaml', 'amf/demo'], 'name a file with -f, or one object'],
+    [['diff', 'amf/demo', '--manifest', 'demo'], '--manifest picks a manifest of a file'],
     [['list', '-o', 'yaml'], '--output must be json or text'],
     [['get'], 'name one run'],
     [['delete', 'act/web', '--timeout', 'soon'], '--timeout must be a number of seconds'],
