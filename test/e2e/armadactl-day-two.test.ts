@@ -4,7 +4,8 @@ import path from 'node:path';
 import { GROUP, VERSION } from '../../api/common';
 import type { DiffReport } from '../../cli/diff';
 import type { ListRow, ObjectReport } from '../../cli/list';
-import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { canaryProgressQuery } from '../../workflows/messages';
+import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { armadactlAs, tenant } from '../helpers/armadactl';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl, settingsChart } from '../helpers/kube';
@@ -432,6 +433,47 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
       expect(code).toBe(0);
       await expect(helm('status', 'solo', '-n', releases)).rejects.toThrow(/not found/);
       await expect(kubectl('get', 'act', 'solo', '-n', crs)).rejects.toThrow(/NotFound/);
+    });
+
+    it('deletes an object whose deploy is running: the bridge cancels it first, recorded as armada-bridge', async () => {
+      const stepper = (tag: string) =>
+        helloChart('stepper', releases, {
+          canary: { steps: [{ percent: 50, approval: true }] },
+          values: { replicaCount: 2, image: { tag } },
+        });
+      const deploy = harness().client.workflow.getHandle(releaseWorkflowId(releases, 'stepper'));
+      await applyObjects(crs, [stepper('1.0.0')]);
+      await eventually(
+        'the first install',
+        async () => (await deploy.describe()).status.name === 'COMPLETED' || undefined,
+        {
+          process: bridge,
+        },
+      );
+      // The upgrade's canary waits for an approval that never comes: a deploy still running.
+      await applyObjects(crs, [stepper('1.1.0')]);
+      const canary = harness().client.workflow.getHandle(canaryWorkflowId(crs, 'stepper'));
+      await eventually(
+        'the canary waiting for approval',
+        async () => ((await canary.query(canaryProgressQuery)).waitingOn === 'approval' ? true : undefined),
+        { process: bridge },
+      );
+      const { runId } = await deploy.describe();
+      const { code, stdout } = await admin('delete', 'act/stepper', '-n', crs, '--wait');
+      expect(stdout.split('\n').slice(1)).toEqual([
+        `uninstalled release ${releases}/stepper (was revision 1)`,
+      ]);
+      expect(code).toBe(0);
+      const cancelled = (
+        (await harness().client.workflow.getHandle(deploy.workflowId, runId).fetchHistory()).events ?? []
+      )
+        .map((e) => e.workflowExecutionCancelRequestedEventAttributes)
+        .find(Boolean);
+      expect(cancelled).toMatchObject({
+        identity: 'armada-bridge',
+        cause: `ArmadaChart ${crs}/stepper is being deleted`,
+      });
+      await expect(helm('status', 'stepper', '-n', releases)).rejects.toThrow(/not found/);
     });
 
     it('refuses a chart its manifest lists: it is uninstalled with the manifest', async () => {
