@@ -4,7 +4,14 @@ import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
 import { kubeApi } from '../kube/client';
-import { CONTROL_COMMANDS, ControlRefused, control, latestRun, type ControlCommand } from '../runs/control';
+import {
+  CONTROL_COMMANDS,
+  ControlRefused,
+  cancelRun,
+  control,
+  latestRun,
+  type ControlCommand,
+} from '../runs/control';
 import {
   chartRun,
   deployerRun,
@@ -43,6 +50,9 @@ import {
 } from './view';
 
 export const ACTIONS: readonly ControlCommand[] = CONTROL_COMMANDS;
+
+/** Who the bridge is in a run's history when it cancels the run of an object being deleted. */
+const BRIDGE_IDENTITY = 'armada-bridge';
 
 export interface BridgeContext {
   client: Client;
@@ -387,7 +397,11 @@ async function finalize(ctx: BridgeContext, view: ObjectView): Promise<void> {
   if (run) {
     const latest = await latestRun(ctx.client, run.workflowId);
     if (latest?.running) {
-      if (latest.memo.mode !== 'uninstall') await ctx.client.workflow.getHandle(run.workflowId).cancel();
+      if (latest.memo.mode !== 'uninstall')
+        await cancelRun(ctx.client, run.workflowId, {
+          by: BRIDGE_IDENTITY,
+          reason: `${kind} ${namespace}/${name} is being deleted`,
+        });
       ctx.afterRun(run.workflowId, key);
       return;
     }

@@ -16,14 +16,17 @@ import type { ObjectRef } from './ownership';
 export const TEMPORAL_ADMIN_OPTION = 'as-temporal-admin';
 
 /**
- * The permission that lets a person steer an object's runs: `patch` of the object, as for the
- * action annotation the bridge acts on (README, "Who may steer a run").
+ * What a person must be allowed on an object: `patch` to steer its runs, as for the action
+ * annotation the bridge acts on (README, "Who may steer a run"); `delete` to delete it.
  */
-export function steeringPermission(object: ObjectRef): V1ResourceAttributes {
+export type ObjectVerb = 'patch' | 'delete';
+
+/** The permission to check before acting on an object (see ObjectVerb). */
+export function steeringPermission(object: ObjectRef, verb: ObjectVerb = 'patch'): V1ResourceAttributes {
   return {
     group: GROUP,
     resource: kinds[object.kind].plural,
-    verb: 'patch',
+    verb,
     namespace: object.namespace,
     name: object.name,
   };
@@ -34,9 +37,9 @@ export function rbacName(object: ObjectRef): string {
   return `${kinds[object.kind].plural}.${GROUP} ${object.namespace}/${object.name}`;
 }
 
-/** What armadactl says when the API server denies `username` the steering permission. */
-export function steeringRefusal(username: string, object: ObjectRef): string {
-  return `you (${username}) may not patch ${rbacName(object)}`;
+/** What armadactl says when the API server denies `username` the permission. */
+export function steeringRefusal(username: string, object: ObjectRef, verb: ObjectVerb = 'patch'): string {
+  return `you (${username}) may not ${verb} ${rbacName(object)}`;
 }
 
 /**
@@ -59,15 +62,15 @@ export function loginName(): string | undefined {
 }
 
 /**
- * Who steers `object`'s runs, as the run records it (`by`), once the API server has said they
- * may: their authenticated username (a SelfSubjectReview) after a SelfSubjectAccessReview of
- * `patch` on the object, both with the caller's own kubeconfig (callerKubeConfig). Throws, and
- * nothing is to be sent, when the review denies it, the API server answers with an error, or no
- * cluster answers within the timeout: without a cluster only a Temporal administrator steers
- * (`--as-temporal-admin`), and the message says so.
+ * Who steers `object`'s runs (or deletes it: `verb`), as the run records it (`by`), once the API
+ * server has said they may: their authenticated username (a SelfSubjectReview) after a
+ * SelfSubjectAccessReview of `verb` on the object, both with the caller's own kubeconfig
+ * (callerKubeConfig). Throws, and nothing is to be sent, when the review denies it, the API
+ * server answers with an error, or no cluster answers within the timeout: without a cluster only
+ * a Temporal administrator steers (`--as-temporal-admin`), and the message says so.
  */
-export async function authorizedSteerer(object: ObjectRef): Promise<string> {
-  const asked = `cannot check that you may patch ${rbacName(object)}`;
+export async function authorizedSteerer(object: ObjectRef, verb: ObjectVerb = 'patch'): Promise<string> {
+  const asked = `cannot check that you may ${verb} ${rbacName(object)}`;
   const withoutCluster = `without one, only a Temporal administrator steers runs (--${TEMPORAL_ADMIN_OPTION})`;
   let config;
   try {
@@ -107,12 +110,12 @@ export async function authorizedSteerer(object: ObjectRef): Promise<string> {
         body: {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SelfSubjectAccessReview',
-          spec: { resourceAttributes: steeringPermission(object) },
+          spec: { resourceAttributes: steeringPermission(object, verb) },
         },
       },
       options,
     ),
   );
-  if (!access.status?.allowed) throw new Error(steeringRefusal(username, object));
+  if (!access.status?.allowed) throw new Error(steeringRefusal(username, object, verb));
   return username;
 }

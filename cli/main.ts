@@ -1,9 +1,20 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
 import { authorizedSteerer, loginName, TEMPORAL_ADMIN_OPTION, temporalAdminName } from './caller';
+import {
+  asJson,
+  json,
+  namespaceOption,
+  onlyTarget,
+  outputOption,
+  UsageError,
+  type Command,
+  type Print,
+} from './command';
+import { dayTwoCommands } from './day-two';
 import { applicableOf } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
@@ -19,37 +30,9 @@ import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets
 import { formatProblem, readArmadaFile, validateFiles, type LocatedProblem } from './validate';
 import { watch, type Terminal } from './watch';
 
-type Print = (line: string) => void;
-
-/** A usage error: armadactl prints the command's help and exits 2. */
-class UsageError extends Error {}
-
-interface Command {
-  usage: string;
-  options: NonNullable<ParseArgsConfig['options']>;
-  run(
-    args: { values: Record<string, unknown>; positionals: string[]; terminal?: Terminal; err: Print },
-    out: Print,
-  ): Promise<number>;
-}
-
-const namespaceOption = { namespace: { type: 'string', short: 'n', default: 'default' } } as const;
-const outputOption = { output: { type: 'string', short: 'o' } } as const;
-
-/** Whether `--output` asks for JSON (`json`) or the other format (`text` for people, the default). */
-function asJson(values: Record<string, unknown>, other = 'text'): boolean {
-  const output = values.output as string | undefined;
-  if (output === undefined || output === other) return false;
-  if (output === 'json') return true;
-  throw new UsageError(`--output must be json or ${other}, not "${output}"`);
-}
-
 /** How many documents `problems` are about. */
 const invalidDocuments = (problems: LocatedProblem[]) =>
   new Set(problems.map((p) => `${p.file}:${p.doc}`)).size;
-
-/** The text of a value printed by `--output json`: indented, keys in a fixed order. */
-const json = (value: unknown) => JSON.stringify(value, null, 2);
 
 const commands: Record<string, Command> = {
   validate: {
@@ -61,6 +44,7 @@ cluster and the bridge apply. Prints each problem as 'file:doc kind/name: path: 
 --output json (-o json) one object {valid, invalid, skipped, problems: [{file, doc, object,
 path, message}]}. Exit code 0 only when every document is valid.`,
     options: { filename: { type: 'string', short: 'f', multiple: true }, ...outputOption },
+    failureExit: 2,
     async run({ values }, out) {
       const files = values.filename as string[] | undefined;
       if (!files?.length) throw new UsageError('name at least one file or directory with -f');
@@ -301,6 +285,8 @@ const controlUsage: Record<ControlCommand, string> = {
   promote: 'makes a canary skip its remaining steps and go to 100 %',
   rollback:
     'starts no more charts, lets running ones finish, then undoes every change of the run; a canary restores the old version and removes the new one',
+  cancel:
+    "stops the object's own run cleanly (Temporal's cancellation, as the bridge does before an uninstall): running Helm calls finish, nothing new starts, on_failure: rollback undoes the run, which ends cancelled; who and why stand in its history. A group or chart a manifest or group lists is stopped with that run: cancel it",
 };
 for (const command of CONTROL_COMMANDS) {
   commands[command] = {
@@ -348,6 +334,8 @@ Exit 1 when the command was refused or no run takes it, with the reason.`,
   };
 }
 
+Object.assign(commands, dayTwoCommands);
+
 const USAGE = `armadactl: durable, sequenced Helm deploys on Kubernetes
 
 Commands:
@@ -357,12 +345,6 @@ ${Object.values(commands)
 
 Temporal is reached through TEMPORAL_ADDRESS (default localhost:7233) and TEMPORAL_NAMESPACE.
 Run 'armadactl COMMAND --help' for a command's details.`;
-
-function onlyTarget(positionals: string[]): string {
-  if (positionals.length !== 1)
-    throw new UsageError('name one run: an ArmadaManifest NAME, acg/NAME, dpl/NAME or act/NAME');
-  return positionals[0];
-}
 
 /** A followed run's outcome, or the message at the bottom of its failure. */
 async function outcomeOf<T>(followed: () => Promise<T>): Promise<T | { error: string }> {
@@ -412,7 +394,7 @@ export async function main(
       return 1;
     }
     err(`armadactl ${name}: ${(e as Error).message}`);
-    return name === 'validate' ? 2 : 1;
+    return command.failureExit ?? 1;
   }
 }
 

@@ -76,7 +76,7 @@ export function describeOutcome(ended: { value: unknown } | { error: unknown }):
 }
 
 /** A promise's value, or undefined when it fails or takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   const timer = new AbortController();
   try {
     return await Promise.race([

@@ -8,19 +8,34 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { NonRetryable } from '../workflows/failures';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
+/** Set inside asCaller: the caller's kubeconfig, loaded once for the scope. */
+const callerScope = new AsyncLocalStorage<KubeConfig>();
 
 /**
  * The one place that decides which kubeconfig the product uses: `ARMADA_KUBECONFIG` when set
  * (e.g. a ServiceAccount's, while `KUBECONFIG` stays a person's own), else undefined, meaning
  * the usual resolution: `KUBECONFIG`, else `~/.kube/config`, else the in-cluster ServiceAccount.
  * The Kubernetes client (`kubeConfig()`) and every helm call (`kubeconfigEnv()`) follow it;
- * armadactl's permission check does not (`callerKubeConfig()`).
+ * armadactl's permission check does not (`callerKubeConfig()`), nor does anything inside asCaller.
  */
 export function armadaKubeconfig(): string | undefined {
+  if (callerScope.getStore()) return undefined;
   return process.env.ARMADA_KUBECONFIG || undefined;
+}
+
+/**
+ * Runs `work` as the person running armadactl: every kube client (`kubeConfig()`, `kubeApi`) and
+ * helm call (`kubeconfigEnv()`) made in it, however deep, uses `callerKubeConfig()` and never
+ * `ARMADA_KUBECONFIG`, so code shared with the worker (chart preparation, values_from, helm reads)
+ * sees only what the caller may. Scoped to `work`'s async context: a worker running in the same
+ * process (the tests) keeps its own kubeconfig.
+ */
+export function asCaller<T>(work: () => Promise<T>): Promise<T> {
+  return callerScope.run(callerKubeConfig(), work);
 }
 
 /**
@@ -39,6 +54,8 @@ export function kubeconfigEnv(): NodeJS.ProcessEnv {
  * only when the variable it came from changes (tests point one process at another user).
  */
 export function kubeConfig(): KubeConfig {
+  const caller = callerScope.getStore();
+  if (caller) return caller;
   const file = armadaKubeconfig();
   const source = file ?? process.env.KUBECONFIG;
   if (!cached || cached.source !== source) {

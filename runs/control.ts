@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   approveUpdate,
@@ -10,6 +11,7 @@ import {
   rootMessage,
   type AnyProgress,
   type Approval,
+  type Request,
 } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
 import { formatProgress } from './progress';
@@ -56,7 +58,7 @@ export async function statusOf(client: Client, workflowId: string): Promise<RunS
 }
 
 /** The control commands, as armadactl and the action annotation name them. */
-export const CONTROL_COMMANDS = ['pause', 'resume', 'approve', 'promote', 'rollback'] as const;
+export const CONTROL_COMMANDS = ['pause', 'resume', 'approve', 'promote', 'rollback', 'cancel'] as const;
 export type ControlCommand = (typeof CONTROL_COMMANDS)[number];
 
 /** A command that went nowhere, or that the run refused; the message says why and what to do. */
@@ -75,6 +77,7 @@ export interface ControlResult {
  * that is running. Approve and promote are Updates: the run's refusal comes back as
  * ControlRefused. Pause and resume are checked against the run's progress first (pausing a
  * paused run, resuming one that is not paused), so nothing is sent that would do nothing.
+ * Cancel is Temporal's cancellation (cancelRun).
  */
 export async function control(
   client: Client,
@@ -108,10 +111,37 @@ export async function control(
       case 'rollback':
         await handle.signal(rollbackSignal, req);
         return { workflowId, answer: 'rolling back: no more charts or steps start, then this run is undone' };
+      case 'cancel':
+        await cancelRun(client, workflowId, req);
+        return {
+          workflowId,
+          answer: 'cancelling: running Helm calls finish, nothing new starts, then the run ends cancelled',
+        };
     }
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw refused(rootMessage(err));
     throw err;
+  }
+}
+
+/**
+ * Cancels the latest run of a workflow ID (Temporal's cancellation), which every armada workflow
+ * takes as a clean stop (workflows/control.ts, RunControl): Helm calls in flight finish, nothing
+ * new starts, `on_failure: rollback` undoes the run, and it ends cancelled. Who asked and why
+ * stand in its history: the identity and the cause of its WorkflowExecutionCancelRequested event
+ * (the SDK's handle.cancel() sends neither).
+ */
+export async function cancelRun(client: Client, workflowId: string, req: Request): Promise<void> {
+  try {
+    await client.workflowService.requestCancelWorkflowExecution({
+      namespace: client.options.namespace,
+      workflowExecution: { workflowId },
+      identity: req.by ?? client.options.identity,
+      reason: req.reason ?? '',
+      requestId: randomUUID(),
+    });
+  } catch (err) {
+    throw new Error(`cannot cancel ${workflowId}: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -79,7 +79,7 @@ export interface ObjectPlace {
 }
 
 /** What an operator can do to a run: the control commands, and reading its progress. */
-export type Verb = 'pause' | 'resume' | 'approve' | 'promote' | 'rollback' | 'progress';
+export type Verb = 'pause' | 'resume' | 'approve' | 'promote' | 'rollback' | 'cancel' | 'progress';
 
 /**
  * Where a verb on an object goes: the runs to try, in order (the first one running takes it),
@@ -94,7 +94,10 @@ export type Route = { workflowIds: string[]; gate?: string } | { refused: string
  *   passes the manifest's gate before it, and only that gate;
  * - a chart: its canary while one runs, else the run that drives it: its manifest's, its
  *   group's, or its own release's (`helm:<namespace>/<release>`) when it stands alone;
- *   approve and promote go to its canary only, and a chart without one refuses them.
+ *   approve and promote go to its canary only, and a chart without one refuses them;
+ * - cancel: the run of the object itself (a manifest, a Deployer, a group or chart on its own),
+ *   never a canary alone nor, for a group or chart a manifest or group lists, the run that lists
+ *   it: that is refused, naming the run to cancel instead.
  * What a run cannot do (approve with no gate waiting, promote without a canary) it refuses
  * itself, so the refusal names what the run waits for.
  */
@@ -108,6 +111,14 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
     }
     return [objectWorkflowId(kind, namespace, name)];
   };
+  if (verb === 'cancel') {
+    const lister = place.manifest ? `amf/${place.manifest}` : place.group && `acg/${place.group}`;
+    if (lister)
+      return {
+        refused: `${kind} ${namespace}/${name} is deployed by the run of ${lister}: cancel that (armadactl cancel ${lister}) to stop it`,
+      };
+    return { workflowIds: driver() };
+  }
   if (kind !== 'ArmadaChart') {
     const gate =
       kind === 'ArmadaChartGroup' && place.manifest && verb === 'approve' ? gateBefore(name) : undefined;

@@ -1,6 +1,5 @@
 import { objectId, type DriftedObject } from '../../workflows/plan/drift';
-import { runHelm } from './exec';
-import { renderedObjects } from './manifest';
+import { releaseManifest, renderedObjects } from './manifest';
 import type { ReleaseRef } from './release';
 import { helmObserve } from './status';
 
@@ -42,13 +41,10 @@ export function inManifest(manifest: string, namespace: string, objects: Drifted
 export async function helmCheckDrift(req: DriftCheckRequest): Promise<DriftCheck | null> {
   const observed = await helmObserve(req);
   if (!observed) return null;
-  const { stdout } = await runHelm(
-    ['get', 'manifest', req.release, '--namespace', req.namespace, '--revision', String(observed.revision)],
-    req.actAs,
-  );
+  const manifest = await releaseManifest(req, observed.revision);
   return {
     revision: observed.revision,
     status: observed.status,
-    drifted: inManifest(stdout, req.namespace, req.objects),
+    drifted: inManifest(manifest, req.namespace, req.objects),
   };
 }

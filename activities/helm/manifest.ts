@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { parseAllDocuments, type Tags } from 'yaml';
 import { NonRetryable } from '../../workflows/failures';
+import { runHelm } from './exec';
+import type { ReleaseRef } from './release';
 
 /** An object of a rendered manifest, as far as anyone here reads it. */
 export interface RenderedObject {
@@ -43,4 +45,10 @@ export function renderedObjects(manifest: string): RenderedObject[] {
       objects.push(object as RenderedObject);
   }
   return objects;
+}
+
+/** The manifest of one revision of a release, as helm stored it (`helm get manifest`; no hooks). Writes nothing. */
+export async function releaseManifest(ref: ReleaseRef, revision: number): Promise<string> {
+  const args = ['get', 'manifest', ref.release, '--namespace', ref.namespace, '--revision', String(revision)];
+  return (await runHelm(args, ref.actAs)).stdout;
 }

@@ -1,9 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chartOnThisWorker, type ChartContent } from '../charts/source';
+import { z } from 'zod';
 import { heartbeating } from '../process';
-import { chartValues, type ValuesFrom } from '../values/read';
 import { runHelm } from './exec';
 import { prepareRetriedWrite } from './recover';
 import {
@@ -15,14 +11,10 @@ import {
   type ReleaseRef,
   type ReleaseStatus,
 } from './release';
+import { runHelmWithChart, type ChartRequest } from './with-chart';
 
-export interface UpgradeRequest extends ReleaseRef {
-  /** The prepared chart, by content: found on (or fetched again to) the worker that runs this. */
-  chart: ChartContent;
+export interface UpgradeRequest extends ReleaseRef, ChartRequest {
   version?: string;
-  values?: Record<string, unknown>;
-  /** Read by this activity and merged under `values`; absent when the chart has no `values_from`. */
-  valuesFrom?: ValuesFrom;
   /** Digest of chart and values, recorded in the release so an unchanged apply can be skipped. */
   digest?: string;
   /** Seconds any one Kubernetes operation may take (`--timeout`). */
@@ -78,21 +70,26 @@ async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
     );
     return parseRelease(stdout);
   }
-  const chartPath = await chartOnThisWorker(req.chart);
-  const { values, redact } = await chartValues(req.values, req.valuesFrom);
-  // mkdtemp makes the directory 0700: the values file, Secrets' values included, is this
-  // process's alone, and gone when helm is.
-  const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
-  try {
-    const valuesFile = path.join(dir, 'values.json');
-    await writeFile(valuesFile, JSON.stringify(values), { mode: 0o600 });
-    const { stdout } = await runHelm(upgradeArgs(req, chartPath, valuesFile), req.actAs).catch(
-      (err: unknown) => {
-        throw redact(err);
-      },
-    );
-    return parseRelease(stdout);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const { stdout } = await runHelmWithChart(req, (chartPath, valuesFile) =>
+    upgradeArgs(req, chartPath, valuesFile),
+  );
+  return parseRelease(stdout);
+}
+
+/** The part of a dry run's `-o json` release that upgradeDryRun reads: what it would deploy. */
+const dryRunSchema = z.object({ manifest: z.string().default('') });
+
+/**
+ * The manifest helmUpgradeInstall would write for `req`, without writing it: the same helm
+ * command with `--dry-run=server`. helm reads the release and the cluster (the objects it would
+ * take over, `lookup`, schema validation) and writes nothing, not even a namespace. Not an
+ * activity: `armadactl diff` calls it in its own process. Hooks are not in the manifest, as they
+ * are not in `helm get manifest`.
+ */
+export async function upgradeDryRun(req: UpgradeRequest): Promise<string> {
+  const { stdout } = await runHelmWithChart(req, (chartPath, valuesFile) => [
+    ...upgradeArgs(req, chartPath, valuesFile),
+    '--dry-run=server',
+  ]);
+  return dryRunSchema.parse(JSON.parse(stdout)).manifest;
 }

@@ -4,11 +4,7 @@ import {
   type V1Deployment,
   type V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { capacityReplicas, type DeploymentPair } from '../../workflows/plan/canary';
-import { runHelm } from '../helm/exec';
 import { heartbeating } from '../process';
 import {
   CANARY_LABEL,
@@ -18,22 +14,18 @@ import {
   MANAGED_BY_LABEL,
 } from '../../kube/labels';
 import { renderedObjects } from '../helm/manifest';
-import { chartOnThisWorker, type ChartContent } from '../charts/source';
+import { runHelmWithChart, type ChartRequest } from '../helm/with-chart';
 import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
-import { chartValues, type ValuesFrom } from '../values/read';
 
 export type { DeploymentPair };
 
-export interface CanaryCopiesRequest extends ActingAs {
+/** Where a release's canary goes: its name and namespace, and who its run acts as. */
+export interface CanaryTarget extends ActingAs {
   release: string;
   namespace: string;
-  /** The prepared chart, by content: found on (or fetched again to) the worker that runs this. */
-  chart: ChartContent;
-  /** Passed to helm in a 0600 temporary file, never on the command line. */
-  values?: Record<string, unknown>;
-  /** Read by this activity and merged under `values`; absent when the chart has no `values_from`. */
-  valuesFrom?: ValuesFrom;
 }
+
+export interface CanaryCopiesRequest extends CanaryTarget, ChartRequest {}
 
 /**
  * The `helm template` arguments rendering a request's new revision from its chart at `chartPath`
@@ -188,36 +180,40 @@ export function createCanaryCopies(req: CanaryCopiesRequest): Promise<Deployment
 }
 
 async function copyDeployments(req: CanaryCopiesRequest): Promise<DeploymentPair[]> {
-  const chartPath = await chartOnThisWorker(req.chart);
-  const { values, redact } = await chartValues(req.values, req.valuesFrom);
-  const dir = await mkdtemp(path.join(tmpdir(), 'armada-values-'));
-  let manifest: string;
-  try {
-    const valuesFile = path.join(dir, 'values.json');
-    await writeFile(valuesFile, JSON.stringify(values), { mode: 0o600 });
-    manifest = (
-      await runHelm(templateArgs(req, chartPath, valuesFile)).catch((err: unknown) => {
-        throw redact(err);
-      })
-    ).stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-
+  const { stdout: manifest } = await runHelmWithChart(req, (chartPath, valuesFile) =>
+    templateArgs(req, chartPath, valuesFile),
+  );
   const deployments = renderedDeployments(manifest);
-  if (!deployments.length) return [];
+  // Read before any copy is written: a stable's replicas as they were before the canary.
+  const pairs = await canaryPairs(req, deployments);
   const apps = kubeApi(AppsV1Api, req.actAs);
-  const hpas = await listHpas(req.namespace, req.actAs);
-  const pairs: DeploymentPair[] = [];
   for (const rendered of deployments) {
     const copy = canaryCopy(rendered, req.release);
     copy.metadata!.namespace = req.namespace;
-    const name = rendered.metadata!.name!;
-    const stable = await readDeployment(apps, req.namespace, name);
     await createOrReplace(apps, req.namespace, copy);
+  }
+  return pairs;
+}
+
+/**
+ * The pair of each rendered Deployment of a release's new revision (see createCanaryCopies), in
+ * rendered order, from the live stable Deployments and the namespace's HorizontalPodAutoscalers.
+ * Reads only; also what `armadactl diff` shows a canary's steps from.
+ */
+export async function canaryPairs(
+  target: CanaryTarget,
+  deployments: V1Deployment[],
+): Promise<DeploymentPair[]> {
+  if (!deployments.length) return [];
+  const apps = kubeApi(AppsV1Api, target.actAs);
+  const hpas = await listHpas(target.namespace, target.actAs);
+  const pairs: DeploymentPair[] = [];
+  for (const rendered of deployments) {
+    const name = rendered.metadata!.name!;
+    const stable = await readDeployment(apps, target.namespace, name);
     const live = stable ? (stable.spec?.replicas ?? 1) : undefined;
     pairs.push({
-      canary: copy.metadata!.name!,
+      canary: canaryCopy(rendered, target.release).metadata!.name!,
       stable: stable ? name : null,
       replicas: capacityReplicas({
         rendered: rendered.spec?.replicas,

@@ -1,81 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { GROUP } from '../../api/common';
-import { kinds, type KindDefinition } from '../../api/kinds';
 import { main } from '../../cli/main';
 import { manifestWorkflowId } from '../../runs/targets';
 import { progressQuery } from '../../workflows/messages';
-import { sharedWorker, uniqueName } from '../helpers/env';
-import { applyObjects, kubectl } from '../helpers/kube';
-import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
+import { armadactlAs, tenant, type Tenant } from '../helpers/armadactl';
+import { sharedWorker } from '../helpers/env';
+import { kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 const example = path.join(repo, 'examples/sequenced-manifest.yaml');
-
-/** Every namespaced armada kind's plural: what a team's Role grants in its own namespace. */
-const armadaResources = (Object.values(kinds) as KindDefinition[])
-  .filter((k) => k.scope !== 'Cluster')
-  .map((k) => k.plural);
-
-/** A tenant: a namespace with a ServiceAccount `dev` that may read and patch armada objects there only. */
-interface Tenant {
-  namespace: string;
-  username: string;
-  kubeconfig: string;
-}
-
-async function tenant(prefix: string, dir: string): Promise<Tenant> {
-  const namespace = uniqueName(prefix);
-  await kubectl('create', 'namespace', namespace);
-  await applyObjects(namespace, [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dev' } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'armada-steer' },
-      rules: [{ apiGroups: [GROUP], resources: armadaResources, verbs: ['get', 'list', 'patch'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'armada-steer' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'armada-steer' },
-      subjects: [{ kind: 'ServiceAccount', name: 'dev', namespace }],
-    },
-  ]);
-  const kubeconfig = await serviceAccountKubeconfig(
-    process.env.KUBECONFIG!,
-    namespace,
-    'dev',
-    path.join(dir, `${namespace}.kubeconfig`),
-    '1h',
-  );
-  return { namespace, username: `system:serviceaccount:${namespace}:dev`, kubeconfig };
-}
-
-/**
- * bin/armadactl.js as a person runs it from their shell: their own KUBECONFIG, no
- * ARMADA_KUBECONFIG (the suite's worker ServiceAccount), the suite's Temporal.
- */
-async function armadactlAs(kubeconfig: string, ...args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, USER: 'ops-alice' };
-  delete env.ARMADA_KUBECONFIG;
-  try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      [path.join(repo, 'bin/armadactl.js'), ...args],
-      { cwd: repo, env },
-    );
-    return { code: 0, stdout: stdout.trim(), stderr: stderr.trim() };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout.trim(), stderr: failed.stderr.trim() };
-  }
-}
 
 describe('who may steer a run: armadactl asks the API server (sandbox cluster, Temporal dev server)', () => {
   const harness = sharedWorker();

@@ -40,6 +40,17 @@ describe('who may steer a run: the permission armadactl asks for', () => {
     );
   });
 
+  it('is delete of the object for armadactl delete, and its refusal says so', () => {
+    expect(steeringPermission(web, 'delete')).toMatchObject({
+      verb: 'delete',
+      namespace: 'team-b',
+      name: 'web',
+    });
+    expect(steeringRefusal('bob', web, 'delete')).toBe(
+      'you (bob) may not delete armadacharts.armada.airshipit.org team-b/web',
+    );
+  });
+
   it.each([
     ['alice', 'temporal-admin:alice'],
     [undefined, 'temporal-admin:unknown'],

@@ -1,7 +1,8 @@
 import { renderDetails } from '../../workflows/details';
 import type { AnyProgress, Progress } from '../../workflows/messages';
-import { logOf, markdownOf, progressView, textOf } from '../../workflows/plan/progress-view';
+import { logOf, markdownOf, progressView, textOf, waitingOf } from '../../workflows/plan/progress-view';
 import { canaryAtStep2 } from '../helpers/canary-progress';
+import { oneGroup } from '../helpers/progress';
 import { formatProgress } from '../../runs/progress';
 import { PHASES, statusFor } from '../../workflows/plan/status';
 
@@ -169,6 +170,31 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
         expect(textRows[i]).toContain(cell);
       }
     });
+  });
+});
+
+describe('waitingOf: what a run waits on, in a phrase for armadactl list', () => {
+  const deploying = oneGroup('Running', { web: 'deploying', api: 'deploying', db: 'deployed' });
+  it.each<[string, AnyProgress, string]>([
+    [
+      'a manifest at its approval gate',
+      { ...manifestRunning, phase: 'WaitingApproval', waitingOn: 'approve before group apps' },
+      'waiting on approve before group apps',
+    ],
+    ['a manifest deploying charts: the charts in flight', deploying, 'waiting on web, api deploying'],
+    ['a manifest between charts: nothing', manifestRunning, ''],
+    [
+      'a canary in a hold: until when',
+      { ...canaryAtStep2, waitingOn: 'hold', nextStepAt: '2026-11-22T07:40:12.301Z' },
+      'waiting on hold until 2026-11-22 07:40:12 UTC',
+    ],
+    [
+      'a paused run: the pause too',
+      { ...deploying, paused: { by: 'ops', since: SINCE } },
+      'waiting on web, api deploying — paused by ops since 2026-11-22 07:40:00 UTC',
+    ],
+  ])('%s', (_name, progress, said) => {
+    expect(waitingOf(progress)).toBe(said);
   });
 });
 

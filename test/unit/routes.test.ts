@@ -57,6 +57,21 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['ArmadaChart:ns/shop/canary'] },
     { workflowIds: ['Deployer:ns/nginx'] },
   ],
+  cancel: [
+    { workflowIds: [M] },
+    {
+      refused:
+        'ArmadaChartGroup ns/platform is deployed by the run of amf/demo: cancel that (armadactl cancel amf/demo) to stop it',
+    },
+    { workflowIds: ['ArmadaChartGroup:ns/solo'] },
+    { refused: expect.stringMatching(/^ArmadaChart ns\/web is deployed by the run of amf\/demo/) },
+    { refused: expect.stringMatching(/^ArmadaChart ns\/db is deployed by the run of amf\/demo/) },
+    { refused: expect.stringMatching(/^ArmadaChart ns\/cache is deployed by the run of acg\/solo/) },
+    { workflowIds: ['helm:apps/lone'] },
+    // The chart's own run, not its canary alone: the run stops the canary it started.
+    { workflowIds: ['helm:apps/shop'] },
+    { workflowIds: ['Deployer:ns/nginx'] },
+  ],
   promote: [], // where approve goes, with no gate named
   // resume, rollback and progress go where pause goes
   resume: [],

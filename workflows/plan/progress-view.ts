@@ -48,13 +48,33 @@ const byWhom = (r: Request) => `${r.by ? ` by ${r.by}` : ''}${r.reason ? ` (${r.
 
 /** `Running — waiting on approve before group apps — paused by ops since …, 42s of the hold left`. */
 function title(what: string, p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused'>): string {
+  return [what, ...waitFacts(p)].join(' — ');
+}
+
+/** What the run waits on (and until when), and its pause with who, why and since: each a phrase. */
+function waitFacts(p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused'>): string[] {
   const waiting =
     p.waitingOn && `waiting on ${p.waitingOn}${p.nextStepAt ? ` until ${stamp(p.nextStepAt)}` : ''}`;
   const left = p.paused?.remainingSeconds;
   const paused =
     p.paused &&
     `paused${byWhom(p.paused)} since ${stamp(p.paused.since)}${left ? `, ${formatSeconds(left)} of the hold left` : ''}`;
-  return [what, waiting, paused].filter(Boolean).join(' — ');
+  return [waiting, paused].filter((fact): fact is string => Boolean(fact));
+}
+
+/**
+ * What a run waits on, in a phrase for a list (`armadactl list`): an approval gate, a canary's
+ * readiness, hold (until when) or analysis check, as the title says them; a manifest, group or
+ * chart run at none of those waits on its charts in flight (`waiting on web, api deploying`: the
+ * Helm call, then the Armada wait). A pause is added. Empty when it waits on nothing.
+ */
+export function waitingOf(p: AnyProgress): string {
+  const facts = waitFacts(p);
+  if (!isCanary(p) && !p.waitingOn) {
+    const deploying = p.groups.flatMap((g) => g.charts).filter((c) => c.state === 'deploying');
+    if (deploying.length) facts.unshift(`waiting on ${deploying.map((c) => c.chart).join(', ')} deploying`);
+  }
+  return facts.join(' — ');
 }
 
 /** The control facts every kind of run shows: the gate waiting, approvals, refusals, failed status writes. */
