@@ -17,6 +17,8 @@ import {
   deployerRun,
   groupRun,
   manifestRun,
+  RunInProgress,
+  startRun,
   type RunMemo,
   type RunRequest,
 } from '../runs/requests';
@@ -27,12 +29,15 @@ import type { ReconcileMetrics } from './metrics';
 import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
+import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
 import type { ArmadaObject } from './watch';
 import {
   ACTION_ANNOTATION,
   FINALIZER,
   GATE_ANNOTATION,
+  NOW_ANNOTATION,
   REASON_ANNOTATION,
+  RUN_ANNOTATION,
   claimOf,
   describeProblems,
   drives,
@@ -49,7 +54,9 @@ import {
   type Views,
 } from './view';
 
-export const ACTIONS: readonly ControlCommand[] = CONTROL_COMMANDS;
+/** The actions of finished runs (runs/day-two.ts): undo one, retry a failed one. */
+const DAY_TWO_ACTIONS = ['undo', 'retry'] as const;
+export const ACTIONS: readonly string[] = [...CONTROL_COMMANDS, ...DAY_TWO_ACTIONS];
 
 /** Who the bridge is in a run's history when it cancels the run of an object being deleted. */
 const BRIDGE_IDENTITY = 'armada-bridge';
@@ -448,9 +455,23 @@ async function takeAction(ctx: BridgeContext, view: ObjectView, action: ActionRe
   const { command, reason, gate, by } = action;
   let outcome: string;
   let type: 'Normal' | 'Warning' = 'Normal';
-  if (!(ACTIONS as readonly string[]).includes(command)) {
+  if (!ACTIONS.includes(command)) {
     outcome = `unknown action "${command}"; use one of ${ACTIONS.join(', ')}`;
     type = 'Warning';
+  } else if (command === 'undo' || command === 'retry') {
+    const place = placeInCache(ctx, view);
+    const target = `${kinds[kind].shortNames[0]}/${name}`;
+    try {
+      const req =
+        command === 'undo'
+          ? await undoRequest(ctx.client, place, { runId: action.run, now: action.now, by, target })
+          : await retryRequest(ctx.client, place, target);
+      outcome = `started ${req.options.staticSummary} (workflow ${await startRun(ctx.client, ctx.taskQueue, req)})`;
+    } catch (err) {
+      if (!(err instanceof RunRefused || err instanceof RunInProgress)) throw err;
+      outcome = `refused: ${err.message}`;
+      type = 'Warning';
+    }
   } else {
     const verb = command as ControlCommand;
     try {
@@ -468,7 +489,13 @@ async function takeAction(ctx: BridgeContext, view: ObjectView, action: ActionRe
   }
   await patchObject(view, {
     metadata: {
-      annotations: { [ACTION_ANNOTATION]: null, [REASON_ANNOTATION]: null, [GATE_ANNOTATION]: null },
+      annotations: {
+        [ACTION_ANNOTATION]: null,
+        [REASON_ANNOTATION]: null,
+        [GATE_ANNOTATION]: null,
+        [RUN_ANNOTATION]: null,
+        [NOW_ANNOTATION]: null,
+      },
     },
   });
   await recordEvent({ kind, namespace, name }, view.uid, {

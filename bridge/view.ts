@@ -16,6 +16,10 @@ export const ACTION_ANNOTATION = 'armada.airshipit.org/action';
 export const REASON_ANNOTATION = 'armada.airshipit.org/reason';
 /** On an approve action: the gate it approves (`before group apps`, `step 2 (50 %)`); optional. */
 export const GATE_ANNOTATION = 'armada.airshipit.org/gate';
+/** On an undo action: the run to undo (a run ID; absent: the newest deploy that kept a change). */
+export const RUN_ANNOTATION = 'armada.airshipit.org/run';
+/** On an undo action of a Deployer: `true` goes back at once rather than through the steps. */
+export const NOW_ANNOTATION = 'armada.airshipit.org/now';
 
 /** The queue's key of an object: `ArmadaChart/default/shop`. */
 export function objectKey(kind: KindName, namespace: string, name: string): string {
@@ -44,6 +48,9 @@ export interface ActionRequest {
   command: string;
   reason?: string;
   gate?: string;
+  /** An undo's run (RUN_ANNOTATION) and whether a Deployer goes back at once (NOW_ANNOTATION). */
+  run?: string;
+  now?: boolean;
   /** The field manager that wrote the annotation; `unknown` when none is recorded. */
   by: string;
 }
@@ -156,6 +163,8 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
             command,
             reason: annotations[REASON_ANNOTATION],
             gate: annotations[GATE_ANNOTATION],
+            run: annotations[RUN_ANNOTATION],
+            now: annotations[NOW_ANNOTATION] === 'true',
             by: annotationWriter(obj) ?? 'unknown',
           },
     statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,

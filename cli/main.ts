@@ -29,6 +29,16 @@ import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
 import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
 import { formatProblem, readArmadaFile, validateFiles, type LocatedProblem } from './validate';
 import { watch, type Terminal } from './watch';
+import { retryFailedRun, UNDO_OPTIONS, undoAsked, undoFinishedRun } from './finished-runs';
+
+/** What rollback's usage adds for finished runs. */
+const UNDO_USAGE = `
+--to-run RUN_ID (a run of \`armadactl history TARGET\`) or --previous (the newest finished run that
+changed a release): undoes that finished deploy instead, as a new run with its own history: every
+release it changed and kept goes back to the revision it had before that run (one it installed is
+uninstalled), newest change first, as the ServiceAccount that wrote it. The object then reads
+RolledBack until its spec changes or it is applied again. A Deployer goes back to the version
+that run replaced, through its canary steps, or at once with --now.`;
 
 /** How many documents `problems` are about. */
 const invalidDocuments = (problems: LocatedProblem[]) =>
@@ -290,9 +300,9 @@ const controlUsage: Record<ControlCommand, string> = {
 };
 for (const command of CONTROL_COMMANDS) {
   commands[command] = {
-    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''} [--${TEMPORAL_ADMIN_OPTION}]
+    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''}${command === 'rollback' ? ' [--to-run RUN_ID | --previous [--now]]' : ''} [--${TEMPORAL_ADMIN_OPTION}]
 
-${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.
+${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.${command === 'rollback' ? UNDO_USAGE : ''}
 TARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME, act/NAME or dpl/NAME. A group or chart a
 manifest lists is steered through the manifest's run, a chart with canary steps through its
 canary while it runs (README, "Run control"); armadactl reads where the object sits from the
@@ -307,6 +317,7 @@ Exit 1 when the command was refused or no run takes it, with the reason.`,
     options: {
       reason: { type: 'string' },
       ...(command === 'approve' && { gate: { type: 'string' } }),
+      ...(command === 'rollback' && UNDO_OPTIONS),
       [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' },
       ...namespaceOption,
     },
@@ -317,6 +328,8 @@ Exit 1 when the command was refused or no run takes it, with the reason.`,
       const by = values[TEMPORAL_ADMIN_OPTION]
         ? temporalAdminName(loginName())
         : await authorizedSteerer(target);
+      if (command === 'rollback' && undoAsked(values))
+        return undoFinishedRun(target, positionals[0], values, by, out);
       const { client, close } = await connect();
       try {
         const place = (await placeFromCluster(kind, namespace, name)) ?? placeByName(kind, namespace, name);
@@ -335,6 +348,24 @@ Exit 1 when the command was refused or no run takes it, with the reason.`,
 }
 
 Object.assign(commands, dayTwoCommands);
+
+commands.retry = {
+  usage: `armadactl retry TARGET [-n NAMESPACE] [--${TEMPORAL_ADMIN_OPTION}]
+
+Takes up the object's latest run, which failed, at the step that failed, as a new run with its own
+history: a manifest's (or a group's) charts that finished in it are left as they are and the gates
+it passed are not asked again; the chart that failed runs again first, then the charts and groups
+after it. A chart or a Deployer runs again. It deploys what the failed run deployed (its input),
+not a spec changed since. Refused when the latest run did not fail, or rolled back what it changed
+(apply it again instead). The same permission check as rollback. Exit 1 when refused or when the
+retry fails.`,
+  options: { [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' }, ...namespaceOption },
+  async run({ values, positionals }, out) {
+    const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
+    if (!values[TEMPORAL_ADMIN_OPTION]) await authorizedSteerer(target);
+    return retryFailedRun(target, positionals[0], out);
+  },
+};
 
 const USAGE = `armadactl: durable, sequenced Helm deploys on Kubernetes
 

@@ -6,7 +6,7 @@ import type { GroupOutcome } from '../workflows/group';
 import type { ManifestOutcome } from '../workflows/manifest';
 import type { UndoRun } from '../workflows/undo';
 import { NonRetryable } from '../workflows/failures';
-import { changesToUndo, resumeOf, type FinishedRun } from '../workflows/plan/finished-runs';
+import { changesToUndo, resumeOf, type FinishedRun, type Resume } from '../workflows/plan/finished-runs';
 import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import type { RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
@@ -22,6 +22,9 @@ import type { ObjectPlace } from './targets';
  * the latest run keeps the bridge from taking it for a new spec.
  */
 
+/** A day-two command refused: what it names cannot be undone or retried, and why. */
+export class RunRefused extends Error {}
+
 /** The workflow whose runs are an object's deploys: a manifest's group or chart has its own child. */
 export function deployWorkflowId(place: ObjectPlace): string {
   const { kind, namespace, name } = place;
@@ -29,7 +32,7 @@ export function deployWorkflowId(place: ObjectPlace): string {
     return groupChildWorkflowId(objectWorkflowId('ArmadaManifest', namespace, place.manifest), name);
   if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
   if (!place.release)
-    throw new Error(
+    throw new RunRefused(
       `the release of ArmadaChart ${namespace}/${name} is unknown: its custom resource is not on the cluster`,
     );
   return releaseWorkflowId(place.release.namespace, place.release.release);
@@ -47,7 +50,7 @@ interface Execution {
 async function executionsOf(client: Client, workflowId: string): Promise<Execution[]> {
   const found: WorkflowExecutionInfo[] = [];
   for await (const info of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) found.push(info);
-  if (!found.length) throw new Error(`no run of ${workflowId}; start one with \`armadactl apply\``);
+  if (!found.length) throw new RunRefused(`no run of ${workflowId}; start one with \`armadactl apply\``);
   return found
     .sort((a, b) => b.startTime.getTime() - a.startTime.getTime())
     .map((info) => ({
@@ -137,10 +140,11 @@ export async function undoRequest(
   let chosen: { run: Execution; left: unknown } | undefined;
   if (opts.runId) {
     const run = runs.find((r) => r.runId === opts.runId);
-    if (!run) throw new Error(`${opts.target} has no run ${opts.runId}; its latest: ${describeRuns(runs)}`);
+    if (!run)
+      throw new RunRefused(`${opts.target} has no run ${opts.runId}; its latest: ${describeRuns(runs)}`);
     if (!candidates.includes(run))
-      throw new Error(
-        `run ${run.runId} of ${opts.target} is a ${run.type} that is ${run.status.toLowerCase()}: only a finished (completed or failed) deploy can be undone` +
+      throw new RunRefused(
+        `run ${run.runId} of ${opts.target} (${run.type}, ${run.status.toLowerCase()}) is not a finished deploy: only a completed or failed deploy can be undone` +
           (run.status === 'RUNNING' ? `; stop a running one with \`armadactl rollback ${opts.target}\`` : ''),
       );
     chosen = await pick(run);
@@ -157,7 +161,7 @@ export async function undoRequest(
       }
     }
     if (!chosen)
-      throw new Error(
+      throw new RunRefused(
         `no finished run of ${opts.target} changed anything that could be undone; its runs: ${describeRuns(runs)}`,
       );
   }
@@ -165,7 +169,7 @@ export async function undoRequest(
   if (place.kind === 'Deployer') {
     const previous = (left as DeployerOutcome | undefined)?.previous;
     if (!previous)
-      throw new Error(
+      throw new RunRefused(
         `run ${run.runId} of ${opts.target} was a first deploy (no version before it): nothing to go back to`,
       );
     const input = await inputOf<DeployerRun>(client, run);
@@ -190,7 +194,7 @@ export async function undoRequest(
   }
   const changes = undoable(run, left);
   if (!changes.length)
-    throw new Error(
+    throw new RunRefused(
       `run ${run.runId} of ${opts.target} kept no change of any release (it changed nothing, rolled itself back, or failed before it wrote): nothing to undo`,
     );
   const { kind, namespace, name } = place as ObjectPlace & { kind: UndoRun['kind'] };
@@ -221,28 +225,40 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     DEPLOYS.has(latest.type) && FINISHED.has(latest.status) ? await finishedRun(client, latest) : undefined;
   const groupFailed = latest.type === 'groupWorkflow' && (left as GroupOutcome | undefined)?.failed.length;
   if (!DEPLOYS.has(latest.type) || (latest.status !== 'FAILED' && !groupFailed))
-    throw new Error(
+    throw new RunRefused(
       `the latest run of ${target}, ${latest.runId} (${latest.type}), is ${latest.status.toLowerCase()}${latest.status === 'COMPLETED' ? ' without a failure' : ''}: nothing to retry`,
     );
-  const input = { ...(await inputOf<Record<string, unknown>>(client, latest)), carried: undefined };
+  const input: Record<string, unknown> = {
+    ...(await inputOf<Record<string, unknown>>(client, latest)),
+    carried: undefined,
+  };
   const summary = `retry of run ${latest.runId}`;
-  const resumed = (groups: GroupOutcome[], rolledBack: boolean) => {
-    const resume = resumeOf(latest.runId, groups, rolledBack);
-    if ('refused' in resume) throw new Error(resume.refused);
+  const resumed = (groups: GroupOutcome[], rolledBack: boolean, earlier?: Resume) => {
+    const resume = resumeOf(latest.runId, groups, rolledBack, earlier);
+    if ('refused' in resume) throw new RunRefused(resume.refused);
     return resume;
   };
   if (latest.type === 'manifestWorkflow') {
     const outcome = left as ManifestOutcome | undefined;
     if (!outcome)
-      throw new Error(
+      throw new RunRefused(
         `run ${latest.runId} of ${target} left no outcome (it was cancelled or terminated): apply it again`,
       );
-    const resume = resumed(outcome.groups, outcome.state === 'rolled-back');
+    const resume = resumed(
+      outcome.groups,
+      outcome.state === 'rolled-back',
+      input.resume as Resume | undefined,
+    );
     return requestUnder(place, latest, latest.type, { ...input, resume }, summary, target);
   }
   if (latest.type === 'groupWorkflow') {
     const outcome = left as GroupOutcome;
-    const finished = resumed([outcome], outcome.rolledBack !== undefined).finished[outcome.group];
+    const earlier = input.finished as string[] | undefined;
+    const finished = resumed(
+      [outcome],
+      outcome.rolledBack !== undefined,
+      earlier && { retryOf: '', finished: { [outcome.group]: earlier } },
+    ).finished[outcome.group];
     return requestUnder(place, latest, latest.type, { ...input, finished }, summary, target);
   }
   return requestUnder(place, latest, latest.type, input, summary, target);

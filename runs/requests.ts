@@ -46,6 +46,9 @@ export interface RunRequest<Input = unknown> {
   target: string;
 }
 
+/** A run could not start: another run of the object holds its workflow ID. */
+export class RunInProgress extends Error {}
+
 /** Starts a run under its ID; refuses, naming the run and what to do, when one is running. */
 export async function startRun(client: Client, taskQueue: string, req: RunRequest): Promise<string> {
   try {
@@ -58,7 +61,7 @@ export async function startRun(client: Client, taskQueue: string, req: RunReques
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new Error(
+      throw new RunInProgress(
         `${req.what} already has a run in progress (workflow ${req.workflowId}); ` +
           `follow it with \`armadactl status ${req.target}\` or stop it with \`armadactl rollback ${req.target}\``,
         { cause: err },

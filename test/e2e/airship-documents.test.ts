@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../../cli/main';
 import { releaseWorkflowId } from '../../workflows/plan/names';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { serveFiles } from '../helpers/chart-servers';
 import { helm, sharedWorker } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
@@ -17,18 +17,6 @@ const RELEASES = 'airship-demo';
 const CR_NAMESPACE = 'airship-e2e';
 /** The host the operator charts' fixture names for its .tgz sources, replaced by a server of ours. */
 const FIXTURE_CHARTS = 'https://charts.example.com';
-
-/** armadactl in-process, against the harness's worker; returns exit code and output. */
-async function armadactl(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    argv,
-    (l) => out.push(l),
-    (l) => err.push(l),
-  );
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 describe('armadactl apply of airship Armada documents as they are (real worker, helm, sandbox cluster)', () => {
   const harness = sharedWorker();

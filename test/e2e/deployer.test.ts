@@ -2,9 +2,9 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../../cli/main';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId } from '../../workflows/plan/names';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 
@@ -19,17 +19,6 @@ async function deployerFile(namespace: string, version: string, sleep: number): 
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-deployer-')), 'deployer.yaml');
   await writeFile(file, text);
   return file;
-}
-
-/** `armadactl ARGS` in-process; returns the exit code and everything it printed. */
-async function armadactl(...args: string[]) {
-  const out: string[] = [];
-  const code = await main(
-    args,
-    (l) => out.push(l),
-    (l) => out.push(l),
-  );
-  return { code, out: out.join('\n') };
 }
 
 describe('Deployer canary through armadactl (real worker, sandbox cluster)', () => {
@@ -56,7 +45,7 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
   // (README, "the ownership rule"); the bridge test covers the status a Deployer's run writes.
   it('a first deploy creates nginx-<version> at full size', async () => {
     const file = await deployerFile(namespace, '1.25.3', 1);
-    const { code, out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
+    const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
     expect(out).toContain('nginx: deployed, serving 1.25.3');
     expect(code).toBe(0);
     expect(await replicasOf()).toEqual({ 'nginx-1.25.3': 10 });
@@ -78,7 +67,7 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const { code, out } = await applied;
+    const { code, printed: out } = await applied;
     expect(code).toBe(0);
     expect(out).toContain('nginx: promoted, serving 1.26.0');
     expect(observed).toEqual(['1/9', '3/7', '6/4']);
@@ -86,8 +75,8 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
 
     const status = await armadactl('status', 'dpl/nginx', '-n', crNamespace);
     expect(status.code).toBe(0);
-    expect(status.out).toMatch(/nginx-1\.26\.0: Promoted, step 4\/4 at 100 %/);
-    for (const split of ['1/9', '3/7', '6/4', '10/0']) expect(status.out).toContain(split);
-    expect(status.out).toMatch(/\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d held/);
+    expect(status.printed).toMatch(/nginx-1\.26\.0: Promoted, step 4\/4 at 100 %/);
+    for (const split of ['1/9', '3/7', '6/4', '10/0']) expect(status.printed).toContain(split);
+    expect(status.printed).toMatch(/\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d held/);
   });
 });

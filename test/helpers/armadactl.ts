@@ -1,3 +1,4 @@
+import { main } from '../../cli/main';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -80,4 +81,31 @@ export async function tenant(prefix: string, dir: string): Promise<Tenant> {
     '1h',
   );
   return { namespace, username: `system:serviceaccount:${namespace}:dev`, kubeconfig };
+}
+
+/** What armadactl run in this process printed: stdout, stderr, and both in the order printed. */
+export interface Printed {
+  code: number;
+  out: string;
+  err: string;
+  printed: string;
+}
+
+/**
+ * armadactl in this test's own process (cli/main.ts), so it reaches the test's worker through
+ * the environment the test set (ARMADA_TASK_QUEUE): its exit code and what it printed.
+ */
+export async function armadactlHere(...argv: string[]): Promise<Printed> {
+  const lines: { line: string; err: boolean }[] = [];
+  const code = await main(
+    argv,
+    (line) => lines.push({ line, err: false }),
+    (line) => lines.push({ line, err: true }),
+  );
+  const join = (keep: (l: { err: boolean }) => boolean) =>
+    lines
+      .filter(keep)
+      .map((l) => l.line)
+      .join('\n');
+  return { code, out: join((l) => !l.err), err: join((l) => l.err), printed: join(() => true) };
 }

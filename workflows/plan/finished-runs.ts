@@ -49,20 +49,25 @@ export interface Resume {
 
 /**
  * The Resume of a failed run from its groups' outcomes, or why it cannot be retried: a run that
- * rolled back what it changed has nothing to take up (apply it again instead).
+ * rolled back what it changed has nothing to take up (apply it again instead). A failed run that
+ * was itself a retry (`earlier`: its own Resume) also keeps what finished before it.
  */
 export function resumeOf(
   retryOf: string,
   groups: readonly GroupOutcome[],
   rolledBack: boolean,
+  earlier?: Resume,
 ): Resume | { refused: string } {
   if (rolledBack)
     return {
       refused: `run ${retryOf} rolled back what it had changed: there is nothing to take up; apply it again to start from the top`,
     };
-  const finished: Record<string, string[]> = {};
+  const finished: Record<string, string[]> = { ...earlier?.finished };
   for (const g of groups)
-    finished[g.group] = g.outcomes.filter((o) => o.action !== 'rolled-back').map((o) => o.chart);
+    finished[g.group] = [
+      ...(finished[g.group] ?? []),
+      ...g.outcomes.filter((o) => o.action !== 'rolled-back').map((o) => o.chart),
+    ];
   return { retryOf, finished };
 }
 

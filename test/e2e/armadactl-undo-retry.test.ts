@@ -1,0 +1,273 @@
+import type { Server } from 'node:http';
+import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { GROUP, VERSION } from '../../api/common';
+import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
+import { serveFiles } from '../helpers/chart-servers';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { applyObjects, installCrds, kubectl } from '../helpers/kube';
+import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+
+const settingsChart = path.resolve(__dirname, '../../examples/charts/settings');
+
+/**
+ * Day two on the real stack (issue 19, items 1 and 2): `armadactl rollback --previous | --to-run`
+ * undoes a finished manifest run as a run of its own, and `armadactl retry` takes up a failed one
+ * at the chart that failed. Manifests are applied from files (armadactl apply) onto the shared
+ * worker; charts are examples/charts/settings (one ConfigMap), one of them a .tgz that the test's
+ * server does not have yet on the first run.
+ */
+describe('armadactl rollback --previous/--to-run and retry (real worker, helm, sandbox cluster)', () => {
+  const harness = sharedWorker();
+  const objects = uniqueName('day2-cr');
+  const releases = uniqueName('day2-rel');
+  let work = '';
+  let www = '';
+  let server: Server | undefined;
+  let chartUrl = '';
+
+  const doc = (kind: string, name: string, spec: object) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind,
+    metadata: { name },
+    spec,
+  });
+  const settings = (name: string, value: string, source?: object) =>
+    doc('ArmadaChart', name, {
+      release: name,
+      namespace: releases,
+      source: source ?? { type: 'local', location: 'examples/charts/settings' },
+      values: { settings: { value } },
+      wait: { timeout: 60, resources: [] },
+    });
+  /** Writes a manifest file: `groups` in order, each sequenced, of the charts given. */
+  const manifestFile = async (name: string, groups: Record<string, object[]>) => {
+    const docs = [
+      doc('ArmadaManifest', name, { release_prefix: name, chart_groups: Object.keys(groups) }),
+      ...Object.entries(groups).flatMap(([group, charts]) => [
+        doc('ArmadaChartGroup', group, {
+          sequenced: true,
+          chart_group: charts.map((c) => (c as { metadata: { name: string } }).metadata.name),
+        }),
+        ...charts,
+      ]),
+    ];
+    const file = path.join(work, `${name}-${Date.now()}.yaml`);
+    await writeFile(file, docs.map((d) => stringify(d)).join('---\n'));
+    return file;
+  };
+  const apply = (file: string) => armadactl('apply', '-f', file, '--wait', '-n', objects);
+  const history = async (release: string) =>
+    (
+      JSON.parse(await helm('history', release, '-n', releases, '-o', 'json')) as {
+        revision: number;
+        status: string;
+        description: string;
+      }[]
+    ).map(
+      (h) =>
+        `${h.revision} ${h.status} ${h.description.startsWith('armada-digest') ? 'deploy' : h.description}`,
+    );
+  const value = async (release: string) =>
+    JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')).settings.value as string;
+  const releaseList = async () =>
+    (JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[])
+      .map((r) => r.name)
+      .sort();
+
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(tmpdir(), 'armada-day2-'));
+    www = path.join(work, 'www');
+    await mkdir(www);
+    await helm('package', settingsChart, '--destination', path.join(work, 'packaged'));
+    ({ server, url: chartUrl } = await serveFiles(www));
+    await installCrds();
+    await kubectl('create', 'namespace', objects);
+    process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
+  });
+  afterAll(async () => {
+    server?.close();
+    await kubectl('delete', 'namespace', objects, releases, '--ignore-not-found', '--wait=false');
+  });
+
+  it('rollback --previous puts every release of the last deploy back to its revision before it, as a run of its own; --to-run the first one uninstalls what it installed', async () => {
+    const charts = (v: string) => ({ web: [settings('x', v), settings('y', v)] });
+    expect((await apply(await manifestFile('undo', charts('a')))).code).toBe(0);
+    expect((await apply(await manifestFile('undo', charts('b')))).code).toBe(0);
+    expect(await value('undo-x')).toBe('b');
+    const runs = async () => {
+      const found: string[] = [];
+      for await (const r of harness().client.workflow.list({
+        query: `WorkflowId = '${objectWorkflowId('ArmadaManifest', objects, 'undo')}'`,
+      }))
+        found.push(r.runId);
+      return found.reverse(); // oldest first
+    };
+    const [firstRun] = await runs();
+
+    const undone = await armadactl('rollback', 'undo', '-n', objects, '--previous', '--as-temporal-admin');
+    expect(undone).toMatchObject({ code: 0 });
+    expect(undone.printed).toContain('put back: ' + `${releases}/undo-y, ${releases}/undo-x`);
+    for (const release of ['undo-x', 'undo-y']) {
+      expect(await value(release)).toBe('a');
+      expect(await history(release)).toEqual([
+        '1 superseded deploy',
+        '2 superseded deploy',
+        '3 deployed Rollback to 1',
+      ]);
+    }
+    // The undo is a run of its own under the manifest's ID, and the manifest reads RolledBack.
+    const all = await runs();
+    expect(all).toHaveLength(3);
+    const undo = await harness()
+      .client.workflow.getHandle(objectWorkflowId('ArmadaManifest', objects, 'undo'))
+      .describe();
+    expect(undo.type).toBe('undoWorkflow');
+
+    // Undoing the first run goes back to before it: it installed both releases.
+    const toFirst = await armadactl(
+      'rollback',
+      'undo',
+      '-n',
+      objects,
+      '--to-run',
+      firstRun,
+      '--as-temporal-admin',
+    );
+    expect(toFirst).toMatchObject({ code: 0 });
+    expect(await releaseList()).toEqual([]);
+
+    // An undo is not itself undone: it is no deploy.
+    const refused = await armadactl(
+      'rollback',
+      'undo',
+      '-n',
+      objects,
+      '--to-run',
+      all[2],
+      '--as-temporal-admin',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.printed).toContain(
+      `run ${all[2]} of undo (undoWorkflow, completed) is not a finished deploy`,
+    );
+  });
+
+  it('retry takes up a failed manifest at the chart that failed: the charts before it keep their revisions and are not run again, the later groups deploy', async () => {
+    const tgz = { type: 'tar', location: `${chartUrl}/settings-0.1.0.tgz` };
+    const file = await manifestFile('retry', {
+      first: [settings('a', '1'), settings('b', '1')],
+      second: [settings('c', '1', tgz)],
+      third: [settings('d', '1')],
+    });
+    const failed = await apply(file);
+    expect(failed.code).toBe(1);
+    expect(failed.printed).toContain('retry-c');
+    expect(await releaseList()).toEqual(['retry-a', 'retry-b']);
+    const chartRunOf = async (release: string) =>
+      (await harness().client.workflow.getHandle(releaseWorkflowId(releases, release)).describe()).runId;
+    const before = { a: await chartRunOf('retry-a'), b: await chartRunOf('retry-b') };
+
+    // What failed is fixed outside the spec: the chart server now has the chart.
+    await copyFile(path.join(work, 'packaged', 'settings-0.1.0.tgz'), path.join(www, 'settings-0.1.0.tgz'));
+    const retried = await armadactl('retry', 'retry', '-n', objects, '--as-temporal-admin');
+    expect(retried).toMatchObject({ code: 0 });
+    expect(await releaseList()).toEqual(['retry-a', 'retry-b', 'retry-c', 'retry-d']);
+    for (const release of ['retry-a', 'retry-b', 'retry-c', 'retry-d'])
+      expect(await history(release)).toEqual(['1 deployed deploy']);
+    // a and b were not run again: their chart workflows' latest runs are the failed run's.
+    expect({ a: await chartRunOf('retry-a'), b: await chartRunOf('retry-b') }).toEqual(before);
+
+    // Nothing failed last: nothing to retry.
+    const again = await armadactl('retry', 'retry', '-n', objects, '--as-temporal-admin');
+    expect(again.code).toBe(1);
+    expect(again.printed).toContain('is completed without a failure: nothing to retry');
+  });
+
+  describe('as annotations on the cluster (bridge process)', () => {
+    const crs = uniqueName('day2-dpl');
+    let bridge: ProductProcess;
+    const deployer = (version: string) => ({
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Deployer',
+      metadata: { name: 'web' },
+      spec: {
+        type: 'canary',
+        deployment: {
+          name: 'web',
+          namespace: crs,
+          image: 'nginx',
+          version,
+          labels: { app: 'web' },
+          replicas: 2,
+        },
+        steps: [{ percent: 50, sleep: 1 }],
+      },
+    });
+    const deployments = async () =>
+      (
+        JSON.parse(await kubectl('get', 'deployments', '-n', crs, '-o', 'json')) as {
+          items: { metadata: { name: string }; spec: { replicas: number } }[];
+        }
+      ).items
+        .map((d) => `${d.metadata.name}×${d.spec.replicas}`)
+        .sort();
+    const deployed = (version: string) =>
+      eventually(
+        `web at ${version}`,
+        async () => {
+          const status = JSON.parse(await kubectl('get', 'dpl', 'web', '-n', crs, '-o', 'json')).status;
+          return status?.phase === 'Completed' && (await deployments()).join() === `web-${version}×2`
+            ? true
+            : undefined;
+        },
+        { process: bridge },
+      );
+
+    beforeAll(async () => {
+      await kubectl('create', 'namespace', crs);
+      bridge = startBridge(crs, { ARMADA_TASK_QUEUE: harness().taskQueue });
+    });
+    afterAll(async () => {
+      await bridge?.stop();
+      await kubectl('delete', 'namespace', crs, '--wait=false');
+    });
+
+    it('armada.airshipit.org/action=undo with now=true puts a Deployer back on the version its last rollout replaced, at once; the bridge records who asked', async () => {
+      await applyObjects(crs, [deployer('1')]);
+      await deployed('1');
+      await applyObjects(crs, [deployer('2')]);
+      await deployed('2');
+      await kubectl(
+        'annotate',
+        'dpl/web',
+        '-n',
+        crs,
+        'armada.airshipit.org/action=undo',
+        'armada.airshipit.org/now=true',
+      );
+      await deployed('1');
+      const events = await kubectl(
+        'get',
+        'events',
+        '-n',
+        crs,
+        '--field-selector',
+        'reason=Action',
+        '-o',
+        'json',
+      );
+      const messages = (JSON.parse(events) as { items: { message: string }[] }).items.map((e) => e.message);
+      expect(messages.join('\n')).toMatch(
+        /kubectl-annotate asked to undo: started Deployer .*back to version 1 at once/,
+      );
+      const annotations = JSON.parse(await kubectl('get', 'dpl', 'web', '-n', crs, '-o', 'json')).metadata
+        .annotations;
+      expect(annotations?.['armada.airshipit.org/action']).toBeUndefined();
+      expect(annotations?.['armada.airshipit.org/now']).toBeUndefined();
+    });
+  });
+});

@@ -1,0 +1,105 @@
+import type { ChartOutcome } from '../../workflows/chart';
+import type { GroupOutcome } from '../../workflows/group';
+import type { ManifestOutcome } from '../../workflows/manifest';
+import { changesToUndo, finishedBefore, resumeOf } from '../../workflows/plan/finished-runs';
+
+const actAs = { namespace: 'team-a', name: 'deployer' };
+const chart = (name: string, action: ChartOutcome['action'], before: number | null): ChartOutcome => ({
+  chart: name,
+  release: `demo-${name}`,
+  namespace: 'apps',
+  action,
+  before,
+  revision: action === 'unchanged' ? before : (before ?? 0) + 1,
+  actAs,
+});
+const group = (
+  name: string,
+  outcomes: ChartOutcome[],
+  failed: GroupOutcome['failed'] = [],
+): GroupOutcome => ({
+  group: name,
+  outcomes,
+  failed,
+  stopped: false,
+});
+const change = (name: string, before: number | null) => ({
+  chart: name,
+  release: `demo-${name}`,
+  namespace: 'apps',
+  before,
+  actAs,
+});
+
+describe('changesToUndo (what undoing a finished run puts back)', () => {
+  const groups = [
+    group('first', [chart('a', 'upgraded', 2), chart('b', 'unchanged', 4)]),
+    group(
+      'second',
+      [chart('c', 'installed', null)],
+      [{ chart: 'd', error: 'wait timed out', written: change('d', 7) }],
+    ),
+  ];
+  const manifest = (state: ManifestOutcome['state']): ManifestOutcome => ({
+    manifest: 'demo',
+    state,
+    groups,
+    rolledBack: [],
+  });
+
+  it("a manifest's changes in the order it made them, a failed chart's written release included, unchanged ones left out", () => {
+    expect(changesToUndo({ workflowType: 'manifestWorkflow', outcome: manifest('deployed') })).toEqual([
+      change('a', 2),
+      change('c', null),
+      change('d', 7),
+    ]);
+  });
+
+  it('nothing from a run that rolled itself back', () => {
+    expect(changesToUndo({ workflowType: 'manifestWorkflow', outcome: manifest('rolled-back') })).toEqual([]);
+    expect(
+      changesToUndo({
+        workflowType: 'groupWorkflow',
+        outcome: { ...groups[0], rolledBack: ['apps/demo-a'] },
+      }),
+    ).toEqual([]);
+  });
+
+  it("a chart run's own change, or the release it wrote before it failed; nothing for an unchanged one", () => {
+    expect(changesToUndo({ workflowType: 'chartWorkflow', outcome: chart('a', 'upgraded', 2) })).toEqual([
+      change('a', 2),
+    ]);
+    expect(changesToUndo({ workflowType: 'chartWorkflow', outcome: change('d', 7) })).toEqual([
+      change('d', 7),
+    ]);
+    expect(changesToUndo({ workflowType: 'chartWorkflow', outcome: chart('b', 'unchanged', 4) })).toEqual([]);
+  });
+});
+
+describe('resumeOf and finishedBefore (where a retry takes up a failed run)', () => {
+  const groups = [
+    group('first', [chart('a', 'installed', null), chart('b', 'unchanged', 3)]),
+    group('second', [chart('c', 'upgraded', 1)], [{ chart: 'd', error: 'boom' }]),
+  ];
+
+  it('the charts that finished in each group the failed run started', () => {
+    const resume = resumeOf('run-1', groups, false);
+    expect(resume).toEqual({ retryOf: 'run-1', finished: { first: ['a', 'b'], second: ['c'] } });
+    expect(finishedBefore(resume as never, 'first', ['a', 'b'])).toBe(true);
+    expect(finishedBefore(resume as never, 'second', ['c', 'd'])).toBe(false);
+    expect(finishedBefore(resume as never, 'third', ['e'])).toBe(false);
+    expect(finishedBefore(undefined, 'first', ['a'])).toBe(false);
+  });
+
+  it('a retry that failed again keeps what finished before it', () => {
+    const earlier = { retryOf: 'run-1', finished: { first: ['a', 'b'], second: ['c'] } };
+    const again = resumeOf('run-2', [group('second', [chart('d', 'installed', null)], [])], false, earlier);
+    expect(again).toEqual({ retryOf: 'run-2', finished: { first: ['a', 'b'], second: ['c', 'd'] } });
+  });
+
+  it('refuses a run that rolled back what it changed', () => {
+    expect(resumeOf('run-1', groups, true)).toEqual({
+      refused: expect.stringContaining('run run-1 rolled back what it had changed'),
+    });
+  });
+});
