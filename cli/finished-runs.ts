@@ -3,7 +3,7 @@ import { connect, temporalTarget } from '../runs/connect';
 import { retryRequest, undoRequest } from '../runs/day-two';
 import { placeByName, placeFromCluster } from '../runs/places';
 import { startRun, type RunRequest } from '../runs/requests';
-import type { Target } from '../runs/targets';
+import type { ObjectPlace, Target } from '../runs/targets';
 import type { DeployerOutcome } from '../workflows/deployer';
 import { rootMessage } from '../workflows/messages';
 import type { UndoOutcome } from '../workflows/undo';
@@ -32,30 +32,24 @@ export function undoAsked(values: Record<string, unknown>): boolean {
   return values['to-run'] !== undefined || Boolean(values.previous);
 }
 
-/** Starts the request's run and follows it to its end; its outcome, or why it failed. */
-async function runToEnd(
-  client: Client,
-  build: (client: Client) => Promise<RunRequest>,
-  verb: string,
-  out: Print,
-): Promise<unknown> {
-  const req = await build(client);
-  const workflowId = await startRun(client, temporalTarget().taskQueue, req);
-  out(`${verb}: started ${req.options.staticSummary} (workflow ${workflowId})`);
-  return client.workflow.getHandle(workflowId).result();
-}
-
+/**
+ * Builds the run for `target` (where it sits: from the cluster when one answers, else by name),
+ * starts it, prints what started and follows it to its end: its outcome, or why it failed.
+ */
 async function onObject(
   target: Target,
   verb: string,
   out: Print,
-  build: (client: Client, place: Awaited<ReturnType<typeof placeByName>>) => Promise<RunRequest>,
+  build: (client: Client, place: ObjectPlace) => Promise<RunRequest>,
 ): Promise<unknown> {
   const { kind, namespace, name } = target;
   const { client, close } = await connect();
   try {
     const place = (await placeFromCluster(kind, namespace, name)) ?? placeByName(kind, namespace, name);
-    return await runToEnd(client, (c) => build(c, place), verb, out);
+    const req = await build(client, place);
+    const workflowId = await startRun(client, temporalTarget().taskQueue, req);
+    out(`${verb}: started ${req.options.staticSummary} (workflow ${workflowId})`);
+    return await client.workflow.getHandle(workflowId).result();
   } catch (err) {
     throw new Error(rootMessage(err), { cause: err });
   } finally {

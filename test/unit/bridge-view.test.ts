@@ -139,6 +139,21 @@ describe('viewOf', () => {
     expect(view(unsigned).action).toEqual({ command: 'pause', by: 'unknown' });
   });
 
+  it('an undo action comes with the run it names and whether a Deployer goes back at once', () => {
+    const undo = chart(
+      'web',
+      {},
+      {
+        annotations: {
+          'armada.airshipit.org/action': 'undo',
+          'armada.airshipit.org/run': '01a2-run',
+          'armada.airshipit.org/now': 'true',
+        },
+      },
+    );
+    expect(view(undo).action).toEqual({ command: 'undo', run: '01a2-run', now: true, by: 'unknown' });
+  });
+
   it('an Invalid condition that is True is what the bridge said; a False one says nothing', () => {
     const said = (status: string) =>
       view(
