@@ -127,6 +127,8 @@ class ManifestDeploy {
     const { resume } = this.run;
     for (const group of groups) {
       if (!(await this.control.mayContinue())) return false;
+      const finished = resume?.finished[group.name];
+      if (finished) this.showFinished(group.name, finished);
       if (
         finishedBefore(
           resume,
@@ -134,22 +136,20 @@ class ManifestDeploy {
           group.charts.map((c) => c.chart),
         )
       ) {
-        this.leaveFinished(group);
+        this.groupProgress(group.name)!.state = 'done';
         continue;
       }
       // A retry passes no gate the failed run passed: it started the group behind it.
-      const gatePassed = resume?.finished[group.name] !== undefined;
-      if (!gatePassed && !(await this.passGate(group))) return false;
+      if (!finished && !(await this.passGate(group))) return false;
       if (!(await this.deployGroup(group))) return false;
     }
     return true;
   }
 
-  /** A group every chart of which finished in the run this retry takes up: shown done, not run. */
-  private leaveFinished(group: GroupPlan): void {
-    const groupProgress = this.groupProgress(group.name)!;
-    groupProgress.state = 'done';
-    for (const chart of groupProgress.charts) chart.state = 'unchanged';
+  /** Charts of a group that finished in the run this retry takes up: shown unchanged, not run. */
+  private showFinished(group: string, charts: readonly string[]): void {
+    for (const chart of this.groupProgress(group)!.charts)
+      if (charts.includes(chart.chart)) chart.state = 'unchanged';
   }
 
   /** Before a group behind an approval gate, waits for approve; false when the run goes no further. */
