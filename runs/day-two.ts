@@ -1,4 +1,4 @@
-import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { DeployerOutcome, DeployerRun } from '../workflows/deployer';
@@ -9,8 +9,7 @@ import { NonRetryable } from '../workflows/failures';
 import { changesToUndo, resumeOf, type FinishedRun, type Resume } from '../workflows/plan/finished-runs';
 import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import type { RunMemo } from '../workflows/plan/specs';
-import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
-import type { RunRequest } from './requests';
+import { searchAttributes, type RunRequest } from './requests';
 import type { ObjectPlace } from './targets';
 
 /**
@@ -111,12 +110,7 @@ function requestUnder<Input>(
     memo: latest.memo ?? { mode: 'deploy' },
     options: {
       staticSummary: `${kind} ${namespace}/${name}: ${summary}`,
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: ArmadaKind, value: kind },
-        { key: ArmadaName, value: name },
-        { key: ArmadaNamespace, value: namespace },
-        { key: ArmadaPhase, value: 'Pending' },
-      ]),
+      typedSearchAttributes: searchAttributes(kind, namespace, name),
     },
     what: `${kind} ${namespace}/${name}`,
     target,

@@ -72,7 +72,8 @@ export async function startRun(client: Client, taskQueue: string, req: RunReques
   return req.workflowId;
 }
 
-function searchAttributes(kind: KindName, namespace: string, name: string): TypedSearchAttributes {
+/** The search attributes of an object's run, as the UI and `armadactl history` find it. */
+export function searchAttributes(kind: KindName, namespace: string, name: string): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: ArmadaKind, value: kind },
     { key: ArmadaName, value: name },
