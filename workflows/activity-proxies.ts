@@ -1,4 +1,6 @@
 import {
+  ActivityCancellationType,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   type ActivityOptions,
@@ -67,6 +69,13 @@ export const profile = {
     startToCloseTimeout: (timeoutSeconds + MARGIN_SECONDS) * 1000,
     heartbeatTimeout: HELM_WRITE_HEARTBEAT_SECONDS * 1000,
     retry: RETRY,
+    // A cancelled run closes only once its helm has been killed (the activity learns of the
+    // cancellation at its next heartbeat, seconds later). Closing at once let the bridge start
+    // the uninstall of an object being deleted while the cancelled install still ran, which then
+    // re-created the release after the uninstall had found none.
+    ...(patched('helm-write-waits-for-cancellation') && {
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }),
   }),
 };
 

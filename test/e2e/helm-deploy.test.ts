@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { helmUninstall } from '../../activities/helm/uninstall';
@@ -10,6 +10,20 @@ import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../workflows/chart';
 import { releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
+import { eventually } from '../helpers/processes';
+
+/** The command lines of the helm processes on this machine that name `release`. */
+async function helmProcessesOf(release: string): Promise<string[]> {
+  const lines = await Promise.all(
+    (await readdir('/proc'))
+      .filter((pid) => /^\d+$/.test(pid))
+      .map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')),
+  );
+  return lines
+    .map((line) => line.split('\0').filter(Boolean))
+    .filter((argv) => path.basename(argv[0] ?? '') === 'helm' && argv.includes(release))
+    .map((argv) => argv.slice(0, 3).join(' '));
+}
 
 describe('the chart workflow on the real stack (dev server, sandbox cluster, helm CLI)', () => {
   const release = uniqueName('hello');
@@ -110,6 +124,38 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
       [5, 'deployed'],
     ]);
     expect(history.find((h) => h.revision === 4)?.description).toBe('Rollback to 2');
+  });
+
+  it('a cancelled run closes only once its helm write has stopped: no helm of the release outlives the run', async () => {
+    // Under churn, the bridge cancels a deploy of an object being deleted and starts its uninstall
+    // as soon as the run has closed: a helm install still running then re-created the release.
+    const stuck = uniqueName('stuck');
+    const handle = await harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: releaseWorkflowId(namespace, stuck),
+      args: [
+        {
+          ...run({}),
+          chart: stuck,
+          release: stuck,
+          spec: armadaChartSpec.parse({
+            release: stuck,
+            namespace,
+            source: { type: 'local', location: 'examples/charts/hello' },
+            // Pods that can never be scheduled: helm's --wait holds until it is stopped.
+            values: { replicaCount: 1, nodeSelector: { nowhere: 'true' } },
+            wait: { timeout: 120 },
+          }),
+        },
+      ],
+    });
+    await eventually(
+      'helm installing the release',
+      async () => (await helmProcessesOf(stuck)).some((p) => p.includes('upgrade')) || undefined,
+    );
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    expect(await helmProcessesOf(stuck)).toEqual([]);
   });
 
   it("takes up again a release its own first install left failed (helm drops the digest from a failed revision's description)", async () => {
