@@ -1,3 +1,5 @@
+import { gzipSync } from 'node:zlib';
+import { decodeStoredRelease } from '../../activities/helm/status';
 import { classifyHelmError, HELM_COMMAND_FAILED } from '../../activities/helm/errors';
 import { NonRetryable } from '../../workflows/failures';
 import { parseRelease, recordedDigest } from '../../activities/helm/release';
@@ -167,5 +169,33 @@ describe('recordedDigest', () => {
   it('does not loop on a rollback that names itself', () => {
     const self = { revision: 5, status: 'deployed', description: 'Rollback to 5' };
     expect(recordedDigest([self], self)).toBeUndefined();
+  });
+});
+
+describe("decodeStoredRelease: helm's Secret driver record", () => {
+  const release = {
+    name: 'web',
+    namespace: 'apps',
+    version: 3,
+    info: { status: 'deployed', description: 'armada-digest=abc', last_deployed: '2026-11-25T03:00:00Z' },
+  };
+  /** As the API returns a helm Secret's `release` value: base64 of helm's base64 of gzipped JSON. */
+  const stored = (json: Buffer) => Buffer.from(json.toString('base64')).toString('base64');
+
+  it('reads a gzipped record', () => {
+    expect(decodeStoredRelease(stored(gzipSync(JSON.stringify(release))), 'apps/x')).toMatchObject({
+      version: 3,
+      info: { status: 'deployed', description: 'armada-digest=abc' },
+    });
+  });
+
+  it('reads a record helm stored without gzip', () => {
+    expect(decodeStoredRelease(stored(Buffer.from(JSON.stringify(release))), 'apps/x').version).toBe(3);
+  });
+
+  it('names the Secret when the record is not a release', () => {
+    expect(() =>
+      decodeStoredRelease(stored(Buffer.from('{"name":1}')), 'apps/sh.helm.release.v1.web.v3'),
+    ).toThrow("helm's release record apps/sh.helm.release.v1.web.v3 cannot be read");
   });
 });
