@@ -22,6 +22,12 @@ import {
 /** Failure type for an API error that is neither transient nor a 403 (400, 401, 404, ...); retried by Temporal. */
 export const KUBE_API_FAILED = 'KubeApiFailed';
 
+/**
+ * Polls start quick and slow down to once a second: right after helm's own --wait most waits are
+ * met at the first or second look (an entry with nothing found needs a second), and a fixed
+ * second there added a second to every such chart's deploy.
+ */
+const FIRST_POLL_INTERVAL_MS = 100;
 const POLL_INTERVAL_MS = 1_000;
 /** Bounds one list call, so a hung connection cannot hold the loop past the deadline for long. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -89,8 +95,8 @@ const listers: Record<WaitResourceType, Lister> = {
 };
 
 /**
- * Activity: Armada's wait after an install or upgrade. Polls the API server about once a second
- * (one list call per entry of `wait.resources`, default every job and pod of the namespace,
+ * Activity: Armada's wait after an install or upgrade. Polls the API server, soon at first and
+ * then about once a second (one list call per entry of `wait.resources`, default every job and pod of the namespace,
  * filtered by each entry's labels or `wait.labels`) until every entry has its `min_ready` objects
  * ready (default all; none found counts as ready once it is found twice in a row, so pods a
  * controller is about to create are not missed), heartbeating every second with the summary of
@@ -117,6 +123,7 @@ async function pollUntilReady(req: WaitRequest, report: (summary: string) => voi
   let states: TargetState[] | undefined;
   let apiError: string | undefined;
   let metBefore = false;
+  let interval = FIRST_POLL_INTERVAL_MS;
   for (;;) {
     throwIfCancelled(cancelled);
     const remaining = deadline - Date.now();
@@ -171,7 +178,8 @@ async function pollUntilReady(req: WaitRequest, report: (summary: string) => voi
         details: [resultOf(states ?? [])],
       });
     }
-    await sleep(Math.min(POLL_INTERVAL_MS, deadline - Date.now()), cancelled);
+    await sleep(Math.min(interval, deadline - Date.now()), cancelled);
+    interval = Math.min(interval * 2, POLL_INTERVAL_MS);
   }
 }
 
