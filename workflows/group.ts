@@ -5,6 +5,7 @@ import {
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   setHandler,
   WorkflowIdReusePolicy,
   workflowInfo,
@@ -74,6 +75,8 @@ class GroupDeploy {
   private readonly result: GroupOutcome;
   /** The manifest run this group belongs to, if any: it hears of every chart's progress. */
   private readonly parent = workflowInfo().parent;
+  /** Progress signals on their way to the manifest, awaited before the group ends. */
+  private readonly telling: Promise<void>[] = [];
 
   constructor(
     private readonly run: GroupRun,
@@ -107,6 +110,7 @@ class GroupDeploy {
     const charts = run.group.charts;
     await this.reportGroup(this.uninstall ? 'Uninstalling' : 'Deploying', `${charts.length} charts`);
     await this.deployCharts();
+    await Promise.all(this.telling);
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
     if (control.replan && !result.failed.length) return startOver(control.replan, control);
     const ran = charts.length - (run.finished?.length ?? 0);
@@ -195,7 +199,14 @@ class GroupDeploy {
           helm: done.helm,
         });
       await announced; // delivered long ago, while the chart ran; keeps the signals in order
-      await Promise.all([reportDone(), this.publish(chartProgress)]);
+      if (patched('chart-done-signal-off-path')) {
+        // The next chart starts without waiting for the manifest to take the signal (a server
+        // round trip); the group waits for it before it ends.
+        const told = this.publish(chartProgress);
+        told.catch(() => undefined);
+        this.telling.push(told);
+        await reportDone();
+      } else await Promise.all([reportDone(), this.publish(chartProgress)]);
       published = true;
     } catch (err) {
       const error = rootMessage(err);
