@@ -114,13 +114,20 @@ goes on without the check.`,
         values.namespace as string,
         values.manifest as string | undefined,
       );
+      // Temporal is dialled while the cluster is asked (both take a round trip or more).
+      const connecting = connect();
+      connecting.catch(() => undefined); // awaited below, or closed when the apply is refused
+      const refuse = async (message: string): Promise<never> => {
+        await connecting.then((c) => c.close()).catch(() => undefined);
+        throw new Error(message);
+      };
       // The ownership rule: an object on the cluster is the cluster's (the bridge deploys it).
-      const cluster = await clusterView(objectsOf(applicable));
+      const cluster = await clusterView(objectsOf(applicable)).catch((err: Error) => refuse(err.message));
       if (!cluster.reachable)
         out(`no cluster reachable (${cluster.reason}); not checked for objects it owns`);
       else if (cluster.owned.length)
-        throw new Error(ownedRefusal(cluster.owned, file, values.namespace as string));
-      const { client, close } = await connect();
+        await refuse(ownedRefusal(cluster.owned, file, values.namespace as string));
+      const { client, close } = await connecting;
       try {
         const { taskQueue } = temporalTarget();
         if (applicable.kind === 'standalone') {
