@@ -10,6 +10,7 @@ import { toolPath } from '../activities/tools';
 import { applicableDocuments } from '../cli/documents';
 import { manifestWorkflowId } from '../runs/targets';
 import { planManifest, type ManifestPlan } from '../workflows/plan/manifest';
+import { activitySpans, applyBreakdown, medianBreakdown, type ApplyBreakdown } from './breakdown';
 import { startRealWorker } from './bridge';
 import type { Sizes } from './config';
 import type { BenchContext } from './context';
@@ -113,6 +114,8 @@ interface VariantFigures {
   scriptMs: number[];
   /** Every activity of the timed engine runs (manifest, groups, charts): scheduled → closed. */
   engineActivities: { type: string; ms: number }[];
+  /** Where each timed engine run's time went. */
+  engineBreakdowns: ApplyBreakdown[];
 }
 
 /**
@@ -142,16 +145,25 @@ export async function runHelmLoop(ctx: BenchContext, sizes: Sizes['helm']): Prom
       const workflowId = manifestWorkflowId(plan.namespace, plan.manifest);
       const engine = async () => {
         await uninstall(plan);
+        const cliStart = Date.now();
         const ms = await timed(process.execPath, ['bin/armadactl.js', 'apply', '-f', file, '--wait'], {
           TEMPORAL_ADDRESS: ctx.temporalAddress,
           ARMADA_TASK_QUEUE: worker.taskQueue,
         });
+        const cliEnd = Date.now();
         const tree = await workflowTree(ctx.client, workflowId);
         const span = runSpan(tree.get(workflowId)!);
         return {
           ms,
           workflowMs: span.close - span.start,
           activities: [...tree.values()].flatMap(activityDurations),
+          breakdown: applyBreakdown({
+            cliStart,
+            cliEnd,
+            runStart: span.start,
+            runClose: span.close,
+            activities: activitySpans(tree),
+          }),
         };
       };
       const serial = async () => {
@@ -166,6 +178,7 @@ export async function runHelmLoop(ctx: BenchContext, sizes: Sizes['helm']): Prom
         engineWorkflowMs: [],
         scriptMs: [],
         engineActivities: [],
+        engineBreakdowns: [],
       };
       for (let pair = 0; pair < sizes.pairs; pair++) {
         const runEngine = async () => {
@@ -173,6 +186,7 @@ export async function runHelmLoop(ctx: BenchContext, sizes: Sizes['helm']): Prom
           figures.engineMs.push(a.ms);
           figures.engineWorkflowMs.push(a.workflowMs);
           figures.engineActivities.push(...a.activities);
+          figures.engineBreakdowns.push(a.breakdown);
         };
         const runScript = async () => figures.scriptMs.push(await serial());
         if (pair % 2 === 0) {
@@ -201,6 +215,7 @@ export async function runHelmLoop(ctx: BenchContext, sizes: Sizes['helm']): Prom
         ratioOfMedians: vsScript,
         workflowOnlyRatioOfMedians: ratio(median(figures.engineWorkflowMs), scriptMedian),
         engineActivitiesMs: summarizeByType(figures.engineActivities),
+        engineBreakdownMs: medianBreakdown(figures.engineBreakdowns),
         pairRatios: summarize(
           figures.engineMs.map((a, i) => a / figures.scriptMs[i]),
           2,
