@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// armadactl runs from the compiled project (npm run build, or npm start, builds it).
+// armadactl runs from the compiled project (npm run build, or npm start, builds it): dist/cli
+// bundled into one file (deploy/build.sh), which Node.js loads much faster than the modules.
 const path = require('node:path');
-const main = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
+const main = path.join(__dirname, '..', 'dist', 'armadactl.js');
 try {
   require.resolve(main);
 } catch {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # npm run build (and what npm run worker, bridge, crds, codec-server and start run first): compiles
-# dist/ with tsc and bundles the workflows into dist/workflow-bundle.js (worker/bundle.ts), only
-# when a file of the sources is newer than the last build. A worker given the bundle
-# (ARMADA_WORKFLOW_BUNDLE) polls without running webpack first.
+# dist/ with tsc, bundles the workflows into dist/workflow-bundle.js (worker/bundle.ts) and
+# armadactl into dist/armadactl.js, only when a file of the sources is newer than the last build.
+# A worker given the bundle (ARMADA_WORKFLOW_BUNDLE) polls without running webpack first;
+# armadactl's bundle starts about twice as fast as dist/cli (cli/bundle.ts).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 stamp=dist/.built
@@ -15,4 +16,5 @@ mkdir -p dist
 touch "$stamp.next"
 node node_modules/typescript/bin/tsc -p tsconfig.json
 node dist/worker/bundle.js dist/workflow-bundle.js
+node dist/cli/bundle.js dist/armadactl.js
 mv "$stamp.next" "$stamp"

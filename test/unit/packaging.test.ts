@@ -65,6 +65,7 @@ describe('deploy/Dockerfile', () => {
     expect(fromBuild).toEqual([
       'activities',
       'api',
+      'armadactl.js',
       'bridge',
       'cli',
       'kube',
