@@ -1,12 +1,12 @@
 import {
   ActivityCancellationType,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type * as activities from '../activities';
+import { hasPatch } from './patches';
 
 /** Retries of every activity: quickly at first, at most a minute apart, ten attempts. */
 const RETRY = {
@@ -73,7 +73,7 @@ export const profile = {
     // cancellation at its next heartbeat, seconds later). Closing at once let the bridge start
     // the uninstall of an object being deleted while the cancelled install still ran, which then
     // re-created the release after the uninstall had found none.
-    ...(patched('helm-write-waits-for-cancellation') && {
+    ...(hasPatch('helm-write-waits-for-cancellation') && {
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }),
   }),

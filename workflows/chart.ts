@@ -2,7 +2,6 @@ import {
   ApplicationFailure,
   log,
   ParentClosePolicy,
-  patched,
   startChild,
   workflowInfo,
   setHandler,
@@ -10,6 +9,7 @@ import {
   type SignalDefinition,
 } from '@temporalio/workflow';
 import { RunControl, startOver } from './control';
+import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportPause, statusWriteFailures } from './status';
 import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
@@ -81,6 +81,7 @@ export interface ChartOutcome {
  * The workflow ID is the release's lock (`helm:<namespace>/<release>`): one run per release.
  */
 export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
+  decidePatches();
   const canary = new CanaryChild();
   const control = new RunControl(run.carried, {
     approvalHint: run.spec.canary
@@ -219,7 +220,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   // The chart is fetched while the release is observed (both only read): one server round trip
   // less before the first helm write. Not for an uninstall, which needs no chart.
   const preparing =
-    run.mode !== 'uninstall' && patched('observe-and-prepare-together') ? prepare() : undefined;
+    run.mode !== 'uninstall' && hasPatch('observe-and-prepare-together') ? prepare() : undefined;
   preparing?.catch(() => undefined); // awaited below, unless the release is refused first
   const observed = await observing;
   // Never upgrade, repair or uninstall someone else's release unasked (the bridge lets `adopt`

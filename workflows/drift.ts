@@ -1,4 +1,5 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
+import { decidePatches } from './patches';
 import { io, profile } from './activity-proxies';
 import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
 import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
@@ -13,6 +14,7 @@ import { ArmadaPhase } from './search-attributes';
  * reported: re-applying it is the next deploy's decision.
  */
 export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
+  decidePatches();
   const ref = {
     release: run.release,
     namespace: run.namespace,

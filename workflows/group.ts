@@ -5,7 +5,6 @@ import {
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
   ParentClosePolicy,
-  patched,
   setHandler,
   WorkflowIdReusePolicy,
   workflowInfo,
@@ -14,7 +13,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
-import { report, reportPause, statusWriteFailures } from './status';
+import { report, reportOffPath, reportPause, statusWriteFailures } from './status';
+import { decidePatches, hasPatch } from './patches';
 import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
 import { undoChanges } from './saga';
 import { changesOf } from './plan/rollback';
@@ -59,6 +59,7 @@ export interface GroupOutcome {
  * changed (in a manifest, the manifest's saga does).
  */
 export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
+  decidePatches();
   const control = new RunControl(run.carried, {
     approvalHint: workflowInfo().parent
       ? 'the gates of a manifest are approved on the manifest'
@@ -108,7 +109,12 @@ class GroupDeploy {
   async execute(): Promise<GroupOutcome> {
     const { run, control, result } = this;
     const charts = run.group.charts;
-    await this.reportGroup(this.uninstall ? 'Uninstalling' : 'Deploying', `${charts.length} charts`);
+    // Off the path: the first chart starts in the same workflow task.
+    await this.reportGroup(
+      this.uninstall ? 'Uninstalling' : 'Deploying',
+      `${charts.length} charts`,
+      reportOffPath,
+    );
     await this.deployCharts();
     await Promise.all(this.telling);
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
@@ -199,7 +205,7 @@ class GroupDeploy {
           helm: done.helm,
         });
       await announced; // delivered long ago, while the chart ran; keeps the signals in order
-      if (patched('chart-done-signal-off-path')) {
+      if (hasPatch('chart-done-signal-off-path')) {
         // The next chart starts without waiting for the manifest to take the signal (a server
         // round trip); the group waits for it before it ends.
         const told = this.publish(chartProgress);
@@ -228,8 +234,12 @@ class GroupDeploy {
       );
   }
 
-  private async reportGroup(phase: string, message: string): Promise<void> {
-    await report('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
+  private async reportGroup(
+    phase: string,
+    message: string,
+    write: typeof report | typeof reportOffPath = report,
+  ): Promise<void> {
+    await write('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
   }
 }
 

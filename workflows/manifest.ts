@@ -30,7 +30,8 @@ import type { GroupPlan, ManifestPlan } from './plan/manifest';
 import { changesOf, type ReleaseChange } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
-import { report, reportPause, statusWriteFailures } from './status';
+import { report, reportOffPath, reportPause, statusWriteFailures } from './status';
+import { decidePatches } from './patches';
 
 export interface ManifestRun {
   plan: ManifestPlan;
@@ -57,6 +58,7 @@ export interface ManifestOutcome {
  * newest first, even if the run is being cancelled.
  */
 export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcome> {
+  decidePatches();
   const control = new RunControl(run.carried, {
     approvalHint: 'a canary waits at its own gates: approve act/NAME or dpl/NAME',
   });
@@ -184,9 +186,12 @@ class ManifestDeploy {
     const groupProgress = this.groupProgress(group.name)!;
     groupProgress.state = 'running';
     this.progress.group = group.name;
+    // Off the path: the group starts in the same workflow task.
     await this.setPhase(
       this.uninstall ? 'Uninstalling' : 'Running',
       `group ${group.name}${this.approvedNote}`,
+      undefined,
+      reportOffPath,
     );
     this.approvedNote = '';
     this.currentGroup = await startChild(groupWorkflow, {
@@ -276,7 +281,12 @@ class ManifestDeploy {
         .catch(() => undefined);
   }
 
-  private async setPhase(phase: string, message: string, waitingOn?: string): Promise<void> {
+  private async setPhase(
+    phase: string,
+    message: string,
+    waitingOn?: string,
+    write: typeof report | typeof reportOffPath = report,
+  ): Promise<void> {
     const { progress, plan } = this;
     progress.phase = phase;
     progress.waitingOn = waitingOn;
@@ -284,7 +294,7 @@ class ManifestDeploy {
     this.showDetails();
     const ready = progress.groups.filter((g) => g.state === 'done').length;
     const total = plan.groups.length;
-    await report('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
+    await write('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
       progress: {
         group: progress.group,
         ready,

@@ -2,7 +2,8 @@ import { log, workflowInfo } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
 import type * as activities from '../activities';
 import type { StatusWritten } from '../activities/kube/status';
-import { statusWrites } from './activity-proxies';
+import { io, profile, statusWrites } from './activity-proxies';
+import { hasPatch } from './patches';
 import { rootMessage, type ControlProgress, type Pause } from './messages';
 import { readingOf, statusFor } from './plan/status';
 import { generationIn, type RunMemo } from './plan/specs';
@@ -39,15 +40,58 @@ export async function report(
   message: string,
   extra: Record<string, unknown> = {},
 ): Promise<number> {
+  return write(phase, statusReport(kind, namespace, name, phase, message, extra));
+}
+
+/**
+ * The same write as `report`, off the run's path: an ordinary activity the workflow does not
+ * wait for, so the command after it (a group's or chart's start) goes out in the same workflow
+ * task. A local activity holds every command of its task until it is done. The next `report` of
+ * the object waits for it first, so writes of one object stay in order, and every run ends with
+ * a `report`. Runs from before this (patch status-off-path) wrote it in line.
+ */
+export async function reportOffPath(
+  kind: KindName,
+  namespace: string,
+  name: string,
+  phase: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const request = statusReport(kind, namespace, name, phase, message, extra);
+  if (!hasPatch('status-off-path')) {
+    await write(phase, request);
+    return;
+  }
+  const key = objectKey(request);
+  const before = pending.get(key) ?? Promise.resolve(0);
+  pending.set(
+    key,
+    before.then(() =>
+      send(phase, request, (summary) =>
+        io.reportStatus.executeWithOptions(profile.quick(summary), [request]),
+      ),
+    ),
+  );
+}
+
+function statusReport(
+  kind: KindName,
+  namespace: string,
+  name: string,
+  phase: string,
+  message: string,
+  extra: Record<string, unknown>,
+): StatusReport {
   const { memo } = workflowInfo();
-  return write(`${phase}`, {
+  return {
     kind,
     namespace,
     name,
     observedGeneration: generationIn((memo as RunMemo | undefined)?.specs, kind, name),
     status: { ...statusFor(phase, message), reason: message, workflow: runLink(), ...extra },
     event: { type: readingOf(phase) === 'stalled' ? 'Warning' : 'Normal', reason: phase, message },
-  });
+  };
 }
 
 /**
@@ -82,13 +126,28 @@ function runLink(): { id: string; run_id: string } {
   return { id: workflowId, run_id: runId };
 }
 
+/** Status writes off the path not known to be done, by object: the next write of it waits for them. */
+const pending = new Map<string, Promise<number>>();
+
+const objectKey = ({ kind, namespace, name }: StatusReport) => `${kind}/${namespace}/${name}`;
+
+/** A status write as a local activity, after any off-path write of the same object. */
 async function write(what: string, request: StatusReport): Promise<number> {
+  await pending.get(objectKey(request));
+  return send(what, request, (summary) =>
+    statusWrites.reportStatus.executeWithOptions({ summary }, [request]),
+  );
+}
+
+/** Runs one status write; a failure is logged and counted, never thrown (see report). */
+async function send(
+  what: string,
+  request: StatusReport,
+  activity: (summary: string) => Promise<StatusWritten | boolean>,
+): Promise<number> {
   const { kind, namespace, name } = request;
   try {
-    const written: StatusWritten | boolean = await statusWrites.reportStatus.executeWithOptions(
-      { summary: `status of ${kind} ${namespace}/${name}: ${what}` },
-      [request],
-    );
+    const written = await activity(`status of ${kind} ${namespace}/${name}: ${what}`);
     // Runs recorded before the write measured itself replay a boolean from their markers.
     return typeof written === 'object' ? written.tookMs : 0;
   } catch (err) {

@@ -1,4 +1,5 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
+import { decidePatches } from './patches';
 import type { KindName } from '../api/kinds';
 import type { ReleaseChange } from './plan/rollback';
 import { undoChanges } from './saga';
@@ -34,6 +35,7 @@ export interface UndoOutcome {
  * RolledBack (not at its spec) until its spec changes or it is applied again.
  */
 export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
+  decidePatches();
   const { kind, namespace, name, undoes, changes } = run;
   const what = `undo of run ${undoes.runId}${run.by ? ` asked by ${run.by}` : ''}`;
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);

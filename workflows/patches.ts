@@ -1,0 +1,34 @@
+import { patched } from '@temporalio/workflow';
+
+/**
+ * The behaviour changes of this release behind patches (the policy is at the top of
+ * test/workflows/replay.test.ts). Each is asked once per run, first thing (decidePatches, at the
+ * top of every workflow that takes one): a patch first asked after a local activity, in the same
+ * workflow task, failed to replay ("patch marker encountered ... no corresponding change command").
+ */
+const PATCHES = [
+  /** A cancelled helm write is waited for (helm killed) before the run goes on. */
+  'helm-write-waits-for-cancellation',
+  /** A chart run fetches its chart while it observes the release. */
+  'observe-and-prepare-together',
+  /** A group starts its next chart without waiting for the manifest to take the last one's progress signal. */
+  'chart-done-signal-off-path',
+  /** A manifest's and a group's status at a group's or chart's start is written off the path. */
+  'status-off-path',
+] as const;
+
+export type Patch = (typeof PATCHES)[number];
+
+// Per run: the workflow sandbox gives every run its own module state.
+let decided: Map<Patch, boolean> | undefined;
+
+/** Asks every patch, once per run; the first call must come before the run's first local activity. */
+export function decidePatches(): void {
+  decided ??= new Map(PATCHES.map((id) => [id, patched(id)]));
+}
+
+/** Whether this run takes the patched behaviour. */
+export function hasPatch(id: Patch): boolean {
+  decidePatches();
+  return decided!.get(id)!;
+}
