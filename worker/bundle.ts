@@ -5,12 +5,14 @@ import { writeFile } from 'node:fs/promises';
  * The workflow code bundled as the worker bundles it at start without ARMADA_WORKFLOW_BUNDLE
  * (webpack, about 2 s of CPU), with webpack's chatter left out. From dist/ it bundles the
  * compiled dist/workflows, the code the build has just made; under ts-jest, the sources.
+ * `workflowsPath`: another module to bundle (a benchmark's, which adds workflows of its own).
  */
 export async function bundleWorkflows(
   webpackConfigHook?: BundleOptions['webpackConfigHook'],
+  workflowsPath = require.resolve('../workflows'),
 ): Promise<string> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
+    workflowsPath,
     webpackConfigHook,
     logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
   });

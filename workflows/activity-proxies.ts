@@ -97,3 +97,15 @@ export const statusWrites = proxyLocalActivities<typeof activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 } satisfies LocalActivityOptions);
+
+/**
+ * One Kubernetes API call that a step cannot go on without (a canary's scale) as a local
+ * activity: run inside the workflow task that asks for it, with no activity task to dispatch
+ * and no workflow task to wake the workflow afterwards. Called with `profile.quick`. A worker
+ * that dies during one leaves its workflow task to time out (10 s) and the next worker calls
+ * it again, which a scale to a fixed size allows.
+ */
+export const quickCalls = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: QUICK_SECONDS * 1000,
+  retry: RETRY,
+} satisfies LocalActivityOptions);

@@ -16,7 +16,7 @@ import type { CanarySpec } from '../api/chart';
 import { durationSeconds } from '../api/duration';
 import type { KindName } from '../api/kinds';
 import type { ServiceAccountRef } from '../kube/client';
-import { io, profile } from './activity-proxies';
+import { io, profile, quickCalls } from './activity-proxies';
 import { RunControl } from './control';
 import { renderDetails } from './details';
 import { NonRetryable } from './failures';
@@ -124,6 +124,17 @@ export class Canary {
    * replays with "patch marker encountered … but there is no corresponding change command".
    */
   private readonly holdEndsAtShownDeadline = patched('hold-ends-at-shown-deadline');
+  /**
+   * Runs started before the patch scale through activity tasks and upsert the phase at every
+   * progress update. Since: a step's scales are local activities (one API call each, run inside
+   * the workflow task that asks for it, so a held step costs two workflow tasks and one activity
+   * task instead of four and three; a rollback's stay activity tasks), and the phase is upserted
+   * only when it changed (one event and one visibility write instead of one per update). Asked
+   * once, as the canary starts, for the reason above.
+   */
+  private readonly fewerTasksPerStep = patched('canary-local-scales-phase-on-change');
+  /** The phase this run last upserted: its search attribute's value. */
+  private upsertedPhase?: CanaryProgress['phase'];
   readonly progress: CanaryProgress;
   private analysisFailures: number;
 
@@ -225,7 +236,7 @@ export class Canary {
 
     this.progress.waitingOn = 'readiness';
     await this.publish(`${title}: ${record.canary} new / ${record.stable} old, waiting for readiness`);
-    await this.scale(scales.canary, `${title}: scale new up`);
+    await this.scale(scales.canary, `${title}: scale new up`, this.fewerTasksPerStep);
     const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
     const ready = await this.unlessStopped(() =>
       io.waitForResources.executeWithOptions(
@@ -247,7 +258,11 @@ export class Canary {
     );
     if (ready === 'stopped') return { rollback: this.stopReason() };
     if (ready instanceof Error) return { rollback: `${title} not Ready: ${rootMessage(ready)}` };
-    await this.scale(scales.stable, `${title}: scale old down`);
+    // With a hold after it, a signal that arrives during a local scale is met in the hold. A step
+    // without one ends as its scale does, so its scale stays an activity task: a re-plan or a
+    // rollback sent meanwhile reaches the workflow before the step is taken as done.
+    const holdFollows = !promoting && (step.approval === true || (step.holdSeconds ?? 0) > 0);
+    await this.scale(scales.stable, `${title}: scale old down`, this.fewerTasksPerStep && holdFollows);
     record.readyAt = now();
 
     if (promoting) return 'promote';
@@ -478,10 +493,12 @@ export class Canary {
     return { result: 'rolled-back', reason, steps: this.progress.history };
   }
 
-  private async scale(scales: Scale[], summary: string): Promise<void> {
+  /** `local`: as a local activity, inside the workflow task (see fewerTasksPerStep). */
+  private async scale(scales: Scale[], summary: string, local = false): Promise<void> {
+    const scaleDeployment = local ? quickCalls.scaleDeployment : io.scaleDeployment;
     await Promise.all(
       scales.map((s) =>
-        io.scaleDeployment.executeWithOptions(profile.quick(`${summary}: ${s.name} → ${s.replicas}`), [
+        scaleDeployment.executeWithOptions(profile.quick(`${summary}: ${s.name} → ${s.replicas}`), [
           { namespace: this.input.namespace, name: s.name, replicas: s.replicas, actAs: this.input.actAs },
         ]),
       ),
@@ -538,7 +555,10 @@ export class Canary {
   async publish(message: string): Promise<number> {
     const p = this.progress;
     setCurrentDetails(renderDetails(this.progressNow()));
-    upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
+    if (!this.fewerTasksPerStep || p.phase !== this.upsertedPhase) {
+      upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
+      this.upsertedPhase = p.phase;
+    }
     const resource = this.input.resource;
     if (!resource) return 0;
     // A chart's canary ends before its release is upgraded: the chart workflow reports Deployed.
