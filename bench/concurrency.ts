@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { bundleWorkflows } from '../worker/bundle';
 import type { CanaryRun } from '../workflows/canary';
 import type { Sizes } from './config';
-import { startStubWorker, type BenchContext } from './context';
+import { benchBundle, startStubWorker, type BenchContext } from './context';
 import {
   activityScheduleToStart,
   fetchEvents,
@@ -154,14 +150,6 @@ function kindFigures(rounds: RoundFigures[], idealMs: number) {
     activityScheduleToStartMs: summarize(all((r) => r.activityScheduleToStart)),
     workerSdkMetricsPerRound: rounds.map((r) => r.sdk),
   };
-}
-
-/** Benchmark 3's bundle: the product's workflows and the timers-only baseline (bench/workflows.ts). */
-async function benchBundle(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'armada-bench-concurrency-'));
-  const file = path.join(dir, 'workflow-bundle.js');
-  await writeFile(file, await bundleWorkflows(undefined, require.resolve('./workflows')));
-  return file;
 }
 
 /**

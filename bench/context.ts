@@ -1,6 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { freePort } from '../test/helpers/temporal';
+import { bundleWorkflows } from '../worker/bundle';
 import { startNode, type BenchProcess } from './processes';
 import { histogramFigures, metricValue, scrape, type HistogramFigures } from './prometheus';
 
@@ -80,4 +84,12 @@ export async function startStubWorker(
     },
     stop: () => worker.stop(),
   };
+}
+
+/** A bundle of the product's workflows and the benchmarks' baselines (bench/workflows.ts), for a stub worker's BENCH_WORKFLOW_BUNDLE. */
+export async function benchBundle(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'armada-bench-bundle-'));
+  const file = path.join(dir, 'workflow-bundle.js');
+  await writeFile(file, await bundleWorkflows(undefined, require.resolve('./workflows')));
+  return file;
 }

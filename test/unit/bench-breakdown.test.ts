@@ -1,4 +1,6 @@
 import { applyBreakdown, type ActivitySpan } from '../../bench/breakdown';
+import type { HistoryEvent } from '../../bench/history';
+import { taskRoundTrips } from '../../bench/overhead';
 
 const span = (
   type: string,
@@ -63,5 +65,28 @@ describe('applyBreakdown: where the time of one apply goes', () => {
     expect(b.activitiesOnPathMs).toBe(400);
     expect(b.activityMsByType.helmUpgradeInstall).toBe(680);
     expect(b.gapsMs).toMatchObject({ beforeFirstActivity: 100, afterLastActivity: 100, betweenCharts: 0 });
+  });
+});
+
+describe('taskRoundTrips: a bare workflow’s workflow-task round trips', () => {
+  /** A history event at `ms` (server time). */
+  const event = (eventId: number, ms: number, attributes: Record<string, unknown> = {}) =>
+    ({
+      eventId,
+      eventTime: { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 },
+      ...attributes,
+    }) as unknown as HistoryEvent;
+
+  it('measures each workflow task from scheduled to completed', () => {
+    const events = [
+      event(1, 1000),
+      event(2, 1001, { workflowTaskScheduledEventAttributes: {} }),
+      event(3, 1005, { workflowTaskStartedEventAttributes: { scheduledEventId: 2 } }),
+      event(4, 1013, { workflowTaskCompletedEventAttributes: { startedEventId: 3 } }),
+      event(5, 1040, { workflowTaskScheduledEventAttributes: {} }),
+      event(6, 1050, { workflowTaskStartedEventAttributes: { scheduledEventId: 5 } }),
+      event(7, 1070, { workflowTaskCompletedEventAttributes: { startedEventId: 6 } }),
+    ];
+    expect(taskRoundTrips(events)).toEqual([12, 30]);
   });
 });
