@@ -253,13 +253,20 @@ build_kubernetes() {
 # Flux's controllers and helmfile replace modules in their go.mod, which `go install mod@version`
 # refuses. They are built in a wrapper module that requires the release and repeats its
 # replacements by version; a replacement by a local directory (Flux's ./api) is left out, as the
-# release requires that sibling module at its own tag (the same code).
+# release requires that sibling module at its own tag (the same code). The release's own go.sum
+# comes along: the build resolves the same versions, so their checksums are the release's, and
+# the checksum database is not asked (it answers 404 for some of Flux's modules, e.g.
+# github.com/fluxcd/pkg/git/gogit v0.40.0, which then fails the build).
 # $1 wrapper dir, $2 module, $3 its pinned version.
 write_replacing_wrapper() {
-  local dir=$1 mod=$2 version=$3 gomod replacement
+  local dir=$1 mod=$2 version=$3 info gomod source replacement
   mkdir -p "$dir"
-  gomod=$(go mod download -json "$mod@$version" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
-  [[ -f $gomod ]] || die "could not read the go.mod of $mod@$version from the Go module proxy"
+  info=$(go mod download -json "$mod@$version")
+  gomod=$(sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p' <<<"$info")
+  source=$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' <<<"$info")
+  [[ -f $gomod && -f $source/go.sum ]] || die "could not read the go.mod and go.sum of $mod@$version from the Go module proxy"
+  cp "$source/go.sum" "$dir/go.sum"
+  chmod u+w "$dir/go.sum"
   {
     echo "module armada-temporal.local/tools/$(basename "$dir")"
     echo
