@@ -109,7 +109,7 @@ resolve() {
   fi
   if [[ -x $(cache_of "$tool")/$tool ]]; then
     link "$tool" "$(cache_of "$tool")/$tool"
-    is_flux_controller "$tool" && link "$tool.crds" "$(cache_of "$tool")/crds"
+    if is_flux_controller "$tool"; then link "$tool.crds" "$(cache_of "$tool")/crds"; fi
     return
   fi
   # A controller comes only from its own build, which carries the CRDs of the same release.
