@@ -14,6 +14,7 @@ import { repo, startProcess, tail, until, type BenchProcess } from './processes'
 
 const run = promisify(execFile);
 const SOURCE = { group: 'source.toolkit.fluxcd.io', version: 'v1' };
+const SOURCE_PLURALS = { HelmRepository: 'helmrepositories', HelmChart: 'helmcharts' } as const;
 const HELM = { group: 'helm.toolkit.fluxcd.io', version: 'v2' };
 /** The HelmRepository every HelmChart of a Flux form comes from. */
 const REPOSITORY = 'examples';
@@ -130,11 +131,11 @@ export async function startFlux(
     for (const requeueDependency of requeueDependencies) {
       const namespace = `flux-requeue-${requeueDependency}`;
       await core.createNamespace({ body: { metadata: { name: namespace } } });
-      const source = (kind: 'HelmRepository' | 'HelmChart', name: string, spec: object) =>
+      const source = (kind: keyof typeof SOURCE_PLURALS, name: string, spec: object) =>
         custom.createNamespacedCustomObject({
           ...SOURCE,
           namespace,
-          plural: `${kind.toLowerCase()}s`,
+          plural: SOURCE_PLURALS[kind],
           body: {
             apiVersion: `${SOURCE.group}/${SOURCE.version}`,
             kind,
@@ -156,7 +157,7 @@ export async function startFlux(
           const list = (await custom.listNamespacedCustomObject({
             ...SOURCE,
             namespace,
-            plural: 'helmcharts',
+            plural: SOURCE_PLURALS.HelmChart,
           })) as {
             items: FluxObject[];
           };
