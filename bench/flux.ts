@@ -29,6 +29,14 @@ interface FluxObject {
   };
 }
 
+/** The objects of one kind in one namespace. */
+async function listObjects(
+  custom: CustomObjectsApi,
+  kind: { group: string; version: string; namespace: string; plural: string },
+): Promise<FluxObject[]> {
+  return ((await custom.listNamespacedCustomObject(kind)) as { items: FluxObject[] }).items;
+}
+
 /** The object's Ready condition, if it is about its current generation. */
 function readyCondition(obj: FluxObject) {
   const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
@@ -154,15 +162,9 @@ export async function startFlux(
       await until(
         `the HelmCharts of ${namespace} to be Ready`,
         async () => {
-          const list = (await custom.listNamespacedCustomObject({
-            ...SOURCE,
-            namespace,
-            plural: SOURCE_PLURALS.HelmChart,
-          })) as {
-            items: FluxObject[];
-          };
-          return list.items.length === chartsByName.size &&
-            list.items.every((item) => readyCondition(item)?.status === 'True')
+          const items = await listObjects(custom, { ...SOURCE, namespace, plural: SOURCE_PLURALS.HelmChart });
+          return items.length === chartsByName.size &&
+            items.every((item) => readyCondition(item)?.status === 'True')
             ? true
             : undefined;
         },
@@ -268,14 +270,8 @@ async function removeHelmReleases(custom: CustomObjectsApi, namespace: string): 
   await until(
     `the HelmReleases of ${namespace} to be deleted`,
     async () => {
-      const list = (await custom.listNamespacedCustomObject({
-        ...HELM,
-        namespace,
-        plural: 'helmreleases',
-      })) as {
-        items: unknown[];
-      };
-      return list.items.length === 0 ? true : undefined;
+      const items = await listObjects(custom, { ...HELM, namespace, plural: 'helmreleases' });
+      return items.length === 0 ? true : undefined;
     },
     { timeoutMs: 300_000, intervalMs: 200 },
   );
