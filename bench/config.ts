@@ -51,8 +51,10 @@ export function loadSizes() {
       rounds: int('BENCH_CANARY_ROUNDS', 2),
     },
     helm: {
-      /** Timed pairs (engine, script) per manifest, after one untimed warm-up of each. */
+      /** Rounds per manifest variant (each form once, order rotated), after one untimed warm-up of each. */
       pairs: int('BENCH_PAIRS', 5),
+      /** 1: Flux (30 s and 5 s) and helmfile run beside armadactl and the helm loop; 0: only those two. */
+      peers: int('BENCH_PEERS', 1, 0) === 1,
     },
     workerStart: {
       /** Starts of each way of starting a worker. */

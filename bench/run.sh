@@ -3,8 +3,9 @@
 # dependencies and builds the local tools (deploy/lib.sh), compiles dist/, starts a sandbox
 # cluster of its own (.sandbox/bench/, never the one `npm start` or `npm test` runs) when
 # benchmark 2, 4, 6 or 8 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
-# .temporal-cluster/bench/), runs the benchmarks (bench/main.ts starts its own Temporal dev
-# server), stops everything it started, and leaves the figures in bench/results/latest.json.
+# .temporal-cluster/bench/), builds benchmark 4's peers (Flux, helmfile) when 4 is selected,
+# runs the benchmarks (bench/main.ts starts its own Temporal dev server), stops everything it
+# started, and leaves the figures in bench/results/latest.json.
 # Sizes and the selection come from BENCH_* variables: see bench/README.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,6 +24,9 @@ export SANDBOX_DIR="$root/.sandbox/bench"
 selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8}}"
 sandbox=false
 [[ $selection =~ [2468] ]] && sandbox=true
+# Benchmark 4 runs Flux and helmfile beside us (BENCH_PEERS=0: not): their tools are built here
+# only, never by npm test or npm start.
+if [[ $selection =~ 4 && ${BENCH_PEERS:-1} != 0 ]]; then bash deploy/tools/build.sh peers >/dev/null; fi
 # Benchmark 6: the Temporal cluster on PostgreSQL (deploy/temporal-cluster), fresh for the run.
 cluster=false
 [[ $selection =~ 6 ]] && cluster=true

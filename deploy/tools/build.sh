@@ -3,6 +3,9 @@
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, registry (an OCI registry
 # for the chart-source tests), and temporal-server, temporal-sql-tool and temporal-ui-server (the
 # Temporal cluster on PostgreSQL of deploy/temporal-cluster), at the versions pinned in versions.env.
+# `build.sh peers` provides instead the peers benchmark 4 runs beside us, which nothing else needs
+# (so `npm test` and `npm start` never build them): Flux's helm-controller and source-controller
+# (their CRDs beside them, linked as .tools/bin/<controller>.crds/) and helmfile.
 #
 # For each tool, the first of these wins:
 #   1. ARMADA_<TOOL> (e.g. ARMADA_HELM, ARMADA_KUBE_APISERVER) naming a binary at the pinned version;
@@ -31,6 +34,12 @@ die() {
 
 tools=(temporal temporal-server temporal-sql-tool temporal-ui-server helm kwokctl kwok etcd etcdctl
   kube-apiserver kube-controller-manager kube-scheduler kubectl registry)
+flux_controllers=(helm-controller source-controller)
+case ${1:-} in
+  '') ;;
+  peers) tools=("${flux_controllers[@]}" helmfile) ;;
+  *) die "unknown argument '$1' (none builds the local stack; 'peers' builds benchmark 4's peers)" ;;
+esac
 
 # The build group a tool comes from; one go build per group.
 group_of() {
@@ -54,8 +63,13 @@ pinned_version() {
     etcd) echo "$ETCD_VERSION" ;;
     kubernetes) echo "$KUBERNETES_VERSION" ;;
     registry) echo "$REGISTRY_VERSION" ;;
+    helm-controller) echo "$FLUX_HELM_CONTROLLER_VERSION" ;;
+    source-controller) echo "$FLUX_SOURCE_CONTROLLER_VERSION" ;;
+    helmfile) echo "$HELMFILE_VERSION" ;;
   esac
 }
+
+is_flux_controller() { [[ " ${flux_controllers[*]} " == *" $1 "* ]]; }
 
 # The version a binary reports, as vX.Y.Z (the first X.Y.Z in its version output).
 reported_version() {
@@ -85,7 +99,7 @@ resolve() {
   local tool=$1 want var from_path
   want=$(pinned_version "$tool")
   var=$(override_var "$tool")
-  if [[ -n ${!var:-} ]]; then
+  if [[ -n ${!var:-} ]] && ! is_flux_controller "$tool"; then
     [[ -x ${!var} ]] || die "$var=${!var} is not an executable file"
     local got
     got=$(reported_version "$tool" "${!var}")
@@ -95,6 +109,12 @@ resolve() {
   fi
   if [[ -x $(cache_of "$tool")/$tool ]]; then
     link "$tool" "$(cache_of "$tool")/$tool"
+    if is_flux_controller "$tool"; then link "$tool.crds" "$(cache_of "$tool")/crds"; fi
+    return
+  fi
+  # A controller comes only from its own build, which carries the CRDs of the same release.
+  if is_flux_controller "$tool"; then
+    missing[$(group_of "$tool")]=1
     return
   fi
   from_path=$(PATH=$(sed "s#$out:##g" <<<"$PATH") command -v "$tool" || true)
@@ -230,13 +250,77 @@ build_kubernetes() {
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 }
 
+# Flux's controllers and helmfile replace modules in their go.mod, which `go install mod@version`
+# refuses. They are built in a wrapper module that requires the release and repeats its
+# replacements by version; a replacement by a local directory (Flux's ./api) is left out, as the
+# release requires that sibling module at its own tag (the same code). The release's own go.sum
+# comes along: the build resolves the same versions, so their checksums are the release's, and
+# the checksum database is not asked (it answers 404 for some of Flux's modules, e.g.
+# github.com/fluxcd/pkg/git/gogit v0.40.0, which then fails the build).
+# $1 wrapper dir, $2 module, $3 its pinned version.
+write_replacing_wrapper() {
+  local dir=$1 mod=$2 version=$3 info gomod source replacement
+  mkdir -p "$dir"
+  info=$(go mod download -json "$mod@$version")
+  gomod=$(sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p' <<<"$info")
+  source=$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' <<<"$info")
+  [[ -f $gomod && -f $source/go.sum ]] || die "could not read the go.mod and go.sum of $mod@$version from the Go module proxy"
+  cp "$source/go.sum" "$dir/go.sum"
+  chmod u+w "$dir/go.sum"
+  {
+    echo "module armada-temporal.local/tools/$(basename "$dir")"
+    echo
+    grep -m1 -E '^go [0-9.]+$' "$gomod"
+    echo
+    echo "require $mod $version"
+  } >"$dir/go.mod"
+  go mod edit -json "$gomod" | node -e '
+    const { Replace = [] } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const at = (m) => (m.Version ? `${m.Path}@${m.Version}` : m.Path);
+    for (const r of Replace) if (r.New.Version) console.log(`${at(r.Old)}=${at(r.New)}`);
+  ' | while read -r replacement; do
+    (cd "$dir" && go mod edit -replace="$replacement")
+  done
+}
+
+# $1 bin dir, $2 module, $3 version: the module's CRDs (config/crd/bases) into $1/crds.
+copy_crds() {
+  local dir
+  dir=$(go mod download -json "$2@$3" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [[ -d $dir/config/crd/bases ]] || die "no config/crd/bases in $2@$3 (module dir: ${dir:-none})"
+  mkdir -p "$1/crds"
+  cp "$dir"/config/crd/bases/*.yaml "$1/crds/"
+}
+
+# $1 bin dir, $2 scratch dir, $3 tool, $4 module, $5 version.
+build_flux_controller() {
+  write_replacing_wrapper "$2/$3" "$4" "$5"
+  wrapper_build "$2/$3" -o "$1/$3" "$4" && copy_crds "$1" "$4" "$5"
+}
+
+build_helm_controller() {
+  build_flux_controller "$1" "$2" helm-controller github.com/fluxcd/helm-controller "$FLUX_HELM_CONTROLLER_VERSION"
+}
+
+build_source_controller() {
+  build_flux_controller "$1" "$2" source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION"
+}
+
+build_helmfile() {
+  write_replacing_wrapper "$2/helmfile" github.com/helmfile/helmfile "$HELMFILE_VERSION"
+  wrapper_build "$2/helmfile" -o "$1/helmfile" \
+    -ldflags "-X go.szostok.io/version.version=$HELMFILE_VERSION -X go.szostok.io/version.dirtyBuild=false" \
+    github.com/helmfile/helmfile
+}
+
 for tool in "${tools[@]}"; do resolve "$tool"; done
 
 if ((${#missing[@]})); then
   if ! command -v go >/dev/null; then
     die "not available: ${!missing[*]} (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`, or put the pinned binaries on PATH or name them with ARMADA_<TOOL> (e.g. ARMADA_HELM=/usr/local/bin/helm)."
   fi
-  for group in temporal temporal-server temporal-ui helm kwok etcd kubernetes registry; do
+  for group in temporal temporal-server temporal-ui helm kwok etcd kubernetes registry \
+    helm-controller source-controller helmfile; do
     [[ -n ${missing[$group]:-} ]] || continue
     log "building $group $(pinned_version "$group") from Go modules (once per machine; minutes)..."
     scratch=$(mktemp -d "$cache_root/build.XXXXXX")
