@@ -14,7 +14,8 @@ import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drif
 import { policyViewOf, type PolicyView } from './policy';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
-import { ownedKeys, viewOf, type ObjectView } from './view';
+import { ClaimIndex } from './claims';
+import { claimOf, gone, ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
   let policyWatch: ObjectWatch<PolicyView> | undefined;
   const maybeRanAlone = new Set<string>();
+  const claims = new ClaimIndex();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
   const reconcileTimed = (key: string, queuedAt: number) =>
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
     objects: (kind) => watches[kind],
+    claims,
     policies: () => policyWatch?.list() ?? [],
     tenancy: {
       lockdown: config.ARMADA_LOCKDOWN,
@@ -113,6 +116,9 @@ async function main(): Promise<void> {
         view: (obj) => viewOf(kind, obj),
         onChange: (view, change) => {
           metrics.watchEvent(kind, change);
+          // The claims follow the cache from the first list on; an object done with claims nothing.
+          if (change === 'delete' || gone(view)) claims.delete(view);
+          else if (change !== 'resync') claims.set(claimOf(view as ObjectView));
           if (!listed) return;
           queue.add(view.key);
           if (change !== 'delete') return;

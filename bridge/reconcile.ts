@@ -24,7 +24,8 @@ import {
 } from '../runs/requests';
 import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
-import { PlanError, rivalClaims, type ManifestDocuments } from '../workflows/plan/manifest';
+import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
+import type { ClaimIndex } from './claims';
 import type { ReconcileMetrics } from './metrics';
 import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
@@ -38,7 +39,6 @@ import {
   NOW_ANNOTATION,
   REASON_ANNOTATION,
   RUN_ANNOTATION,
-  claimOf,
   describeProblems,
   drives,
   gone,
@@ -66,6 +66,8 @@ export interface BridgeContext {
   taskQueue: string;
   /** The watched objects of a kind: their views, from the informer cache. */
   objects: Views;
+  /** The release claims of the cached objects, kept current by the watches (bridge/claims.ts). */
+  claims: Pick<ClaimIndex, 'rivals'>;
   /** The cached ArmadaPolicies (cluster-wide). */
   policies(): PolicyView[];
   tenancy: Tenancy;
@@ -250,7 +252,7 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
     return refused ? [`ArmadaChart ${chart.namespace}/${chart.name}: ${refused}`] : [];
   });
   if (refusals.length) return { problem: refusals.join('; ') };
-  const rivals = rivalClaims(view, claimDocuments(ctx));
+  const rivals = ctx.claims.rivals(view);
   return rivals.length ? { problem: rivals.join('; ') } : { run };
 }
 
@@ -371,17 +373,6 @@ async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
     plural: kinds[ownerKind].plural,
   })) as { items: ArmadaObject[] };
   return items.some((owner) => drives(viewOf(ownerKind, owner), view));
-}
-
-/** Every cached manifest, group, chart and Deployer (all namespaces), as rivalClaims reads them. */
-function claimDocuments(ctx: BridgeContext) {
-  return (['ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart', 'Deployer'] as const).flatMap((kind) =>
-    ctx
-      .objects(kind)
-      .list()
-      .filter((v) => !gone(v))
-      .map(claimOf),
-  );
 }
 
 /**
