@@ -5,6 +5,7 @@ import { kinds, type KindName } from '../api/kinds';
 import { policyKind } from '../api/policy';
 import { apiMessage, kubeConfig } from '../kube/client';
 import { clientConnectionOptions } from '../runs/connection';
+import type { RunMemo } from '../runs/requests';
 import { loadDataConverter } from '../runs/codec';
 import { stopOnSignals } from '../runs/signals';
 import { loadConfig } from './config';
@@ -51,7 +52,8 @@ async function main(): Promise<void> {
   );
   const client = new Client({ connection, namespace, dataConverter: loadDataConverter() });
   const kc = kubeConfig();
-  const following = new Set<string>();
+  /** The runs followed to their end; with the memo of those this bridge started itself. */
+  const following = new Map<string, RunMemo | undefined>();
 
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
   let policyWatch: ObjectWatch<PolicyView> | undefined;
@@ -84,9 +86,10 @@ async function main(): Promise<void> {
     },
     maybeRanAlone,
     enqueue: (key) => queue.add(key),
-    afterRun(workflowId, key) {
-      if (following.has(workflowId)) return;
-      following.add(workflowId);
+    afterRun(workflowId, key, started) {
+      const followed = following.has(workflowId);
+      if (started || !followed) following.set(workflowId, started);
+      if (followed) return;
       void client.workflow
         .getHandle(workflowId)
         .result()
@@ -95,6 +98,10 @@ async function main(): Promise<void> {
           following.delete(workflowId);
           queue.add(key);
         });
+    },
+    startedRunning(workflowId, memo) {
+      const started = following.get(workflowId);
+      return started !== undefined && started.specs === memo.specs && started.mode === memo.mode;
     },
     log,
     metrics,

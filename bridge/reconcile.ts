@@ -80,8 +80,17 @@ export interface BridgeContext {
   maybeRanAlone: Set<string>;
   /** Queues an object's key for reconciling. */
   enqueue(key: string): void;
-  /** Queues `key` again when the run `workflowId` ends (once per run). */
-  afterRun(workflowId: string, key: string): void;
+  /**
+   * Queues `key` again when the run `workflowId` ends (once per run). `started`: this bridge has
+   * just started that run with this memo (see startedRunning).
+   */
+  afterRun(workflowId: string, key: string, started?: RunMemo): void;
+  /**
+   * Whether this bridge started the run of `workflowId` with these very specs and mode and follows
+   * it still (it has not ended): the object's later reconciles (its finalizer, its status writes)
+   * then need not ask Temporal.
+   */
+  startedRunning(workflowId: string, memo: RunMemo): boolean;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
   /** Told of each run started and each action signal handled (bridge/metrics.ts). */
   metrics: ReconcileMetrics;
@@ -325,6 +334,7 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
 async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest): Promise<void> {
   const { key } = view;
   const { mode, specs } = run.memo;
+  if (ctx.startedRunning(run.workflowId, run.memo)) return;
   const latest = await latestRun(ctx.client, run.workflowId);
   const same = latest !== null && latest.memo.specs === specs && latest.memo.mode === mode;
   if (latest?.running) {

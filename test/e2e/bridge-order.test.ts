@@ -198,6 +198,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
       maybeRanAlone: new Set(),
       enqueue: (key) => lines.push(`enqueued ${key}`),
       afterRun: (workflowId) => lines.push(`following ${workflowId}`),
+      startedRunning: () => false,
       log: (_level, message, fields) => lines.push(`${message} ${String(fields?.key)}`),
       metrics: { runStarted: (key) => lines.push(`started ${key}`), actionTaken: () => undefined },
     };
