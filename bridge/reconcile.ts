@@ -196,11 +196,9 @@ function listedCharts(
   namespace: string,
   names: readonly string[],
 ): ObjectView<'ArmadaChart'>[] {
-  const listed = new Set(names);
-  return ctx
-    .objects('ArmadaChart')
-    .list(namespace)
-    .filter((c) => listed.has(c.name));
+  // Looked up by name: what a group lists, not every chart of the namespace.
+  const charts = ctx.objects('ArmadaChart');
+  return [...new Set(names)].flatMap((name) => charts.get(namespace, name) ?? []);
 }
 
 /** Parsed specs by object name, as the planners take them (`fill` completes each: actingAs). */
@@ -217,10 +215,8 @@ function manifestListed(
   namespace: string,
   groupNames: readonly string[],
 ): { groups: ObjectView<'ArmadaChartGroup'>[]; charts: ObjectView<'ArmadaChart'>[] } {
-  const groups = ctx
-    .objects('ArmadaChartGroup')
-    .list(namespace)
-    .filter((g) => groupNames.includes(g.name));
+  const cachedGroups = ctx.objects('ArmadaChartGroup');
+  const groups = [...new Set(groupNames)].flatMap((name) => cachedGroups.get(namespace, name) ?? []);
   const charts = listedCharts(
     ctx,
     namespace,
