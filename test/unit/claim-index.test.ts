@@ -1,36 +1,8 @@
 import { ClaimIndex } from '../../bridge/claims';
 import { rivalClaims, type ClaimDocument } from '../../workflows/plan/manifest';
+import { chartDoc, claimKey, deployerDoc, groupDoc, manifestDoc } from '../fixtures/claim-documents';
 
-const at = (minute: number) => Date.UTC(2025, 0, 1, 10, minute);
-const chartDoc = (name: string, release: string, minute: number, namespace = 'default'): ClaimDocument => ({
-  kind: 'ArmadaChart',
-  namespace,
-  name,
-  createdAt: at(minute),
-  spec: { release, namespace: 'apps' },
-});
-const groupDoc = (name: string, charts: string[], minute: number): ClaimDocument => ({
-  kind: 'ArmadaChartGroup',
-  namespace: 'default',
-  name,
-  createdAt: at(minute),
-  spec: { chart_group: charts },
-});
-const manifestDoc = (name: string, prefix: string, groups: string[], minute: number): ClaimDocument => ({
-  kind: 'ArmadaManifest',
-  namespace: 'default',
-  name,
-  createdAt: at(minute),
-  spec: { release_prefix: prefix, chart_groups: groups },
-});
-const deployerDoc = (name: string, base: string, minute: number): ClaimDocument => ({
-  kind: 'Deployer',
-  namespace: 'default',
-  name,
-  createdAt: at(minute),
-  spec: { deployment: { namespace: 'web', name: base } },
-});
-const key = (d: ClaimDocument) => ({ kind: d.kind, namespace: d.namespace, name: d.name });
+const key = claimKey;
 
 describe('ClaimIndex (rival claims kept current one change at a time)', () => {
   it('an added chart that claims a held release is refused; the holder is not', () => {
@@ -72,7 +44,7 @@ describe('ClaimIndex (rival claims kept current one change at a time)', () => {
   it('ties on creation time go by kind, namespace and name, whatever the order of arrival', () => {
     const index = ClaimIndex.of([
       chartDoc('b', 'web', 0),
-      deployerDoc('b', 'nginx', 0),
+      deployerDoc('b', 'web', 'nginx', 0),
       chartDoc('a', 'web', 0),
     ]);
     expect(index.rivals(key(chartDoc('b', 'web', 0)))).toEqual([
@@ -132,7 +104,7 @@ describe('ClaimIndex (rival claims kept current one change at a time)', () => {
             names.filter(() => random(3) === 0),
             minute,
           ),
-        () => deployerDoc(name, pick(['nginx', 'api']), minute),
+        () => deployerDoc(name, 'web', pick(['nginx', 'api']), minute),
       ])();
       return random(6) === 0 ? { ...doc, spec: { ...doc.spec, target_state: 'uninitialized' } } : doc;
     };
