@@ -1,5 +1,9 @@
 import { CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import { armadaChartSpec } from '../api/chart';
+import { chartRun, startRun } from '../runs/requests';
+import { formatSpecs } from '../workflows/plan/specs';
 import { kubeConfig } from '../kube/client';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
@@ -91,16 +95,73 @@ async function startBridge(ctx: BenchContext, namespace: string, taskQueue: stri
   return { bridge, metricsUrl: `http://127.0.0.1:${port}/metrics` };
 }
 
+/** A fresh namespace for one round. */
+async function roundNamespace(what: string, n: number): Promise<string> {
+  const namespace = `${what}-${randomUUID().slice(0, 6)}-${n}`;
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: namespace } } });
+  return namespace;
+}
+
+/** The names of one round's objects: c-0000, c-0001, ... */
+const objectNames = (sizes: Sizes['bridge']) =>
+  Array.from({ length: sizes.objects }, (_, i) => `c-${String(i).padStart(4, '0')}`);
+
+/** When Temporal started the chart workflow of `name` (its server's clock), by describe. */
+const workflowStart = async (ctx: BenchContext, namespace: string, name: string) =>
+  (await ctx.client.workflow.getHandle(releaseWorkflowId(namespace, name)).describe()).startTime.getTime();
+
+/**
+ * The engine's own limit beside the bridge: the same chart workflows (type, task queue, ID, input
+ * and memo as the bridge starts them for the same ArmadaCharts) started by a bare client loop,
+ * `createConcurrency` start calls in flight, from a connection of its own as the bridge has.
+ * Request (the start call sent) → workflow started (Temporal's start time). No object exists,
+ * so the runs' status writes find none and return.
+ */
+async function runBaselineRound(
+  ctx: BenchContext,
+  sizes: Sizes['bridge'],
+  taskQueue: string,
+  n: number,
+): Promise<number[]> {
+  const namespace = await roundNamespace('baseline', n);
+  const connection = await Connection.connect({ address: ctx.temporalAddress });
+  try {
+    const client = new Client({ connection, namespace: ctx.client.options.namespace });
+    const names = objectNames(sizes);
+    const requestedAt = new Map<string, number>();
+    const t0 = Date.now();
+    await mapLimit(names, sizes.createConcurrency, async (name) => {
+      const spec = armadaChartSpec.parse(settingsChart(name, namespace, { name }).spec);
+      const run = chartRun(
+        { kind: 'ArmadaChart', name, namespace, spec },
+        'deploy',
+        formatSpecs([{ kind: 'ArmadaChart', name, generation: 1 }]),
+      );
+      requestedAt.set(name, Date.now());
+      await startRun(client, taskQueue, run);
+    });
+    ctx.log(`  round ${n}: baseline: ${sizes.objects} chart workflows started in ${Date.now() - t0} ms`);
+    const startedAt = await mapLimit(names, 20, (name) => workflowStart(ctx, namespace, name));
+    // Finished before the next round, as a bridge round waits for its objects to read deployed.
+    await mapLimit(names, sizes.createConcurrency, (name) =>
+      client.workflow.getHandle(releaseWorkflowId(namespace, name)).result(),
+    );
+    return names.map((name, i) => startedAt[i] - requestedAt.get(name)!);
+  } finally {
+    await connection.close();
+  }
+}
+
 async function runRound(
   ctx: BenchContext,
   sizes: Sizes['bridge'],
   taskQueue: string,
   n: number,
 ): Promise<RoundFigures> {
-  const namespace = `bridge-${randomUUID().slice(0, 6)}-${n}`;
-  const kc = kubeConfig();
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-  const api = kc.makeApiClient(CustomObjectsApi);
+  const namespace = await roundNamespace('bridge', n);
+  const api = kubeConfig().makeApiClient(CustomObjectsApi);
   const seen = new Map<string, Seen>();
   const stopWatch = await watchStatuses(namespace, seen);
   let bridge: BenchProcess | undefined;
@@ -116,17 +177,13 @@ async function runRound(
         // With the stub worker nothing is installed; with BENCH_BRIDGE_HELM=real, in seconds.
         body: settingsChart(name, namespace, { name }),
       });
-    const workflowStart = async (name: string) =>
-      (
-        await ctx.client.workflow.getHandle(releaseWorkflowId(namespace, name)).describe()
-      ).startTime.getTime();
     // A probe first: once its run starts, the bridge has listed and watches.
     await create('probe');
-    await until('the bridge to start the probe chart’s run', () => workflowStart('probe'), {
+    await until('the bridge to start the probe chart’s run', () => workflowStart(ctx, namespace, 'probe'), {
       timeoutMs: 120_000,
     });
 
-    const names = Array.from({ length: sizes.objects }, (_, i) => `c-${String(i).padStart(4, '0')}`);
+    const names = objectNames(sizes);
     // "Created" is when the create call answered: the object was stored between the request
     // and the answer, so latencies from here are at most understated by the request's time.
     const createdAt = new Map<string, number>();
@@ -151,7 +208,7 @@ async function runRound(
       );
     });
     ctx.log(`  round ${n}: all deployed ${Date.now() - t0} ms after the first create; reading start times`);
-    const startedAt = await mapLimit(names, 20, workflowStart);
+    const startedAt = await mapLimit(names, 20, (name) => workflowStart(ctx, namespace, name));
     const metrics = await scrape(started.metricsUrl);
     const toMs = (h: ReturnType<typeof histogramFigures>) =>
       h && {
@@ -193,7 +250,22 @@ export async function runBridge(ctx: BenchContext, sizes: Sizes['bridge']): Prom
       : await startRealWorker(ctx, `bench-bridge-${randomUUID().slice(0, 8)}`);
   try {
     const rounds: RoundFigures[] = [];
-    for (let n = 1; n <= sizes.rounds; n++) rounds.push(await runRound(ctx, sizes, worker.taskQueue, n));
+    const baselineRounds: number[][] = [];
+    const workerPeakRssBytes: (number | undefined)[] = [];
+    for (let n = 1; n <= sizes.rounds; n++) {
+      // Alternated, so neither side always runs on a server and worker the other just warmed.
+      const bridgeRound = async () => rounds.push(await runRound(ctx, sizes, worker.taskQueue, n));
+      const baselineRound = async () =>
+        baselineRounds.push(await runBaselineRound(ctx, sizes, worker.taskQueue, n));
+      if (n % 2 === 1) {
+        await baselineRound();
+        await bridgeRound();
+      } else {
+        await bridgeRound();
+        await baselineRound();
+      }
+      workerPeakRssBytes.push(worker.process.peakRssBytes());
+    }
     const all = (pick: (r: RoundFigures) => number[]) => rounds.flatMap(pick);
     const started = summarize(all((r) => r.createdToStarted));
     const perRound = (pick: (r: RoundFigures) => number[]) =>
@@ -201,20 +273,31 @@ export async function runBridge(ctx: BenchContext, sizes: Sizes['bridge']): Prom
         const s = summarize(pick(r));
         return s && { p50: s.p50, p99: s.p99 };
       });
+    const medianOfP99s = (samples: number[][]) => round(median(samples.map((r) => summarize(r)!.p99)));
+    const startedP99 = medianOfP99s(rounds.map((r) => r.createdToStarted));
+    const baselineP99 = medianOfP99s(baselineRounds);
+    const ratio = round(startedP99 / Math.max(baselineP99, 1), 2);
     const peak = Math.max(...rounds.map((r) => r.bridgePeakRssBytes ?? 0));
     return {
-      what: `${sizes.objects} ArmadaCharts created ${sizes.createConcurrency} at a time, bridge process + ${sizes.helm === 'stub' ? 'worker process with Helm stubbed (status written for real)' : 'the product’s worker (real helm)'}, ${sizes.rounds} rounds`,
+      what: `${sizes.objects} ArmadaCharts created ${sizes.createConcurrency} at a time, bridge process + ${sizes.helm === 'stub' ? 'worker process with Helm stubbed (status written for real)' : 'the product’s worker (real helm)'}, ${sizes.rounds} rounds, each beside a baseline round (the same workflows started by a bare client loop), alternating`,
       createdToStartedMs: started,
       createdToFirstStatusMs: summarize(all((r) => r.createdToFirstStatus)),
       createdToDeployedMs: summarize(all((r) => r.createdToDeployed)),
+      baselineRequestToStartedMs: summarize(baselineRounds.flat()),
       perRound: {
         createdToStartedMs: perRound((r) => r.createdToStarted),
         createdToFirstStatusMs: perRound((r) => r.createdToFirstStatus),
+        baselineRequestToStartedMs: baselineRounds.map((r) => {
+          const s = summarize(r)!;
+          return { p50: s.p50, p99: s.p99 };
+        }),
         medianOfRoundP99s: {
-          createdToStartedMs: round(median(rounds.map((r) => summarize(r.createdToStarted)!.p99))),
-          createdToFirstStatusMs: round(median(rounds.map((r) => summarize(r.createdToFirstStatus)!.p99))),
+          createdToStartedMs: startedP99,
+          createdToFirstStatusMs: medianOfP99s(rounds.map((r) => r.createdToFirstStatus)),
+          baselineRequestToStartedMs: baselineP99,
         },
       },
+      startedP99VsBaseline: ratio,
       createPhaseMs: summarize(rounds.map((r) => r.createPhaseMs)),
       createRequestMs: summarize(all((r) => r.createRequests)),
       createsPerSecond: round(median(rounds.map((r) => (sizes.objects * 1000) / r.createPhaseMs))),
@@ -225,7 +308,14 @@ export async function runBridge(ctx: BenchContext, sizes: Sizes['bridge']): Prom
         reconcileMs: r.bridgeReconcileMs,
         watchEvents: r.watchEvents,
       })),
-      target: { createdToStartedP99Ms: 250, met: started !== undefined && started.p99 <= 250 },
+      workerPeakRssMiB: mib(Math.max(...workerPeakRssBytes.map((b) => b ?? 0))),
+      workerPeakRssMiBPerRound: workerPeakRssBytes.map(mib),
+      target: {
+        createdToStartedP99Ms: 250,
+        met: started !== undefined && started.p99 <= 250,
+        startedP99VsBaseline: 1.5,
+        baselineMet: ratio <= 1.5,
+      },
     };
   } finally {
     await worker.stop();

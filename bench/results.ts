@@ -149,7 +149,22 @@ export function summaryRows(results: Results): string[][] {
       '',
       '',
     ]);
+    rows.push([
+      '2 bridge',
+      'baseline (bare client loop) request → started p50 / p99',
+      pct(two.baselineRequestToStartedMs, 'p50', 'p99'),
+      '',
+      '',
+    ]);
+    rows.push([
+      '2 bridge',
+      'created → started p99 / baseline p99 (median of rounds)',
+      times(two.startedP99VsBaseline),
+      '≤ 1.5×',
+      met({ met: get(two, 'target', 'baselineMet') }),
+    ]);
     rows.push(['2 bridge', 'bridge peak RSS', mib(two.bridgePeakRssMiB), '', '']);
+    rows.push(['2 bridge', 'worker peak RSS', mib(two.workerPeakRssMiB), '', '']);
   }
   const three = b.concurrency?.figures;
   if (three) {

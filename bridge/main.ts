@@ -5,6 +5,7 @@ import { kinds, type KindName } from '../api/kinds';
 import { policyKind } from '../api/policy';
 import { apiMessage, kubeConfig } from '../kube/client';
 import { clientConnectionOptions } from '../runs/connection';
+import type { RunMemo } from '../runs/requests';
 import { loadDataConverter } from '../runs/codec';
 import { stopOnSignals } from '../runs/signals';
 import { loadConfig } from './config';
@@ -14,7 +15,8 @@ import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drif
 import { policyViewOf, type PolicyView } from './policy';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
-import { ownedKeys, viewOf, type ObjectView } from './view';
+import { ClaimIndex } from './claims';
+import { claimOf, gone, ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -50,11 +52,13 @@ async function main(): Promise<void> {
   );
   const client = new Client({ connection, namespace, dataConverter: loadDataConverter() });
   const kc = kubeConfig();
-  const following = new Set<string>();
+  /** The runs followed to their end; with the memo of those this bridge started itself. */
+  const following = new Map<string, RunMemo | undefined>();
 
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
   let policyWatch: ObjectWatch<PolicyView> | undefined;
   const maybeRanAlone = new Set<string>();
+  const claims = new ClaimIndex();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
   const reconcileTimed = (key: string, queuedAt: number) =>
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
     objects: (kind) => watches[kind],
+    claims,
     policies: () => policyWatch?.list() ?? [],
     tenancy: {
       lockdown: config.ARMADA_LOCKDOWN,
@@ -81,9 +86,10 @@ async function main(): Promise<void> {
     },
     maybeRanAlone,
     enqueue: (key) => queue.add(key),
-    afterRun(workflowId, key) {
-      if (following.has(workflowId)) return;
-      following.add(workflowId);
+    afterRun(workflowId, key, started) {
+      const followed = following.has(workflowId);
+      if (started || !followed) following.set(workflowId, started);
+      if (followed) return;
       void client.workflow
         .getHandle(workflowId)
         .result()
@@ -92,6 +98,10 @@ async function main(): Promise<void> {
           following.delete(workflowId);
           queue.add(key);
         });
+    },
+    startedRunning(workflowId, memo) {
+      const started = following.get(workflowId);
+      return started !== undefined && started.specs === memo.specs && started.mode === memo.mode;
     },
     log,
     metrics,
@@ -113,6 +123,9 @@ async function main(): Promise<void> {
         view: (obj) => viewOf(kind, obj),
         onChange: (view, change) => {
           metrics.watchEvent(kind, change);
+          // The claims follow the cache from the first list on; an object done with claims nothing.
+          if (change === 'delete' || gone(view)) claims.delete(view);
+          else if (change !== 'resync') claims.set(claimOf(view as ObjectView));
           if (!listed) return;
           queue.add(view.key);
           if (change !== 'delete') return;

@@ -24,7 +24,8 @@ import {
 } from '../runs/requests';
 import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
-import { PlanError, rivalClaims, type ManifestDocuments } from '../workflows/plan/manifest';
+import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
+import type { ClaimIndex } from './claims';
 import type { ReconcileMetrics } from './metrics';
 import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
@@ -38,7 +39,6 @@ import {
   NOW_ANNOTATION,
   REASON_ANNOTATION,
   RUN_ANNOTATION,
-  claimOf,
   describeProblems,
   drives,
   gone,
@@ -66,6 +66,8 @@ export interface BridgeContext {
   taskQueue: string;
   /** The watched objects of a kind: their views, from the informer cache. */
   objects: Views;
+  /** The release claims of the cached objects, kept current by the watches (bridge/claims.ts). */
+  claims: Pick<ClaimIndex, 'rivals'>;
   /** The cached ArmadaPolicies (cluster-wide). */
   policies(): PolicyView[];
   tenancy: Tenancy;
@@ -78,8 +80,17 @@ export interface BridgeContext {
   maybeRanAlone: Set<string>;
   /** Queues an object's key for reconciling. */
   enqueue(key: string): void;
-  /** Queues `key` again when the run `workflowId` ends (once per run). */
-  afterRun(workflowId: string, key: string): void;
+  /**
+   * Queues `key` again when the run `workflowId` ends (once per run). `started`: this bridge has
+   * just started that run with this memo (see startedRunning).
+   */
+  afterRun(workflowId: string, key: string, started?: RunMemo): void;
+  /**
+   * Whether this bridge started the run of `workflowId` with these very specs and mode and follows
+   * it still (it has not ended): the object's later reconciles (its finalizer, its status writes)
+   * then need not ask Temporal.
+   */
+  startedRunning(workflowId: string, memo: RunMemo): boolean;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
   /** Told of each run started and each action signal handled (bridge/metrics.ts). */
   metrics: ReconcileMetrics;
@@ -185,11 +196,9 @@ function listedCharts(
   namespace: string,
   names: readonly string[],
 ): ObjectView<'ArmadaChart'>[] {
-  const listed = new Set(names);
-  return ctx
-    .objects('ArmadaChart')
-    .list(namespace)
-    .filter((c) => listed.has(c.name));
+  // Looked up by name: what a group lists, not every chart of the namespace.
+  const charts = ctx.objects('ArmadaChart');
+  return [...new Set(names)].flatMap((name) => charts.get(namespace, name) ?? []);
 }
 
 /** Parsed specs by object name, as the planners take them (`fill` completes each: actingAs). */
@@ -206,10 +215,8 @@ function manifestListed(
   namespace: string,
   groupNames: readonly string[],
 ): { groups: ObjectView<'ArmadaChartGroup'>[]; charts: ObjectView<'ArmadaChart'>[] } {
-  const groups = ctx
-    .objects('ArmadaChartGroup')
-    .list(namespace)
-    .filter((g) => groupNames.includes(g.name));
+  const cachedGroups = ctx.objects('ArmadaChartGroup');
+  const groups = [...new Set(groupNames)].flatMap((name) => cachedGroups.get(namespace, name) ?? []);
   const charts = listedCharts(
     ctx,
     namespace,
@@ -250,7 +257,7 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
     return refused ? [`ArmadaChart ${chart.namespace}/${chart.name}: ${refused}`] : [];
   });
   if (refusals.length) return { problem: refusals.join('; ') };
-  const rivals = rivalClaims(view, claimDocuments(ctx));
+  const rivals = ctx.claims.rivals(view);
   return rivals.length ? { problem: rivals.join('; ') } : { run };
 }
 
@@ -323,6 +330,7 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
 async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest): Promise<void> {
   const { key } = view;
   const { mode, specs } = run.memo;
+  if (ctx.startedRunning(run.workflowId, run.memo)) return;
   const latest = await latestRun(ctx.client, run.workflowId);
   const same = latest !== null && latest.memo.specs === specs && latest.memo.mode === mode;
   if (latest?.running) {
@@ -371,17 +379,6 @@ async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
     plural: kinds[ownerKind].plural,
   })) as { items: ArmadaObject[] };
   return items.some((owner) => drives(viewOf(ownerKind, owner), view));
-}
-
-/** Every cached manifest, group, chart and Deployer (all namespaces), as rivalClaims reads them. */
-function claimDocuments(ctx: BridgeContext) {
-  return (['ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart', 'Deployer'] as const).flatMap((kind) =>
-    ctx
-      .objects(kind)
-      .list()
-      .filter((v) => !gone(v))
-      .map(claimOf),
-  );
 }
 
 /**

@@ -13,10 +13,12 @@ export async function startObjectRun(
   run: RunRequest,
   opts: { follow?: string; message?: string; fields?: Record<string, unknown> } = {},
 ): Promise<void> {
+  let started = true;
   try {
     await startRun(ctx.client, ctx.taskQueue, run);
   } catch (err) {
     if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    started = false;
   }
   const { specs, mode } = run.memo;
   ctx.log('info', opts.message ?? 'started run', {
@@ -27,5 +29,5 @@ export async function startObjectRun(
     ...opts.fields,
   });
   ctx.metrics.runStarted(key, mode);
-  ctx.afterRun(run.workflowId, opts.follow ?? key);
+  ctx.afterRun(run.workflowId, opts.follow ?? key, started ? run.memo : undefined);
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { KindName } from '../../api/kinds';
 import { reconcile, type BridgeContext } from '../../bridge/reconcile';
-import { viewOf, type ObjectView } from '../../bridge/view';
+import { ClaimIndex } from '../../bridge/claims';
+import { claimOf, viewOf, type ObjectView } from '../../bridge/view';
 import { latestRun } from '../../runs/control';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
@@ -190,12 +191,14 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
         get: (_namespace: string, name: string) => cached.get(kind)?.find((v) => v.name === name),
         list: () => cached.get(kind) ?? [],
       })) as BridgeContext['objects'],
+      claims: ClaimIndex.of([...cached.values()].flat().map(claimOf)),
       // What grantAnyNamespace grants the namespaces of the other cases.
       policies: () => [{ name: 'cache-lag', spec: { namespaces: [crs], target_namespaces: ['*'] } }],
       tenancy: { lockdown: false },
       maybeRanAlone: new Set(),
       enqueue: (key) => lines.push(`enqueued ${key}`),
       afterRun: (workflowId) => lines.push(`following ${workflowId}`),
+      startedRunning: () => false,
       log: (_level, message, fields) => lines.push(`${message} ${String(fields?.key)}`),
       metrics: { runStarted: (key) => lines.push(`started ${key}`), actionTaken: () => undefined },
     };

@@ -12,7 +12,8 @@ import type { ArmadaPolicySpec } from '../../api/policy';
 import { kubeConfig } from './env';
 import { eventually } from './processes';
 
-const repo = path.resolve(__dirname, '../..');
+// The repository root, from test/helpers/ or from dist/test/helpers/ (the benchmarks run compiled).
+const repo = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..');
 
 /** The real kubectl against the test sandbox, as a user would run it. */
 export async function kubectl(...args: string[]): Promise<string> {

@@ -7,9 +7,9 @@ import {
   planManifest,
   PlanError,
   rivalClaims,
-  type ClaimDocument,
   type ManifestDocuments,
 } from '../../workflows/plan/manifest';
+import { chartDoc, claimKey, deployerDoc, groupDoc, manifestDoc } from '../fixtures/claim-documents';
 import { prefixedRelease, releaseWorkflowId } from '../../workflows/plan/names';
 import {
   classifyRelease,
@@ -368,29 +368,7 @@ describe('compensations', () => {
 });
 
 describe('rivalClaims (one Helm release, two objects that would deploy it)', () => {
-  const at = (minute: number) => Date.UTC(2025, 0, 1, 10, minute);
-  const chartDoc = (name: string, release: string, minute: number, namespace = 'default'): ClaimDocument => ({
-    kind: 'ArmadaChart',
-    namespace,
-    name,
-    createdAt: at(minute),
-    spec: { release, namespace: 'apps' },
-  });
-  const groupDoc = (name: string, charts: string[], minute: number): ClaimDocument => ({
-    kind: 'ArmadaChartGroup',
-    namespace: 'default',
-    name,
-    createdAt: at(minute),
-    spec: { chart_group: charts },
-  });
-  const manifestDoc = (name: string, prefix: string, groups: string[], minute: number): ClaimDocument => ({
-    kind: 'ArmadaManifest',
-    namespace: 'default',
-    name,
-    createdAt: at(minute),
-    spec: { release_prefix: prefix, chart_groups: groups },
-  });
-  const key = (d: ClaimDocument) => ({ kind: d.kind, namespace: d.namespace, name: d.name });
+  const key = claimKey;
 
   it('the older of two manifests claiming one release keeps it; the newer is told which holds it', () => {
     const docs = [
@@ -427,13 +405,6 @@ describe('rivalClaims (one Helm release, two objects that would deploy it)', () 
   });
 
   it("a Deployer whose Deployments are another Deployer's is refused; another base name or namespace is not", () => {
-    const deployerDoc = (name: string, namespace: string, base: string, minute: number): ClaimDocument => ({
-      kind: 'Deployer',
-      namespace: 'default',
-      name,
-      createdAt: at(minute),
-      spec: { deployment: { namespace, name: base } },
-    });
     const docs = [
       deployerDoc('nginx', 'web', 'nginx', 0),
       deployerDoc('copycat', 'web', 'nginx', 1),

@@ -187,9 +187,59 @@ export interface ClaimDocument {
 }
 
 /** Which object. */
-type ClaimKey = { kind: string; namespace: string; name: string };
+export type ClaimKey = { kind: string; namespace: string; name: string };
 
-const describeObject = (o: ClaimKey) => `${o.kind} ${o.namespace}/${o.name}`;
+/** `ArmadaChart default/web`: how claims and rival problems name an object. */
+export const describeObject = (o: ClaimKey): string => `${o.kind} ${o.namespace}/${o.name}`;
+
+/** The objects a manifest (its groups) or a group (its charts) lists, as describeObject names them. */
+export function listedObjects(doc: ClaimDocument): string[] {
+  const kind = doc.kind === 'ArmadaManifest' ? 'ArmadaChartGroup' : 'ArmadaChart';
+  return (doc.spec.chart_groups ?? doc.spec.chart_group ?? []).map((name) =>
+    describeObject({ kind, namespace: doc.namespace, name }),
+  );
+}
+
+/** Objects with `target_state: uninitialized` start nothing and claim nothing. */
+export const claimsAnything = (doc: ClaimDocument): boolean => doc.spec.target_state !== 'uninitialized';
+
+/**
+ * What `doc` would deploy if it runs on its own (see topLevelClaims), with the other documents
+ * looked up by their describeObject name. Reads only the documents `doc` lists, and theirs.
+ */
+export function claimsOf(
+  doc: ClaimDocument,
+  find: (described: string) => ClaimDocument | undefined,
+): string[] {
+  const lookUp = (kind: ClaimDocument['kind'], namespace: string, name: string) =>
+    find(describeObject({ kind, namespace, name }));
+  const chartClaims = (chart: ClaimDocument | undefined, prefix?: string) =>
+    chart?.spec.release && chart.spec.namespace
+      ? [`release ${chart.spec.namespace}/${prefixedRelease(prefix, chart.spec.release)}`]
+      : [];
+  const groupClaims = (group: ClaimDocument | undefined, prefix?: string) =>
+    (group?.spec.chart_group ?? []).flatMap((c) => {
+      const chart = lookUp('ArmadaChart', group!.namespace, c);
+      return chart ? [describeObject(chart), ...chartClaims(chart, prefix)] : [];
+    });
+  switch (doc.kind) {
+    case 'ArmadaManifest':
+      return (doc.spec.chart_groups ?? []).flatMap((g) => {
+        const group = lookUp('ArmadaChartGroup', doc.namespace, g);
+        return group ? [describeObject(group), ...groupClaims(group, doc.spec.release_prefix)] : [];
+      });
+    case 'ArmadaChartGroup':
+      return groupClaims(doc);
+    case 'ArmadaChart':
+      return chartClaims(doc);
+    case 'Deployer': {
+      // Two Deployers of one base name in one namespace would step and delete each other's
+      // Deployments (they are found by that name's label).
+      const target = doc.spec.deployment;
+      return target ? [`Deployment ${target.namespace}/${target.name}-*`] : [];
+    }
+  }
+}
 
 /**
  * What each object that runs on its own would deploy: manifests, groups no manifest lists, and
@@ -200,47 +250,34 @@ const describeObject = (o: ClaimKey) => `${o.kind} ${o.namespace}/${o.name}`;
  */
 function topLevelClaims(docs: readonly ClaimDocument[]): { doc: ClaimDocument; claims: string[] }[] {
   const byName = new Map(docs.map((d) => [describeObject(d), d]));
-  const find = (kind: ClaimDocument['kind'], namespace: string, name: string) =>
-    byName.get(describeObject({ kind, namespace, name }));
-  const listed = new Set<string>();
-  for (const d of docs) {
-    const kind = d.kind === 'ArmadaManifest' ? 'ArmadaChartGroup' : 'ArmadaChart';
-    for (const name of d.spec.chart_groups ?? d.spec.chart_group ?? [])
-      listed.add(describeObject({ kind, namespace: d.namespace, name }));
-  }
-  const chartClaims = (chart: ClaimDocument | undefined, prefix?: string) =>
-    chart?.spec.release && chart.spec.namespace
-      ? [`release ${chart.spec.namespace}/${prefixedRelease(prefix, chart.spec.release)}`]
-      : [];
-  const groupClaims = (group: ClaimDocument | undefined, prefix?: string) =>
-    (group?.spec.chart_group ?? []).flatMap((c) => {
-      const chart = find('ArmadaChart', group!.namespace, c);
-      return chart ? [describeObject(chart), ...chartClaims(chart, prefix)] : [];
-    });
+  const listed = new Set(docs.flatMap(listedObjects));
   return docs
-    .filter((d) => d.spec.target_state !== 'uninitialized' && !listed.has(describeObject(d)))
-    .map((doc) => {
-      switch (doc.kind) {
-        case 'ArmadaManifest':
-          return {
-            doc,
-            claims: (doc.spec.chart_groups ?? []).flatMap((g) => {
-              const group = find('ArmadaChartGroup', doc.namespace, g);
-              return group ? [describeObject(group), ...groupClaims(group, doc.spec.release_prefix)] : [];
-            }),
-          };
-        case 'ArmadaChartGroup':
-          return { doc, claims: groupClaims(doc) };
-        case 'ArmadaChart':
-          return { doc, claims: chartClaims(doc) };
-        case 'Deployer': {
-          // Two Deployers of one base name in one namespace would step and delete each other's
-          // Deployments (they are found by that name's label).
-          const target = doc.spec.deployment;
-          return { doc, claims: target ? [`Deployment ${target.namespace}/${target.name}-*`] : [] };
-        }
-      }
-    });
+    .filter((d) => claimsAnything(d) && !listed.has(describeObject(d)))
+    .map((doc) => ({ doc, claims: claimsOf(doc, (described) => byName.get(described)) }));
+}
+
+/** Which of two claims wins: the older (creationTimestamp), then by kind, namespace and name. */
+export const claimOrder = (a: ClaimDocument, b: ClaimDocument): number =>
+  a.createdAt - b.createdAt ||
+  a.kind.localeCompare(b.kind) ||
+  a.namespace.localeCompare(b.namespace) ||
+  a.name.localeCompare(b.name);
+
+export const sameObject = (a: ClaimKey, b: ClaimKey): boolean =>
+  a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+
+/** One problem per claim of `target`'s (`mine`) that another object holds (`holderOf`). */
+export function rivalProblems(
+  target: ClaimKey,
+  mine: readonly string[],
+  holderOf: (claim: string) => ClaimKey | undefined,
+): string[] {
+  return [...new Set(mine)].flatMap((claim) => {
+    const owner = holderOf(claim);
+    return owner && !sameObject(owner, target)
+      ? [`${claim} is already deployed by ${describeObject(owner)}`]
+      : [];
+  });
 }
 
 /**
@@ -258,20 +295,10 @@ function topLevelClaims(docs: readonly ClaimDocument[]): { doc: ClaimDocument; c
  * by ArmadaManifest default/good`. Good keeps deploying both.
  */
 export function rivalClaims(target: ClaimKey, docs: readonly ClaimDocument[]): string[] {
-  const order = (a: ClaimDocument, b: ClaimDocument) =>
-    a.createdAt - b.createdAt ||
-    a.kind.localeCompare(b.kind) ||
-    a.namespace.localeCompare(b.namespace) ||
-    a.name.localeCompare(b.name);
-  const same = (a: ClaimKey, b: ClaimKey) =>
-    a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
   const holder = new Map<string, ClaimDocument>();
-  for (const { doc, claims } of topLevelClaims([...docs].sort(order))) {
+  for (const { doc, claims } of topLevelClaims([...docs].sort(claimOrder))) {
     for (const claim of claims) if (!holder.has(claim)) holder.set(claim, doc);
   }
-  const mine = topLevelClaims(docs).find(({ doc }) => same(doc, target))?.claims ?? [];
-  return [...new Set(mine)].flatMap((claim) => {
-    const owner = holder.get(claim);
-    return owner && !same(owner, target) ? [`${claim} is already deployed by ${describeObject(owner)}`] : [];
-  });
+  const mine = topLevelClaims(docs).find(({ doc }) => sameObject(doc, target))?.claims ?? [];
+  return rivalProblems(target, mine, (claim) => holder.get(claim));
 }
