@@ -13,7 +13,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
-import { report, reportOffPath, reportPause, statusWriteFailures } from './status';
+import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
 import { decidePatches, hasPatch } from './patches';
 import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
 import { undoChanges } from './saga';
@@ -76,7 +76,7 @@ class GroupDeploy {
   private readonly result: GroupOutcome;
   /** The manifest run this group belongs to, if any: it hears of every chart's progress. */
   private readonly parent = workflowInfo().parent;
-  /** Progress signals on their way to the manifest, awaited before the group ends. */
+  /** Progress signals on their way to the manifest, awaited before the group ends (as are status writes off the path). */
   private readonly telling: Promise<void>[] = [];
 
   constructor(
@@ -116,7 +116,7 @@ class GroupDeploy {
       reportOffPath,
     );
     await this.deployCharts();
-    await Promise.all(this.telling);
+    await Promise.all([...this.telling, statusWritesSettled()]);
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
     if (control.replan && !result.failed.length) return startOver(control.replan, control);
     const ran = charts.length - (run.finished?.length ?? 0);
@@ -211,7 +211,13 @@ class GroupDeploy {
         const told = this.publish(chartProgress);
         told.catch(() => undefined);
         this.telling.push(told);
-        await reportDone();
+        // So does the chart's final status, where status goes off the path.
+        if (hasPatch('status-off-path'))
+          await reportOffPath('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
+            workflow,
+            helm: done.helm,
+          });
+        else await reportDone();
       } else await Promise.all([reportDone(), this.publish(chartProgress)]);
       published = true;
     } catch (err) {

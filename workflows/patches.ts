@@ -13,7 +13,7 @@ const PATCHES = [
   'observe-and-prepare-together',
   /** A group starts its next chart without waiting for the manifest to take the last one's progress signal. */
   'chart-done-signal-off-path',
-  /** A manifest's and a group's status at a group's or chart's start is written off the path. */
+  /** A manifest's and a group's status at a group's or chart's start, and a chart's final status in a group, are written off the path. */
   'status-off-path',
 ] as const;
 

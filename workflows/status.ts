@@ -47,8 +47,9 @@ export async function report(
  * The same write as `report`, off the run's path: an ordinary activity the workflow does not
  * wait for, so the command after it (a group's or chart's start) goes out in the same workflow
  * task. A local activity holds every command of its task until it is done. The next `report` of
- * the object waits for it first, so writes of one object stay in order, and every run ends with
- * a `report`. Runs from before this (patch status-off-path) wrote it in line.
+ * the object waits for it first, so writes of one object stay in order; a run that writes off
+ * the path ends with a `report` of its own object, or awaits statusWritesSettled. Runs from
+ * before this (patch status-off-path) wrote it in line.
  */
 export async function reportOffPath(
   kind: KindName,
@@ -124,6 +125,11 @@ export async function reportPause(
 function runLink(): { id: string; run_id: string } {
   const { workflowId, runId } = workflowInfo();
   return { id: workflowId, run_id: runId };
+}
+
+/** Waits for every status write off the path: a run that wrote some awaits this before it ends. */
+export async function statusWritesSettled(): Promise<void> {
+  await Promise.all(pending.values());
 }
 
 /** Status writes off the path not known to be done, by object: the next write of it waits for them. */
