@@ -1,7 +1,9 @@
+import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { armadaKubeconfig, asCaller, kubeConfig, kubeconfigEnv } from '../../kube/client';
+import { armadaKubeconfig, asCaller, kubeConfig, kubeconfigEnv, reusingConnections } from '../../kube/client';
 
 /** A kubeconfig naming one cluster, so which file was loaded shows in its server. */
 async function kubeconfigFile(dir: string, name: string): Promise<string> {
@@ -67,5 +69,37 @@ describe('asCaller: code shared with the worker talks to the cluster as the pers
     expect(kubeConfig().getCurrentCluster()?.server).toBe('https://worker.example:6443');
     release();
     expect(await inside).toBeUndefined();
+  });
+});
+
+describe('reusingConnections: one keep-alive pool per kubeconfig', () => {
+  const config = (server: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server, skipTLSVerify: false }],
+      users: [{ name: 'u', token: 'secret-token' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return reusingConnections(kc);
+  };
+  const authenticate = async (kc: KubeConfig) => {
+    const context = new RequestContext('https://api.example:6443/api/v1/namespaces', HttpMethod.GET);
+    await kc.applySecurityAuthentication(context);
+    return context;
+  };
+
+  it('gives every request of a config the same keep-alive agent, and still sets its credentials on each', async () => {
+    const kc = config('https://api.example:6443');
+    const [a, b] = [await authenticate(kc), await authenticate(kc)];
+    expect(a.getAgent()).toBe(b.getAgent());
+    expect(a.getAgent()).toBeInstanceOf(https.Agent);
+    expect((a.getAgent() as https.Agent & { keepAlive: boolean }).keepAlive).toBe(true);
+    expect(b.getHeaders().Authorization).toBe('Bearer secret-token');
+  });
+
+  it('keeps the pools of two configs apart', async () => {
+    const [one, two] = [config('https://one.example'), config('https://two.example')];
+    expect((await authenticate(one)).getAgent()).not.toBe((await authenticate(two)).getAgent());
   });
 });
