@@ -1,4 +1,4 @@
-import { childTimes, eventMs, type HistoryEvent } from './history';
+import { childTimes, closedActivities, type HistoryEvent } from './history';
 import { median, round } from './stats';
 
 /**
@@ -101,30 +101,14 @@ function gapKind(before: ActivitySpan | undefined, after: ActivitySpan): GapKind
 export function activitySpans(tree: Map<string, HistoryEvent[]>): ActivitySpan[] {
   const groupOf = new Map<string, string>();
   for (const [id, events] of tree) for (const child of childTimes(events).keys()) groupOf.set(child, id);
-  return [...tree].flatMap(([workflowId, events]) => {
-    const byId = new Map(events.map((e) => [Number(e.eventId), e]));
-    return events.flatMap((e) => {
-      const closed =
-        e.activityTaskCompletedEventAttributes ??
-        e.activityTaskFailedEventAttributes ??
-        e.activityTaskTimedOutEventAttributes ??
-        e.activityTaskCanceledEventAttributes;
-      const scheduled = closed && byId.get(Number(closed.scheduledEventId));
-      const started = closed && byId.get(Number(closed.startedEventId));
-      const type = scheduled?.activityTaskScheduledEventAttributes?.activityType?.name;
-      if (!scheduled || !type) return [];
-      return [
-        {
-          type,
-          workflowId,
-          group: groupOf.get(workflowId) ?? workflowId,
-          scheduled: eventMs(scheduled),
-          started: started ? eventMs(started) : eventMs(scheduled),
-          closed: eventMs(e),
-        },
-      ];
-    });
-  });
+  return [...tree].flatMap(([workflowId, events]) =>
+    closedActivities(events).map((a) => ({
+      ...a,
+      workflowId,
+      group: groupOf.get(workflowId) ?? workflowId,
+      started: a.started ?? a.scheduled,
+    })),
+  );
 }
 
 /** The median of each part over several applies (each part's own median: they need not add up exactly). */

@@ -66,8 +66,10 @@ export function activityScheduleToStart(events: readonly HistoryEvent[]): number
   });
 }
 
-/** Every activity of a run that closed: its type and how long it took from scheduled to closed, in ms. */
-export function activityDurations(events: readonly HistoryEvent[]): { type: string; ms: number }[] {
+/** Every activity of a run that closed: its type and when it was scheduled, started (if it was) and closed, in ms. */
+export function closedActivities(
+  events: readonly HistoryEvent[],
+): { type: string; scheduled: number; started?: number; closed: number }[] {
   return events.flatMap((e) => {
     const closed =
       e.activityTaskCompletedEventAttributes ??
@@ -75,9 +77,18 @@ export function activityDurations(events: readonly HistoryEvent[]): { type: stri
       e.activityTaskTimedOutEventAttributes ??
       e.activityTaskCanceledEventAttributes;
     const scheduled = closed && byId(events, closed.scheduledEventId);
+    const started = closed && byId(events, closed.startedEventId);
     const type = scheduled?.activityTaskScheduledEventAttributes?.activityType?.name;
-    return scheduled && type ? [{ type, ms: eventMs(e) - eventMs(scheduled) }] : [];
+    if (!scheduled || !type) return [];
+    return [
+      { type, scheduled: eventMs(scheduled), started: started && eventMs(started), closed: eventMs(e) },
+    ];
   });
+}
+
+/** Every activity of a run that closed: its type and how long it took from scheduled to closed, in ms. */
+export function activityDurations(events: readonly HistoryEvent[]): { type: string; ms: number }[] {
+  return closedActivities(events).map((a) => ({ type: a.type, ms: a.closed - a.scheduled }));
 }
 
 /** Durations summarized per activity type (ms). */
