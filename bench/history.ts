@@ -77,11 +77,16 @@ export function closedActivities(
       e.activityTaskTimedOutEventAttributes ??
       e.activityTaskCanceledEventAttributes;
     const scheduled = closed && byId(events, closed.scheduledEventId);
-    const started = closed && byId(events, closed.startedEventId);
+    const started = closed ? byId(events, closed.startedEventId) : undefined;
     const type = scheduled?.activityTaskScheduledEventAttributes?.activityType?.name;
     if (!scheduled || !type) return [];
     return [
-      { type, scheduled: eventMs(scheduled), started: started && eventMs(started), closed: eventMs(e) },
+      {
+        type,
+        scheduled: eventMs(scheduled),
+        started: started ? eventMs(started) : undefined,
+        closed: eventMs(e),
+      },
     ];
   });
 }
