@@ -9,6 +9,7 @@ import type { BenchContext } from './context';
 import { runHelmLoop } from './helm-loop';
 import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
+import { writePlots } from './plot';
 import { runProfile } from './profile';
 import { runServers } from './servers';
 import { runRecovery } from './recovery';
@@ -117,6 +118,13 @@ async function main(): Promise<number> {
     await temporal.server.stop();
   }
   log(`\n${formatTable(summaryRows(results))}\n\nresults: ${path.relative(repo, file)}`);
+  // The plots (end-to-end.png, transitions.png) are drawn from the file, next to it.
+  const plots = await writePlots(file).catch((err: unknown) => {
+    failed++;
+    log(`plots failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return [];
+  });
+  if (plots.length) log(`plots: ${plots.map((p) => path.relative(repo, p)).join(', ')}`);
   return failed ? 1 : 0;
 }
 

@@ -7,7 +7,7 @@ import type { ManifestDocuments } from '../workflows/plan/manifest';
 import type { Sizes } from './config';
 import { startStubWorker, type BenchContext } from './context';
 import { activityDurations, childTimes, fetchEvents, mapLimit, runSpan, summarizeByType } from './history';
-import { median, ratio, round, summarize } from './stats';
+import { median, percentiles, ratio, round, summarize } from './stats';
 
 /**
  * The delays peers publish for the same step, in ms: what one group transition (or one step)
@@ -171,6 +171,8 @@ export async function runOverhead(
     return {
       what: `${sizes.groups} groups × ${sizes.charts} charts (${sizes.sequenced ? 'sequenced' : 'parallel'} groups), activities return at once, ${sizes.runs} runs`,
       groupTransitionMs: transition,
+      // Kept for the CDF of bench/plot.ts (transitions.png).
+      groupTransitionPercentilesMs: percentiles(all((r) => r.transitions)),
       groupTransitionParts: {
         groupWindupMs: summarize(all((r) => r.groupWindups)),
         manifestStepMs: summarize(all((r) => r.manifestSteps)),
