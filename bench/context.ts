@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { freePort } from '../test/helpers/temporal';
 import { startNode, type BenchProcess } from './processes';
+import type { ThisRun } from './servers';
 import { histogramFigures, metricValue, scrape, type HistogramFigures } from './prometheus';
 
 /** What the driver hands every benchmark. */
@@ -13,6 +14,8 @@ export interface BenchContext {
   bundlePath: string;
   /** KUBECONFIG of the benchmark's own sandbox cluster (benchmarks 2 and 4 only). */
   kubeconfig?: string;
+  /** The entries of the benchmarks this run has finished so far (benchmark 6 reuses 1's and 4's). */
+  thisRun?: ThisRun;
   log(line: string): void;
 }
 

@@ -19,6 +19,7 @@ import {
   BENCHMARKS,
   BENCHMARK_NUMBERS,
   formatTable,
+  resultsFilePath,
   summaryRows,
   writeResults,
   type BenchmarkResult,
@@ -50,7 +51,7 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
     5: { title: 'profile and improve', sizes: (s) => s.overhead, run: runProfile },
     6: {
       title: 'PostgreSQL cluster against the dev server',
-      sizes: (s) => ({ overhead: s.overhead, helm: s.helm }),
+      sizes: (s) => ({ overhead: s.overhead, helm: s.helm, servers: s.servers }),
       run: runServers,
     },
     7: {
@@ -69,7 +70,7 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
 async function main(): Promise<number> {
   const selected = selectedBenchmarks(process.argv.slice(2));
   const sizes = loadSizes();
-  const file = path.resolve(repo, process.env.BENCH_OUT ?? 'bench/results/latest.json');
+  const file = resultsFilePath();
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const machine = await describeMachine();
   log(
@@ -89,6 +90,7 @@ async function main(): Promise<number> {
       temporalAddress: temporal.address,
       bundlePath,
       kubeconfig: process.env.KUBECONFIG,
+      thisRun: results.benchmarks,
       log,
     };
     for (const n of BENCHMARK_NUMBERS) {
