@@ -38,7 +38,7 @@ const p50 = (figures: Figures | undefined, ...keys: string[]): number | undefine
  * manifest, worker and command on the same dev server), or undefined when either did not run or
  * lacks a figure.
  */
-function fromThisRun(earlier: BenchContext['thisRun']): ServerFigures | undefined {
+export function fromThisRun(earlier: BenchContext['thisRun']): ServerFigures | undefined {
   const overhead = earlier?.overhead?.figures;
   const helm = earlier?.helmLoop?.figures;
   const figures: ServerFigures = {
