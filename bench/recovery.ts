@@ -15,7 +15,7 @@ import type { BenchContext } from './context';
 import { startRealWorker } from './bridge';
 import { repo } from './processes';
 import { resultsFilePath, type Results } from './results';
-import { median, ratio, round, summarize, type Summary } from './stats';
+import { median, ratio, summarize, type Summary } from './stats';
 
 const run = promisify(execFile);
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
@@ -163,14 +163,6 @@ const WAYS: { variant: Variant; mode: 'atOnce' | 'delayed' }[] = [
 ];
 const BEFORE_WAY = 'beforeIssue22.atOnce';
 
-/** One kind's activity brought to a standstill, ready for the kill. */
-interface InFlight {
-  kind: string;
-  release: string;
-  chartWorkflowId: string;
-  workflowId: string;
-}
-
 /**
  * The before-issue-22 figures as the results file last measured them (BENCH_RECOVERY_BEFORE=1),
  * with that date: carried into a run that does not measure them again. Undefined when the file
@@ -194,17 +186,17 @@ async function lastBeforeFigures(): Promise<
 }
 
 /**
- * 8. Crash recovery. `kills` times in each of WAYS, in turn: every kind of activity (KINDS) is
- * brought to a standstill on one worker at once, the worker is SIGKILLed, a replacement starts
- * (at once, or 10 s after the kill), and for each kind the time from the replacement's first
- * poll to the killed activity's next attempt starting on it is taken (the server's start time of
- * the attempt, from `describe()`). One kill serves every kind: each kind's retry waits for its
- * own timeout, so they do not wait for each other, and the run takes a quarter of the kills.
- * With `before` (BENCH_RECOVERY_BEFORE=1) the same is measured with the timeout options of before
- * issue 22 (one profile: 30 s heartbeat timeout), bundled from today's code by
- * before-profiles-loader.js; without it, the results file's last such figures are carried over
- * with their date. A scale is one API call of tens of milliseconds: no kill lands in it, and its
- * profile (quick: 5 s start-to-close) bounds it; it is not measured.
+ * 8. Crash recovery. For each kind of activity in flight (KINDS), `kills` times in each of WAYS,
+ * in turn: SIGKILL the worker running the activity, start a replacement (at once, or 10 s after
+ * the kill), and time from the replacement's first poll to the killed activity's next attempt
+ * starting on it (the server's start time of the attempt, from `describe()`). The kinds run side
+ * by side, each on a worker and task queue of its own, so each kill still lands a second into
+ * its kind's attempt, as when they ran one after another, in a quarter of the time. With `before`
+ * (BENCH_RECOVERY_BEFORE=1) the same is measured with the timeout options of before issue 22
+ * (one profile: 30 s heartbeat timeout), bundled from today's code by before-profiles-loader.js;
+ * without it, the results file's last such figures are carried over with their date. A scale is
+ * one API call of tens of milliseconds: no kill lands in it, and its profile (quick: 5 s
+ * start-to-close) bounds it; it is not measured.
  */
 export async function runRecovery(
   ctx: BenchContext,
@@ -212,85 +204,85 @@ export async function runRecovery(
 ): Promise<Record<string, unknown>> {
   if (!ctx.kubeconfig) throw new Error('benchmark 8 needs the sandbox cluster (KUBECONFIG)');
   const namespace = `bench-recovery-${process.pid}`;
-  const taskQueue = `bench-recovery-${process.pid}`;
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-recovery-'));
   const ways = WAYS.filter((way) => sizes.before || way.variant === 'now');
   const bundle = sizes.before ? await bundles(ctx, dir) : { now: ctx.bundlePath, beforeIssue22: '' };
   const carried = sizes.before ? undefined : await lastBeforeFigures();
   const tar = await slowTarServer(dir);
-  const startWorker = async (variant: Variant) => {
-    const { process: worker } = await startRealWorker(ctx, taskQueue, bundle[variant]);
-    return { worker, variant, polledAt: Date.now() };
-  };
-  let running = await startWorker('now');
-  const samples: Record<string, Record<string, number[]>> = {};
   let n = 0;
-  /** Runs the kind's chart to its activity and waits until that has run for a second. */
-  const bringToStandstill = async (kind: string): Promise<InFlight> => {
+  /** `kills` samples of one kind in each way, on its own worker and task queue. */
+  const measureKind = async (kind: string): Promise<Record<string, number[]>> => {
     const spec = KINDS[kind];
-    const release = `rec-${process.pid}-${n++}`;
-    const steps = spec.steps(release, namespace, tar.url);
-    let chartWorkflowId = '';
-    for (const [s, chartSpec] of steps.entries()) {
-      chartWorkflowId = await startRun(
-        ctx.client,
-        taskQueue,
-        chartRun({ kind: 'ArmadaChart', name: release, namespace: 'default', spec: chartSpec }),
-      );
-      if (s < steps.length - 1) await ctx.client.workflow.getHandle(chartWorkflowId).result();
-    }
-    const workflowId = spec.workflowId(release, namespace, chartWorkflowId);
-    await poll(`${kind}: ${spec.activity} running`, async () => {
-      const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
-      // Well inside the activity: at least a second after its attempt started.
-      return attempt?.running && Date.now() - (attempt.startedMs ?? Infinity) > 1_000 ? attempt : undefined;
-    });
-    return { kind, release, chartWorkflowId, workflowId };
-  };
-  try {
-    for (let i = 0; i < sizes.kills; i++)
-      for (const { variant, mode } of ways) {
-        if (running.variant !== variant) {
-          await running.worker.stop();
-          running = await startWorker(variant);
-        }
-        const inFlight = await Promise.all(Object.keys(KINDS).map(bringToStandstill));
-        await running.worker.stop('SIGKILL');
-        if (mode === 'delayed') await new Promise((resolve) => setTimeout(resolve, REPLACEMENT_DELAY_MS));
-        running = await startWorker(variant);
-        const identity = `${running.worker.child.pid}@${hostname()}`;
-        const polledAt = running.polledAt;
-        await Promise.all(
-          inFlight.map(async ({ kind, release, chartWorkflowId, workflowId }) => {
-            const { activity } = KINDS[kind];
-            // The replacement's pid is new: an attempt it started is the retry of the killed one,
-            // started when the server says, or (one that has already failed) when seen, within the
-            // 100 ms between looks.
-            const retried = await poll(`${kind}: ${activity} retried`, async () => {
-              const attempt = await lastAttempt(ctx.client, workflowId, activity);
-              return attempt?.identity === identity
-                ? { startedMs: attempt.startedMs ?? Date.now() }
-                : undefined;
-            });
-            ((samples[kind] ??= {})[`${variant}.${mode}`] ??= []).push(
-              Math.max(0, retried.startedMs - polledAt),
+    const taskQueue = `bench-recovery-${process.pid}-${kind}`;
+    const startWorker = async (variant: Variant) => {
+      const { process: worker } = await startRealWorker(ctx, taskQueue, bundle[variant]);
+      return { worker, variant, polledAt: Date.now() };
+    };
+    let running = await startWorker('now');
+    const byWay: Record<string, number[]> = {};
+    try {
+      for (let i = 0; i < sizes.kills; i++)
+        for (const { variant, mode } of ways) {
+          if (running.variant !== variant) {
+            await running.worker.stop();
+            running = await startWorker(variant);
+          }
+          const release = `rec-${process.pid}-${n++}`;
+          const steps = spec.steps(release, namespace, tar.url);
+          let chartWorkflowId = '';
+          for (const [s, chartSpec] of steps.entries()) {
+            chartWorkflowId = await startRun(
+              ctx.client,
+              taskQueue,
+              chartRun({ kind: 'ArmadaChart', name: release, namespace: 'default', spec: chartSpec }),
             );
-            await ctx.client.workflow
-              .getHandle(chartWorkflowId)
-              .terminate('recovery benchmark: sample taken');
-            // A killed worker's helm lives on as an orphan (helmUpgrade): stop it with its release.
-            await run('pkill', ['-f', `upgrade --install ${release} `]).catch(() => undefined);
-          }),
-        );
-        ctx.log(
-          `  kill ${i + 1}/${sizes.kills}, ${variant}, replacement ${mode === 'atOnce' ? 'at once' : `${REPLACEMENT_DELAY_MS / 1000} s late`}: ` +
-            Object.entries(samples)
-              .map(([kind, byWay]) => `${kind} ${round(byWay[`${variant}.${mode}`].at(-1)!)} ms`)
-              .join(', '),
-        );
-      }
+            if (s < steps.length - 1) await ctx.client.workflow.getHandle(chartWorkflowId).result();
+          }
+          const workflowId = spec.workflowId(release, namespace, chartWorkflowId);
+          await poll(`${kind}: ${spec.activity} running`, async () => {
+            const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
+            // Well inside the activity: at least a second after its attempt started.
+            return attempt?.running && Date.now() - (attempt.startedMs ?? Infinity) > 1_000
+              ? attempt
+              : undefined;
+          });
+          await running.worker.stop('SIGKILL');
+          if (mode === 'delayed') await new Promise((resolve) => setTimeout(resolve, REPLACEMENT_DELAY_MS));
+          running = await startWorker(variant);
+          const identity = `${running.worker.child.pid}@${hostname()}`;
+          // The replacement's pid is new: an attempt it started is the retry of the killed one,
+          // started when the server says, or (one that has already failed) when seen, within the
+          // 100 ms between looks.
+          const retried = await poll(`${kind}: ${spec.activity} retried`, async () => {
+            const attempt = await lastAttempt(ctx.client, workflowId, spec.activity);
+            return attempt?.identity === identity
+              ? { startedMs: attempt.startedMs ?? Date.now() }
+              : undefined;
+          });
+          (byWay[`${variant}.${mode}`] ??= []).push(Math.max(0, retried.startedMs - running.polledAt));
+          await ctx.client.workflow.getHandle(chartWorkflowId).terminate('recovery benchmark: sample taken');
+          // A killed worker's helm lives on as an orphan (helmUpgrade): stop it with its release.
+          await run('pkill', ['-f', `upgrade --install ${release} `]).catch(() => undefined);
+        }
+    } finally {
+      await running.worker.stop();
+    }
+    ctx.log(
+      `  ${kind}: ${Object.entries(byWay)
+        .map(([way, s]) => `${way} p50 ${median(s)} ms`)
+        .join(', ')}`,
+    );
+    return byWay;
+  };
+  const samples: Record<string, Record<string, number[]>> = {};
+  try {
+    // Settled, not raced: a kind that fails leaves the others to finish before the cleanup.
+    const names = Object.keys(KINDS);
+    const settled = await Promise.allSettled(names.map(measureKind));
+    settled.forEach((r, i) => r.status === 'fulfilled' && (samples[names[i]] = r.value));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   } finally {
-    await running.worker.stop();
     tar.server.closeAllConnections();
     tar.server.close();
     await rm(dir, { recursive: true, force: true });
@@ -312,7 +304,7 @@ export async function runRecovery(
     }),
   );
   return {
-    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per way, every kind in flight at each kill`,
+    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way, the kinds side by side on workers of their own`,
     replacementDelayMs: REPLACEMENT_DELAY_MS,
     kinds,
     beforeIssue22: sizes.before
