@@ -191,7 +191,8 @@ async function lastBeforeFigures(): Promise<
  * the kill), and time from the replacement's first poll to the killed activity's next attempt
  * starting on it (the server's start time of the attempt, from `describe()`). The kinds run side
  * by side, each on a worker and task queue of its own, so each kill still lands a second into
- * its kind's attempt, as when they ran one after another, in a quarter of the time. With `before`
+ * its kind's attempt, as when they ran one after another, in a quarter of the time (`inTurn`,
+ * BENCH_RECOVERY_IN_TURN=1: one after another, as before). With `before`
  * (BENCH_RECOVERY_BEFORE=1) the same is measured with the timeout options of before issue 22
  * (one profile: 30 s heartbeat timeout), bundled from today's code by before-profiles-loader.js;
  * without it, the results file's last such figures are carried over with their date. A scale is
@@ -200,7 +201,7 @@ async function lastBeforeFigures(): Promise<
  */
 export async function runRecovery(
   ctx: BenchContext,
-  sizes: { kills: number; before: boolean },
+  sizes: { kills: number; before: boolean; inTurn: boolean },
 ): Promise<Record<string, unknown>> {
   if (!ctx.kubeconfig) throw new Error('benchmark 8 needs the sandbox cluster (KUBECONFIG)');
   const namespace = `bench-recovery-${process.pid}`;
@@ -278,7 +279,10 @@ export async function runRecovery(
   try {
     // Settled, not raced: a kind that fails leaves the others to finish before the cleanup.
     const names = Object.keys(KINDS);
-    const settled = await Promise.allSettled(names.map(measureKind));
+    const settled: PromiseSettledResult<Record<string, number[]>>[] = [];
+    if (sizes.inTurn)
+      for (const kind of names) settled.push(...(await Promise.allSettled([measureKind(kind)])));
+    else settled.push(...(await Promise.allSettled(names.map(measureKind))));
     settled.forEach((r, i) => r.status === 'fulfilled' && (samples[names[i]] = r.value));
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -304,7 +308,7 @@ export async function runRecovery(
     }),
   );
   return {
-    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way, the kinds side by side on workers of their own`,
+    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way, ${sizes.inTurn ? 'the kinds in turn' : 'the kinds side by side'} on workers of their own`,
     replacementDelayMs: REPLACEMENT_DELAY_MS,
     kinds,
     beforeIssue22: sizes.before
