@@ -189,10 +189,10 @@ async function lastBeforeFigures(): Promise<
  * 8. Crash recovery. For each kind of activity in flight (KINDS), `kills` times in each of WAYS,
  * in turn: SIGKILL the worker running the activity, start a replacement (at once, or 10 s after
  * the kill), and time from the replacement's first poll to the killed activity's next attempt
- * starting on it (the server's start time of the attempt, from `describe()`). The kinds run side
- * by side, each on a worker and task queue of its own, so each kill still lands a second into
- * its kind's attempt, as when they ran one after another, in a quarter of the time (`inTurn`,
- * BENCH_RECOVERY_IN_TURN=1: one after another, as before). With `before`
+ * starting on it (the server's start time of the attempt, from `describe()`). Each kind has a
+ * worker and task queue of its own; the kinds run one after another (`sideBySide`,
+ * BENCH_RECOVERY_SIDE_BY_SIDE=1: at once, 3 × quicker, but four workers starting together start
+ * later and the figures, counted from the first poll, come out lower). With `before`
  * (BENCH_RECOVERY_BEFORE=1) the same is measured with the timeout options of before issue 22
  * (one profile: 30 s heartbeat timeout), bundled from today's code by before-profiles-loader.js;
  * without it, the results file's last such figures are carried over with their date. A scale is
@@ -201,7 +201,7 @@ async function lastBeforeFigures(): Promise<
  */
 export async function runRecovery(
   ctx: BenchContext,
-  sizes: { kills: number; before: boolean; inTurn: boolean },
+  sizes: { kills: number; before: boolean; sideBySide: boolean },
 ): Promise<Record<string, unknown>> {
   if (!ctx.kubeconfig) throw new Error('benchmark 8 needs the sandbox cluster (KUBECONFIG)');
   const namespace = `bench-recovery-${process.pid}`;
@@ -280,7 +280,7 @@ export async function runRecovery(
     // Settled, not raced: a kind that fails leaves the others to finish before the cleanup.
     const names = Object.keys(KINDS);
     const settled: PromiseSettledResult<Record<string, number[]>>[] = [];
-    if (sizes.inTurn)
+    if (!sizes.sideBySide)
       for (const kind of names) settled.push(...(await Promise.allSettled([measureKind(kind)])));
     else settled.push(...(await Promise.allSettled(names.map(measureKind))));
     settled.forEach((r, i) => r.status === 'fulfilled' && (samples[names[i]] = r.value));
@@ -308,7 +308,7 @@ export async function runRecovery(
     }),
   );
   return {
-    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way, ${sizes.inTurn ? 'the kinds in turn' : 'the kinds side by side'} on workers of their own`,
+    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way, ${sizes.sideBySide ? 'the kinds side by side' : 'the kinds in turn'} on workers of their own`,
     replacementDelayMs: REPLACEMENT_DELAY_MS,
     kinds,
     beforeIssue22: sizes.before
