@@ -56,13 +56,21 @@ export function loadSizes() {
       /** 1: Flux (30 s and 5 s) and helmfile run beside armadactl and the helm loop; 0: only those two. */
       peers: int('BENCH_PEERS', 1, 0) === 1,
     },
+    servers: {
+      /** 1: benchmark 6 measures the dev server again rather than take benchmarks 1 and 4 of the same run. */
+      devAgain: int('BENCH_SERVERS_DEV_AGAIN', 0, 0) === 1,
+    },
     workerStart: {
       /** Starts of each way of starting a worker. */
       starts: int('BENCH_STARTS', 5),
     },
     recovery: {
-      /** Kills per kind of activity and way of starting the replacement. */
+      /** Kills per way of starting the replacement; each kill takes a sample of every kind of activity. */
       kills: int('BENCH_KILLS', 5),
+      /** 1: also measure with the timeout options of before issue 22 (30 s heartbeats), as before; 0: carry the last such figures over. */
+      before: int('BENCH_RECOVERY_BEFORE', 0, 0) === 1,
+      /** 1: the kinds side by side, each on its own worker: 3 × quicker, but the p50s come out lower (not comparable). */
+      sideBySide: int('BENCH_RECOVERY_SIDE_BY_SIDE', 0, 0) === 1,
     },
   };
 }

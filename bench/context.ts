@@ -6,6 +6,7 @@ import path from 'node:path';
 import { freePort } from '../test/helpers/temporal';
 import { bundleWorkflows } from '../worker/bundle';
 import { startNode, type BenchProcess } from './processes';
+import type { ThisRun } from './servers';
 import { histogramFigures, metricValue, scrape, type HistogramFigures } from './prometheus';
 
 /** What the driver hands every benchmark. */
@@ -17,6 +18,8 @@ export interface BenchContext {
   bundlePath: string;
   /** KUBECONFIG of the benchmark's own sandbox cluster (benchmarks 2 and 4 only). */
   kubeconfig?: string;
+  /** The entries of the benchmarks this run has finished so far (benchmark 6 reuses 1's and 4's). */
+  thisRun?: ThisRun;
   log(line: string): void;
 }
 

@@ -28,7 +28,7 @@ const EXAMPLE = 'examples/sequenced-manifest.yaml';
  * charts at once (the groups still one after the other), so its ideal is two helm calls' time
  * of the four.
  */
-async function manifestFile(dir: string, variant: 'sequenced' | 'parallel'): Promise<string> {
+export async function manifestFile(dir: string, variant: 'sequenced' | 'parallel'): Promise<string> {
   const docs = parseAllDocuments(await readFile(path.join(repo, EXAMPLE), 'utf8'));
   for (const doc of docs)
     if (doc.get('kind') === 'ArmadaChartGroup') doc.setIn(['spec', 'sequenced'], variant === 'sequenced');
@@ -72,7 +72,7 @@ export function helmScript(plan: ManifestPlan, valuesDir: string, helm = toolPat
 const q = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /** Runs a command to its end (throwing with its output on failure); returns its wall time in ms. */
-async function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
+export async function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
   const t0 = performance.now();
   try {
     await promisify(execFile)(command, args, {
@@ -93,7 +93,7 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {
 }
 
 /** Removes every release of the plan (and waits until their objects are gone), untimed. */
-async function uninstall(plan: ManifestPlan): Promise<void> {
+export async function uninstall(plan: ManifestPlan): Promise<void> {
   const byNamespace = new Map<string, string[]>();
   for (const chart of plan.groups.flatMap((g) => g.charts))
     byNamespace.set(chart.namespace, [...(byNamespace.get(chart.namespace) ?? []), chart.release]);

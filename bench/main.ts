@@ -9,6 +9,7 @@ import type { BenchContext } from './context';
 import { runHelmLoop } from './helm-loop';
 import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
+import { writePlots } from './plot';
 import { runProfile } from './profile';
 import { runServers } from './servers';
 import { runRecovery } from './recovery';
@@ -18,6 +19,7 @@ import {
   BENCHMARKS,
   BENCHMARK_NUMBERS,
   formatTable,
+  resultsFilePath,
   summaryRows,
   writeResults,
   type BenchmarkResult,
@@ -49,7 +51,7 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
     5: { title: 'profile and improve', sizes: (s) => s.overhead, run: runProfile },
     6: {
       title: 'PostgreSQL cluster against the dev server',
-      sizes: (s) => ({ overhead: s.overhead, helm: s.helm }),
+      sizes: (s) => ({ overhead: s.overhead, helm: s.helm, servers: s.servers }),
       run: runServers,
     },
     7: {
@@ -68,7 +70,7 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
 async function main(): Promise<number> {
   const selected = selectedBenchmarks(process.argv.slice(2));
   const sizes = loadSizes();
-  const file = path.resolve(repo, process.env.BENCH_OUT ?? 'bench/results/latest.json');
+  const file = resultsFilePath();
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const machine = await describeMachine();
   log(
@@ -88,6 +90,7 @@ async function main(): Promise<number> {
       temporalAddress: temporal.address,
       bundlePath,
       kubeconfig: process.env.KUBECONFIG,
+      thisRun: results.benchmarks,
       log,
     };
     for (const n of BENCHMARK_NUMBERS) {
@@ -117,6 +120,13 @@ async function main(): Promise<number> {
     await temporal.server.stop();
   }
   log(`\n${formatTable(summaryRows(results))}\n\nresults: ${path.relative(repo, file)}`);
+  // The plots (end-to-end.png, transitions.png) are drawn from the file, next to it.
+  const plots = await writePlots(file).catch((err: unknown) => {
+    failed++;
+    log(`plots failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return [];
+  });
+  if (plots.length) log(`plots: ${plots.map((p) => path.relative(repo, p)).join(', ')}`);
   return failed ? 1 : 0;
 }
 

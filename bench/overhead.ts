@@ -16,7 +16,7 @@ import {
   summarizeByType,
   type HistoryEvent,
 } from './history';
-import { median, ratio, round, summarize } from './stats';
+import { median, percentiles, ratio, round, summarize } from './stats';
 
 /**
  * The delays peers publish for the same step, in ms: what one group transition (or one step)
@@ -205,6 +205,8 @@ export async function runOverhead(
       workflowTaskRoundTripMs: roundTrip,
       bareChildToChildMs: summarize(bareSteps),
       groupTransitionInRoundTrips: ratio(transition?.p50, roundTrip?.p50),
+      // Kept for the CDF of bench/plot.ts (transitions.png).
+      groupTransitionPercentilesMs: percentiles(all((r) => r.transitions)),
       groupTransitionParts: {
         groupWindupMs: summarize(all((r) => r.groupWindups)),
         manifestStepMs: summarize(all((r) => r.manifestSteps)),

@@ -14,7 +14,8 @@ import { bundleWorkflows } from '../worker/bundle';
 import type { BenchContext } from './context';
 import { startRealWorker } from './bridge';
 import { repo } from './processes';
-import { median, ratio, summarize } from './stats';
+import { resultsFilePath, type Results } from './results';
+import { median, ratio, summarize, type Summary } from './stats';
 
 const run = promisify(execFile);
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
@@ -160,38 +161,69 @@ const WAYS: { variant: Variant; mode: 'atOnce' | 'delayed' }[] = [
   { variant: 'now', mode: 'delayed' },
   { variant: 'beforeIssue22', mode: 'atOnce' },
 ];
+const BEFORE_WAY = 'beforeIssue22.atOnce';
+
+/**
+ * The before-issue-22 figures as the results file last measured them (BENCH_RECOVERY_BEFORE=1),
+ * with that date: carried into a run that does not measure them again. Undefined when the file
+ * has none.
+ */
+async function lastBeforeFigures(): Promise<
+  { measuredAt: string; kinds: Record<string, Summary> } | undefined
+> {
+  const previous = await readFile(resultsFilePath(), 'utf8')
+    .then((text) => (JSON.parse(text) as Partial<Results>).benchmarks?.recovery)
+    .catch(() => undefined);
+  const figures = previous?.figures as
+    { kinds?: Record<string, Record<string, unknown>>; beforeIssue22?: { measuredAt?: string } } | undefined;
+  const kinds = Object.fromEntries(
+    Object.entries(figures?.kinds ?? {}).flatMap(([kind, ways]) =>
+      ways[BEFORE_WAY] ? [[kind, ways[BEFORE_WAY] as Summary]] : [],
+    ),
+  );
+  if (!previous || !Object.keys(kinds).length) return undefined;
+  return { measuredAt: figures?.beforeIssue22?.measuredAt ?? previous.date, kinds };
+}
 
 /**
  * 8. Crash recovery. For each kind of activity in flight (KINDS), `kills` times in each of WAYS,
  * in turn: SIGKILL the worker running the activity, start a replacement (at once, or 10 s after
  * the kill), and time from the replacement's first poll to the killed activity's next attempt
- * starting on it (the server's start time of the attempt, from `describe()`). The same is
- * measured with the timeout options of before issue 22 (one profile: 30 s heartbeat timeout),
- * bundled from today's code by before-profiles-loader.js, beside it. A scale is one API call of
- * tens of milliseconds: no kill lands in it, and its profile (quick: 5 s start-to-close) bounds
- * it; it is not measured.
+ * starting on it (the server's start time of the attempt, from `describe()`). Each kind has a
+ * worker and task queue of its own; the kinds run one after another (`sideBySide`,
+ * BENCH_RECOVERY_SIDE_BY_SIDE=1: at once, 3 × quicker, but four workers starting together start
+ * later and the figures, counted from the first poll, come out lower). With `before`
+ * (BENCH_RECOVERY_BEFORE=1) the same is measured with the timeout options of before issue 22
+ * (one profile: 30 s heartbeat timeout), bundled from today's code by before-profiles-loader.js;
+ * without it, the results file's last such figures are carried over with their date. A scale is
+ * one API call of tens of milliseconds: no kill lands in it, and its profile (quick: 5 s
+ * start-to-close) bounds it; it is not measured.
  */
 export async function runRecovery(
   ctx: BenchContext,
-  sizes: { kills: number },
+  sizes: { kills: number; before: boolean; sideBySide: boolean },
 ): Promise<Record<string, unknown>> {
   if (!ctx.kubeconfig) throw new Error('benchmark 8 needs the sandbox cluster (KUBECONFIG)');
   const namespace = `bench-recovery-${process.pid}`;
-  const taskQueue = `bench-recovery-${process.pid}`;
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-recovery-'));
-  const bundle = await bundles(ctx, dir);
+  const ways = WAYS.filter((way) => sizes.before || way.variant === 'now');
+  const bundle = sizes.before ? await bundles(ctx, dir) : { now: ctx.bundlePath, beforeIssue22: '' };
+  const carried = sizes.before ? undefined : await lastBeforeFigures();
   const tar = await slowTarServer(dir);
-  const startWorker = async (variant: Variant) => {
-    const { process: worker } = await startRealWorker(ctx, taskQueue, bundle[variant]);
-    return { worker, variant, polledAt: Date.now() };
-  };
-  let running = await startWorker('now');
-  const samples: Record<string, Record<string, number[]>> = {};
   let n = 0;
-  try {
-    for (const [kind, spec] of Object.entries(KINDS)) {
+  /** `kills` samples of one kind in each way, on its own worker and task queue. */
+  const measureKind = async (kind: string): Promise<Record<string, number[]>> => {
+    const spec = KINDS[kind];
+    const taskQueue = `bench-recovery-${process.pid}-${kind}`;
+    const startWorker = async (variant: Variant) => {
+      const { process: worker } = await startRealWorker(ctx, taskQueue, bundle[variant]);
+      return { worker, variant, polledAt: Date.now() };
+    };
+    let running = await startWorker('now');
+    const byWay: Record<string, number[]> = {};
+    try {
       for (let i = 0; i < sizes.kills; i++)
-        for (const { variant, mode } of WAYS) {
+        for (const { variant, mode } of ways) {
           if (running.variant !== variant) {
             await running.worker.stop();
             running = await startWorker(variant);
@@ -228,21 +260,33 @@ export async function runRecovery(
               ? { startedMs: attempt.startedMs ?? Date.now() }
               : undefined;
           });
-          ((samples[kind] ??= {})[`${variant}.${mode}`] ??= []).push(
-            Math.max(0, retried.startedMs - running.polledAt),
-          );
+          (byWay[`${variant}.${mode}`] ??= []).push(Math.max(0, retried.startedMs - running.polledAt));
           await ctx.client.workflow.getHandle(chartWorkflowId).terminate('recovery benchmark: sample taken');
           // A killed worker's helm lives on as an orphan (helmUpgrade): stop it with its release.
           await run('pkill', ['-f', `upgrade --install ${release} `]).catch(() => undefined);
         }
-      ctx.log(
-        `  ${kind}: ${Object.entries(samples[kind] ?? {})
-          .map(([way, s]) => `${way} p50 ${median(s)} ms`)
-          .join(', ')}`,
-      );
+    } finally {
+      await running.worker.stop();
     }
+    ctx.log(
+      `  ${kind}: ${Object.entries(byWay)
+        .map(([way, s]) => `${way} p50 ${median(s)} ms`)
+        .join(', ')}`,
+    );
+    return byWay;
+  };
+  const samples: Record<string, Record<string, number[]>> = {};
+  try {
+    // Settled, not raced: a kind that fails leaves the others to finish before the cleanup.
+    const names = Object.keys(KINDS);
+    const settled: PromiseSettledResult<Record<string, number[]>>[] = [];
+    if (!sizes.sideBySide)
+      for (const kind of names) settled.push(...(await Promise.allSettled([measureKind(kind)])));
+    else settled.push(...(await Promise.allSettled(names.map(measureKind))));
+    settled.forEach((r, i) => r.status === 'fulfilled' && (samples[names[i]] = r.value));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   } finally {
-    await running.worker.stop();
     tar.server.closeAllConnections();
     tar.server.close();
     await rm(dir, { recursive: true, force: true });
@@ -251,19 +295,28 @@ export async function runRecovery(
     }).catch(() => undefined);
   }
   const kinds = Object.fromEntries(
-    Object.entries(samples).map(([kind, ways]) => [
-      kind,
-      {
+    Object.entries(samples).map(([kind, byWay]) => {
+      const figures: Record<string, unknown> = {
         activity: KINDS[kind].activity,
-        ...Object.fromEntries(Object.entries(ways).map(([way, s]) => [way, summarize(s)])),
-        nowVsBefore: ratio(median(ways['now.atOnce'] ?? []), median(ways['beforeIssue22.atOnce'] ?? [])),
-      },
-    ]),
+        ...Object.fromEntries(Object.entries(byWay).map(([way, s]) => [way, summarize(s)])),
+      };
+      const before = carried?.kinds[kind];
+      if (before) figures[BEFORE_WAY] = before;
+      const beforeP50 = before?.p50 ?? (byWay[BEFORE_WAY] ? median(byWay[BEFORE_WAY]) : undefined);
+      figures.nowVsBefore = ratio(median(byWay['now.atOnce'] ?? []), beforeP50);
+      return [kind, figures];
+    }),
   );
   return {
-    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way`,
+    what: `from the replacement worker's first poll to the killed activity's next attempt starting on it, ${sizes.kills} kills per kind and way, ${sizes.sideBySide ? 'the kinds side by side' : 'the kinds in turn'} on workers of their own`,
     replacementDelayMs: REPLACEMENT_DELAY_MS,
     kinds,
+    beforeIssue22: sizes.before
+      ? { measuredAt: new Date().toISOString() }
+      : carried && {
+          measuredAt: carried.measuredAt,
+          note: `not measured again in this run (BENCH_RECOVERY_BEFORE=1 does): the ${BEFORE_WAY} figures are those measured at measuredAt, one kind at a time`,
+        },
     helmUpgradeNote:
       "the retried helm write finds the release pending (its dead worker's helm lives on) and waits until that helm's timeout plus 10 s have passed since it last wrote the release (prepareRetriedWrite), then recovers it",
   };

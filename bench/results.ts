@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import type { Machine } from './machine';
+import { repo } from './processes';
 import type { Summary } from './stats';
 
 /** One benchmark's figures as the results file keeps them. */
@@ -33,6 +34,9 @@ export const BENCHMARKS = {
 /** The benchmark numbers, in order. */
 export const BENCHMARK_NUMBERS = Object.keys(BENCHMARKS).map(Number) as (keyof typeof BENCHMARKS)[];
 export type BenchmarkKey = (typeof BENCHMARKS)[keyof typeof BENCHMARKS];
+
+/** The results file: `BENCH_OUT`, default bench/results/latest.json. */
+export const resultsFilePath = () => path.resolve(repo, process.env.BENCH_OUT ?? 'bench/results/latest.json');
 
 /**
  * Writes the results file (`BENCH_OUT`, default bench/results/latest.json), formatted as the
