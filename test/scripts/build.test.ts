@@ -31,8 +31,10 @@ async function scratchCheckout() {
   await writeFile(path.join(root, 'workflows', 'index.ts'), 'export {};\n');
   await writeFile(path.join(root, 'tsconfig.json'), '{}\n');
   await writeFile(path.join(root, 'package-lock.json'), '{}\n');
-  // The compiler writes dist/worker/bundle.js, which writes the bundle it is given; both log.
-  const bundler = `require('fs').appendFileSync(${JSON.stringify(calls)}, 'bundle\\n'); require('fs').writeFileSync(process.argv[2], '');`;
+  // The compiler writes dist/worker/bundle.js and dist/cli/bundle.js, which write the bundle they
+  // are given; all three log.
+  const bundler = (name: string) =>
+    `require('fs').appendFileSync(${JSON.stringify(calls)}, '${name}\\n'); require('fs').writeFileSync(process.argv[2], '');`;
   await mkdir(path.join(root, 'node_modules', 'typescript', 'bin'), { recursive: true });
   await writeFile(
     path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
@@ -40,7 +42,9 @@ async function scratchCheckout() {
 fs.appendFileSync(${JSON.stringify(calls)}, 'tsc\\n');
 if (fs.existsSync(${JSON.stringify(path.join(root, 'broken'))})) { console.error('error TS2322'); process.exit(2); }
 fs.mkdirSync('dist/worker', { recursive: true });
-fs.writeFileSync('dist/worker/bundle.js', ${JSON.stringify(bundler)});
+fs.writeFileSync('dist/worker/bundle.js', ${JSON.stringify(bundler('bundle'))});
+fs.mkdirSync('dist/cli', { recursive: true });
+fs.writeFileSync('dist/cli/bundle.js', ${JSON.stringify(bundler('armadactl'))});
 `,
   );
   const build = async () => {
@@ -63,7 +67,7 @@ describe('npm run build (deploy/build.sh): compile and bundle only when the buil
   it('builds a checkout without dist/, then nothing until a source changes', async () => {
     const { root, build, calledSinceLast } = await scratchCheckout();
     expect(await build()).toBe(0);
-    expect(await calledSinceLast()).toEqual(['tsc', 'bundle']);
+    expect(await calledSinceLast()).toEqual(['tsc', 'bundle', 'armadactl']);
     expect(await build()).toBe(0);
     expect(await calledSinceLast()).toEqual([]);
 
@@ -72,7 +76,13 @@ describe('npm run build (deploy/build.sh): compile and bundle only when the buil
     const later = new Date(Date.now() + 5_000);
     await utimes(edited, later, later);
     expect(await build()).toBe(0);
-    expect(await calledSinceLast()).toEqual(['tsc', 'bundle']);
+    expect(await calledSinceLast()).toEqual(['tsc', 'bundle', 'armadactl']);
+  });
+
+  it('builds once when two builds start together (a test run and a benchmark)', async () => {
+    const { build, calledSinceLast } = await scratchCheckout();
+    expect(await Promise.all([build(), build()])).toEqual([0, 0]);
+    expect(await calledSinceLast()).toEqual(['tsc', 'bundle', 'armadactl']);
   });
 
   it('after a failed compile, builds again the next time', async () => {
@@ -82,6 +92,6 @@ describe('npm run build (deploy/build.sh): compile and bundle only when the buil
     expect(await calledSinceLast()).toEqual(['tsc']);
     await rm(path.join(root, 'broken'));
     expect(await build()).toBe(0);
-    expect(await calledSinceLast()).toEqual(['tsc', 'bundle']);
+    expect(await calledSinceLast()).toEqual(['tsc', 'bundle', 'armadactl']);
   });
 });
