@@ -126,9 +126,9 @@ export class Canary {
   private readonly holdEndsAtShownDeadline = patched('hold-ends-at-shown-deadline');
   /**
    * Runs started before the patch scale through activity tasks and upsert the phase at every
-   * progress update. Since: a step's scales are local activities (one API call each, run inside
-   * the workflow task that asks for it, so a held step costs two workflow tasks and one activity
-   * task instead of four and three; a rollback's stay activity tasks), and the phase is upserted
+   * progress update. Since: a step's scale-up is a local activity (one API call, run inside the
+   * workflow task that asks for it: a workflow task and an activity task fewer per step; its
+   * scale-down and a rollback's stay activity tasks), and the phase is upserted
    * only when it changed (one event and one visibility write instead of one per update). Asked
    * once, as the canary starts, for the reason above.
    */
@@ -258,11 +258,11 @@ export class Canary {
     );
     if (ready === 'stopped') return { rollback: this.stopReason() };
     if (ready instanceof Error) return { rollback: `${title} not Ready: ${rootMessage(ready)}` };
-    // With a hold after it, a signal that arrives during a local scale is met in the hold. A step
-    // without one ends as its scale does, so its scale stays an activity task: a re-plan or a
-    // rollback sent meanwhile reaches the workflow before the step is taken as done.
-    const holdFollows = !promoting && (step.approval === true || (step.holdSeconds ?? 0) > 0);
-    await this.scale(scales.stable, `${title}: scale old down`, this.fewerTasksPerStep && holdFollows);
+    // Scaling down stays an activity task: a hold's timer started in the workflow task of a local
+    // activity goes to the server only once that is done, late on the deadline the step shows
+    // (by 1.7 s under a worker kill in the cluster lane); and a step without a hold ends as its
+    // scale does, so a re-plan or a rollback sent meanwhile must reach the workflow first.
+    await this.scale(scales.stable, `${title}: scale old down`);
     record.readyAt = now();
 
     if (promoting) return 'promote';

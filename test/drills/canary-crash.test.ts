@@ -89,8 +89,9 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
     // but under the SDK's default sticky timeout of 10 s alone.
     expect(nextStepAt - firedAt).toBeLessThan(10_000);
     // No step repeated: the 25 % step scaled the new Deployment to 1 exactly once.
+    // A step's scale-up is a local activity: its record is a marker carrying the same summary.
     const scales = events
-      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes)
       .map(summaryOf)
       .filter((s) => s.includes('scale new up'));
     expect(scales).toEqual([
