@@ -36,7 +36,7 @@ export function loadSizes() {
       /** ArmadaCharts created per round. */
       objects: int('BENCH_BRIDGE_OBJECTS', 1000),
       /** Rounds, each in a fresh namespace with a fresh bridge process. */
-      rounds: int('BENCH_BRIDGE_ROUNDS', 2),
+      rounds: int('BENCH_BRIDGE_ROUNDS', 1),
       /** Create calls in flight at once: as fast as the API server takes them. */
       createConcurrency: int('BENCH_CREATE_CONCURRENCY', 50),
       /** `stub`: Helm calls return at once (the default; the bridge is measured, not Helm); `real`: the product's worker. */
@@ -48,13 +48,15 @@ export function loadSizes() {
       steps: int('BENCH_CANARY_STEPS', 5),
       holdSeconds: int('BENCH_CANARY_HOLD', 2),
       /** Rounds of all the canaries. */
-      rounds: int('BENCH_CANARY_ROUNDS', 2),
+      rounds: int('BENCH_CANARY_ROUNDS', 1),
     },
     helm: {
       /** Rounds per manifest variant (each form once, order rotated), after one untimed warm-up of each. */
       pairs: int('BENCH_PAIRS', 5),
       /** 1: Flux (30 s and 5 s) and helmfile run beside armadactl and the helm loop; 0: only those two. */
       peers: int('BENCH_PEERS', 1, 0) === 1,
+      /** Rounds Flux at 30 s runs in (the first ones): its run is mostly 30 s requeues. */
+      flux30sRounds: int('BENCH_FLUX30_ROUNDS', 2),
     },
     servers: {
       /** 1: benchmark 6 measures the dev server again rather than take benchmarks 1 and 4 of the same run. */
