@@ -11,7 +11,8 @@ import { Script } from 'node:vm';
  * that to V8, which skips parsing and compiling what it holds. A cache V8 refuses (another
  * Node.js version) or a missing one only costs the compile.
  */
-function evaluate(bundle: string, cachedData?: Buffer): { exports: unknown; script: Script } {
+function evaluate(file: string, cachedData?: Buffer): { exports: unknown; script: Script } {
+  const bundle = path.resolve(file);
   // CommonJS's own wrapper, on the bundle's first line: its line numbers stay the file's.
   const source = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
   const script = new Script(source, { filename: bundle, cachedData });

@@ -34,6 +34,12 @@ describe("armadactl's bundle through V8's code cache (cli/code-cache.ts)", () =>
     expect(load().twice(3)).toBe(6);
   });
 
+  it('takes a path relative to the working directory, as deploy/build.sh gives it', () => {
+    const relative = path.relative(process.cwd(), bundle);
+    writeCodeCache(relative);
+    expect((loadBundle(relative) as { file: string }).file).toBe(bundle);
+  });
+
   it("keeps the bundle's line numbers in stack traces", async () => {
     await writeFile(bundle, `"use strict";\n\nmodule.exports = { fail: () => { throw new Error('x'); } };\n`);
     writeCodeCache(bundle);
