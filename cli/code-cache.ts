@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Script } from 'node:vm';
 
 /**
- * armadactl's bundle loaded through V8's code cache. The bundle is 20 MB (client-node's models
- * alone are 14): compiling it was most of armadactl's start, and Node.js 20 keeps no compile
+ * armadactl's bundle loaded through V8's code cache. The bundle is 9 MB, most of it client-node's
+ * models: compiling it was most of armadactl's start, and Node.js 20 keeps no compile
  * cache of its own. `writeCodeCache` (deploy/build.sh, after bundling) loads the bundle once and
  * saves what V8 compiled next to it (`<bundle>.cache`); `loadBundle` (bin/armadactl.js) hands
  * that to V8, which skips parsing and compiling what it holds. A cache V8 refuses (another
