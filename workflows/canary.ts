@@ -508,7 +508,7 @@ export class Canary {
    */
   private async routeTraffic(percent: number, title: string): Promise<string | undefined> {
     try {
-      await routeTraffic(this.input, this.input.traffic, percent, title);
+      this.progress.weights = await routeTraffic(this.input, this.input.traffic, percent, title);
       return undefined;
     } catch (err) {
       log.warn('canary traffic weights not set', { title, percent, error: rootMessage(err) });
