@@ -263,7 +263,7 @@ export class Canary {
     if (ready === 'stopped') return { rollback: this.stopReason() };
     if (ready instanceof Error) return { rollback: `${title} not Ready: ${rootMessage(ready)}` };
     // Traffic moves once the canaries can take it, and before the stables lose capacity.
-    const routed = await this.routeTraffic(step.percent, title);
+    const routed = await this.setWeights(step.percent, title);
     if (routed) return { rollback: routed };
     // Scaling down stays an activity task: a hold's timer started in the workflow task of a local
     // activity goes to the server only once that is done, late on the deadline the step shows
@@ -469,7 +469,7 @@ export class Canary {
     if (current && !current.ended) Object.assign(current, { ended: 'rolled-back', endedAt: now() });
     await this.publish(`${title}: rolling back: ${reason}`);
     // The failing canary loses its traffic before anything is scaled.
-    await this.routeTraffic(0, `${title}: rollback`);
+    await this.setWeights(0, `${title}: rollback`);
     const stables = restoreScales(pairs);
     await this.scale(stables, `${title}: rollback, restore old`);
     if (stables.length) {
@@ -506,7 +506,7 @@ export class Canary {
    * Sets the route's weights to `percent` for the canary, when the spec has `traffic`; returns
    * why it could not (a missing route, rule or Service, retries spent).
    */
-  private async routeTraffic(percent: number, title: string): Promise<string | undefined> {
+  private async setWeights(percent: number, title: string): Promise<string | undefined> {
     try {
       this.progress.weights = await routeTraffic(this.input, this.input.traffic, percent, title);
       return undefined;
