@@ -10,7 +10,14 @@ import { NonRetryable } from '../../workflows/failures';
 import { canaryProgressQuery, rollbackSignal } from '../../workflows/messages';
 import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { applyObjects, installCrds, kubectl, recordEvents, type WatchedEvent } from '../helpers/kube';
+import {
+  applyObjects,
+  grantedRole,
+  installCrds,
+  kubectl,
+  recordEvents,
+  type WatchedEvent,
+} from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
 const HTTPROUTE = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' };
@@ -273,7 +280,7 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
   describe('a Deployer', () => {
     const namespace = uniqueName('gw-web');
     const crNamespace = uniqueName('gw-web-cr');
-    const deploy = (version: string, traffic = { gateway_api: { route: 'web' } }) =>
+    const deploy = (version: string, more: object = {}) =>
       harness().client.workflow.execute(deployerWorkflow, {
         taskQueue: harness().taskQueue,
         workflowId: objectWorkflowId('Deployer', crNamespace, 'web'),
@@ -292,7 +299,8 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
                 replicas: 10,
               },
               steps: [{ percent: 30, sleep: 1 }],
-              traffic,
+              traffic: { gateway_api: { route: 'web' } },
+              ...more,
             }),
           },
         ],
@@ -340,7 +348,7 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
     });
 
     it('a route that does not exist rolls the version back, naming the route, the rule and the Services', async () => {
-      const outcome = await deploy('3.0.0', { gateway_api: { route: 'no-such-route' } });
+      const outcome = await deploy('3.0.0', { traffic: { gateway_api: { route: 'no-such-route' } } });
       expect(outcome).toMatchObject({ result: 'rolled-back', version: '2.0.0' });
       expect(outcome.reason).toContain(
         `traffic weights not set: HTTPRoute ${namespace}/no-such-route not found (rule 0, Services web and web-canary)`,
@@ -349,6 +357,38 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
         items: { metadata: { name: string }; spec: { replicas: number } }[];
       };
       expect(deployments.items.map((d) => `${d.metadata.name} ${d.spec.replicas}`)).toEqual(['web-2.0.0 10']);
+    });
+
+    it("sets the weights as the Deployer's ServiceAccount: refused until it may update the route", async () => {
+      // `team` may do anything to the core, apps and batch kinds of the Deployments' namespace.
+      const team = { namespace: crNamespace, name: 'team' };
+      await applyObjects(crNamespace, [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'team' } },
+      ]);
+      await applyObjects(
+        namespace,
+        grantedRole('team', team, [{ apiGroups: ['', 'apps', 'batch'], resources: ['*'], verbs: ['*'] }]),
+      );
+      const refused = await deploy('3.1.0', { service_account_name: 'team' });
+      expect(refused).toMatchObject({ result: 'rolled-back', version: '2.0.0' });
+      expect(refused.reason).toContain(
+        `traffic weights not set: read HTTPRoute ${namespace}/web: HTTP 403: httproutes.gateway.networking.k8s.io "web" is forbidden: User "system:serviceaccount:${crNamespace}:team" cannot get resource "httproutes"`,
+      );
+      expect(weights(await readRoute(namespace, 'web'), 'web', 'web-canary')).toBe('100/0');
+
+      await applyObjects(
+        namespace,
+        grantedRole('team-routes', team, [
+          { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes'], verbs: ['get', 'update'] },
+        ]),
+      );
+      const watched = await record(namespace, 2, 'web', 'web-canary');
+      expect(await deploy('3.1.0', { service_account_name: 'team' })).toMatchObject({
+        result: 'promoted',
+        version: '3.1.0',
+      });
+      expect(await watched.untilDeleted('web-2.0.0')).toContain('route 70/30');
+      expect(weights(await readRoute(namespace, 'web'), 'web', 'web-canary')).toBe('100/0');
     });
   });
 });
