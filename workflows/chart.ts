@@ -364,8 +364,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
     // The written release now runs the new revision at full size (or failed, and is left to the
     // manifest's rollback): copies outside Helm must not linger either way.
     if (canaryCopies.length) {
-      // The stables serve the new revision now (or the failed one, left to the manifest's
-      // rollback): the route goes back to them before their canary copies go.
+      // The route goes back to the stable Service before the copies it sends traffic to go.
       await routeTraffic(ref, routeWeights(spec.canary?.traffic, release), 0, `${release} back to stable`);
       await io.deleteDeployments.executeWithOptions(profile.quick(`delete the canary copies of ${release}`), [
         { namespace, names: canaryCopies, actAs: ref.actAs },
