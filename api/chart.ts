@@ -17,6 +17,7 @@ import {
   secretRefProblems,
   sourcePlaceProblems,
 } from './source-location';
+import { traffic } from './traffic';
 
 /**
  * Most Helm values one chart takes, as JSON: 512 KiB. Helm keeps every revision in a Secret
@@ -294,6 +295,7 @@ export const canary = z
       })
       .optional()
       .describe('Health check that rolls the canary back when it fails.'),
+    traffic: traffic.optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.on_timeout && !spec.steps.some((step) => step.approval)) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryStep, percentSteps } from './chart';
+import { traffic } from './traffic';
 
 export const deployerSpec = z
   .strictObject({
@@ -27,6 +28,7 @@ export const deployerSpec = z
       })
       .describe('The Deployment to roll out.'),
     steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
+    traffic: traffic.optional(),
     service_account_name: serviceAccountName(),
   })
   .describe('A canary rollout of a plain Deployment.');
