@@ -14,3 +14,4 @@ export { setRouteWeights } from './kube/traffic';
 export { checkAnalysis } from './analysis';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';
 export { observeDeployer, createDeployerDeployment } from './kube/deployer';
+export { deliverNotification } from './notifications/deliver';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { notifications } from './notifications';
 import {
   commonStatus,
   countOrPercent,
@@ -447,6 +448,7 @@ export const armadaChartSpec = z
       .optional()
       .describe('Uninstall behaviour.'),
     canary: canary.optional(),
+    notifications: notifications.optional(),
     drift: z
       .enum(['repair', 'report', 'ignore'])
       .default('repair')

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryStep, percentSteps } from './chart';
 import { traffic } from './traffic';
+import { notifications } from './notifications';
 
 export const deployerSpec = z
   .strictObject({
@@ -30,6 +31,7 @@ export const deployerSpec = z
     steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
     traffic: traffic.optional(),
     service_account_name: serviceAccountName(),
+    notifications: notifications.optional(),
   })
   .describe('A canary rollout of a plain Deployment.');
 

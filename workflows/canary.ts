@@ -47,6 +47,8 @@ import type { RouteWeights } from './plan/traffic';
 import { ArmadaPhase } from './search-attributes';
 import { report, reportPause, statusWriteFailures } from './status';
 import { routeTraffic } from './traffic';
+import { noNotifications, ParentForwarder, type EventSink } from './notify';
+import type { RunEventFacts } from './plan/notifications';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
@@ -78,6 +80,8 @@ export interface CanaryRun {
   actAs?: ServiceAccountRef;
   /** The HTTPRoute rule whose weights follow the steps; none: replicas alone split the traffic. */
   traffic?: RouteWeights;
+  /** Hand step, approval and rollback events to the parent chart run, which has `notifications`. */
+  notifyParent?: boolean;
 }
 
 export interface CanaryOutcome {
@@ -92,11 +96,19 @@ export interface CanaryOutcome {
  */
 export async function canaryWorkflow(run: CanaryRun): Promise<CanaryOutcome> {
   const control = new RunControl(run.carried);
-  const canary = new Canary(run, control, (resume) =>
-    continueWithSameMemo<typeof canaryWorkflow>(continuedRun(run, resume, control.carry())),
+  const events = run.notifyParent && run.resource ? new ParentForwarder(run.resource) : noNotifications;
+  const canary = new Canary(
+    run,
+    control,
+    (resume) => continueWithSameMemo<typeof canaryWorkflow>(continuedRun(run, resume, control.carry())),
+    events,
   );
   control.listen();
-  return CancellationScope.nonCancellable(() => canary.run());
+  return CancellationScope.nonCancellable(async () => {
+    const outcome = await canary.run();
+    await events.settled();
+    return outcome;
+  });
 }
 
 type StepEnd = 'held' | 'approved' | 'promote' | { rollback: string };
@@ -142,11 +154,12 @@ export class Canary {
   readonly progress: CanaryProgress;
   private analysisFailures: number;
 
-  /** `continueAs`: ends the run and continues it as a new one resuming at `resume`. */
+  /** `continueAs`: ends the run and continues it as a new one resuming at `resume`; `events`: where its notifications go. */
   constructor(
     private readonly input: CanaryRun,
     private readonly control: RunControl,
     private readonly continueAs: (resume: CanaryResume) => Promise<never>,
+    private readonly events: EventSink = noNotifications,
   ) {
     const resume = input.resume;
     this.analysisFailures = resume?.analysisFailures ?? 0;
@@ -271,6 +284,7 @@ export class Canary {
     // scale does, so a re-plan or a rollback sent meanwhile must reach the workflow first.
     await this.scale(scales.stable, `${title}: scale old down`);
     record.readyAt = now();
+    void this.events.notify({ event: 'step-reached', step: this.stepFacts(index) });
 
     if (promoting) return 'promote';
     return this.promotedBeforeReplan(step) ? 'held' : this.hold(step, index, title);
@@ -308,7 +322,10 @@ export class Canary {
   ): Promise<StepEnd> {
     const { control } = this;
     const approval = step.approval === true;
-    if (approval) control.openGate(stepGate(index, step.percent), resumed?.gateSince);
+    const gate = stepGate(index, step.percent);
+    if (approval) control.openGate(gate, resumed?.gateSince);
+    if (approval && !resumed)
+      void this.events.notify({ event: 'waiting-approval', gate, step: this.stepFacts(index) });
     try {
       return await this.holdOpen(step, index, approval, title, resumed?.left);
     } finally {
@@ -411,6 +428,7 @@ export class Canary {
    */
   private async continueAsNew(index: number, left: HoldLeft): Promise<never> {
     await condition(allHandlersFinished);
+    await this.events.settled();
     log.info('canary history is full; continuing as new', {
       title: this.input.title,
       step: index + 1,
@@ -499,6 +517,7 @@ export class Canary {
     this.progress.phase = 'RolledBack';
     this.progress.percent = 0;
     await this.publish(`${title} rolled back: ${reason}`);
+    await this.events.notify({ event: 'rolled-back', reason });
     return { result: 'rolled-back', reason, steps: this.progress.history };
   }
 
@@ -514,6 +533,11 @@ export class Canary {
       log.warn('canary traffic weights not set', { title, percent, error: rootMessage(err) });
       return `${title}: traffic weights not set: ${rootMessage(err)}`;
     }
+  }
+
+  /** Step `index` as notifications name it. */
+  private stepFacts(index: number): RunEventFacts['step'] {
+    return { number: index + 1, of: this.input.steps.length, percent: this.input.steps[index].percent };
   }
 
   /** `local`: as a local activity, inside the workflow task (see fewerTasksPerStep). */

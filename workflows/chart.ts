@@ -12,6 +12,8 @@ import { RunControl, startOver } from './control';
 import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportPause, statusWriteFailures } from './status';
+import { notificationSignal, RunNotifier } from './notify';
+import { endingEvent, notifyTarget } from './plan/notifications';
 import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
@@ -106,6 +108,13 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     ...statusWriteFailures(),
   }));
   control.listen((signal, req) => canary.signal(signal, req));
+  const notifier = new RunNotifier(
+    run.mode === 'uninstall'
+      ? undefined
+      : notifyTarget('ArmadaChart', chartObject(run).namespace, run.chart, run.spec),
+  );
+  // The canary child's events come here, to be notified in this run's order.
+  setHandler(notificationSignal, (event) => void notifier.forward(event));
   const finished = (outcome: ChartOutcome) => {
     phase = chartOutcomeStatus(outcome).phase;
     Object.assign(progress, { state: chartState(outcome), revision: outcome.revision ?? undefined });
@@ -123,12 +132,15 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     } catch (err) {
       failed(err);
       throw err;
+    } finally {
+      await notifier.settled();
     }
   }
   const where = `${run.namespace}/${run.release}`;
   const resource = ['ArmadaChart', chartObject(run).namespace, run.chart] as const;
   control.followPause((paused) => reportPause(...resource, paused));
   await report(...resource, 'Deploying', where);
+  void notifier.notify({ event: 'started', reason: where });
   let outcome: ChartOutcome | undefined;
   try {
     outcome = await driveRelease(run, control, canary);
@@ -137,10 +149,14 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     if (!control.replan) {
       failed(err);
       await report(...resource, 'Failed', rootMessage(err));
+      await notifier.notify({ event: 'failed', reason: rootMessage(err) });
       throw err;
     }
   }
-  if (control.replan) return startOver(control.replan, control);
+  if (control.replan) {
+    await notifier.settled();
+    return startOver(control.replan, control);
+  }
   if (chartRollsBack(outcome!, control.stopRequested !== null)) {
     // A rollback asked for while helm wrote the release: put it back as it was before this run.
     await report(
@@ -154,6 +170,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   }
   const done = chartOutcomeStatus(finished(outcome!));
   await report(...resource, done.phase, done.message, { helm: done.helm });
+  await notifier.notify({ ...endingEvent(outcome!.action), reason: done.message });
   return outcome!;
 }
 
@@ -410,6 +427,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         traffic: routeWeights(canary.traffic, release),
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
         actAs: ref.actAs,
+        ...(spec.notifications && { notifyParent: true }),
       },
     ],
     staticSummary: `canary of ${namespace}/${release}: ${pairs.map((p) => p.canary).join(', ')}`,

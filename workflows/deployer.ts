@@ -1,16 +1,18 @@
-import { CancellationScope, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
 import type { DeployerRef } from '../activities/kube/deployer';
 import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
-import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
+import { canaryProgressQuery, rootMessage, type CanaryStepRecord, type Carried } from './messages';
 import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName, runServiceAccount } from './plan/names';
 import { routeWeights } from './plan/traffic';
 import { report } from './status';
 import { routeTraffic } from './traffic';
+import { RunNotifier } from './notify';
+import { notifyTarget } from './plan/notifications';
 
 export interface DeployerRun {
   /** The Deployer custom resource. */
@@ -58,10 +60,25 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
   control.promoteRefusal = () =>
     'the Deployer is starting its rollout; promote once it steps (armadactl status dpl/NAME)';
   control.listen();
-  return CancellationScope.nonCancellable(() => rollOut(run, control));
+  const notifier = new RunNotifier(
+    run.mode === 'uninstall' ? undefined : notifyTarget('Deployer', run.namespace, run.name, run.spec),
+  );
+  return CancellationScope.nonCancellable(async () => {
+    try {
+      return await rollOut(run, control, notifier);
+    } catch (err) {
+      if (!(err instanceof ContinueAsNew))
+        await notifier.notify({ event: 'failed', reason: rootMessage(err) });
+      throw err;
+    }
+  });
 }
 
-async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerOutcome> {
+async function rollOut(
+  run: DeployerRun,
+  control: RunControl,
+  notifier: RunNotifier,
+): Promise<DeployerOutcome> {
   const { deployment } = run.spec;
   const ref = {
     name: deployment.name,
@@ -93,6 +110,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     );
     return { result: 'uninstalled', version: '', steps: [] };
   }
+  if (!run.resume) void notifier.notify({ event: 'started', reason: `version ${deployment.version}` });
   const old = running.filter((v) => v.version !== deployment.version);
   const stable = old[0];
   const firstDeploy = stable === undefined;
@@ -136,6 +154,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       continueWithSameMemo<typeof deployerWorkflow>(
         continuedRun(run, { running, canary: resume }, control.carry()),
       ),
+    notifier,
   );
   const outcome = await canary.run();
   // The new version serves alone on the stable side now (the old ones are at 0 replicas).
@@ -145,9 +164,11 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
     // old versions go); the run starts over from what now serves.
     if (outcome.result !== 'rolled-back') await deleteVersions(ref, old);
+    await notifier.settled();
     return startOver(control.replan, control);
   }
   if (outcome.result === 'rolled-back') {
+    await notifier.settled();
     return {
       result: 'rolled-back',
       version: stable?.version ?? '',
@@ -161,6 +182,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
     phase: 'Completed',
     current_version: deployment.version,
   });
+  await notifier.notify({ event: 'completed', reason: `${target} serves 100 %` });
   return {
     result: firstDeploy ? 'deployed' : 'promoted',
     version: deployment.version,

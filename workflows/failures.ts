@@ -45,6 +45,10 @@ export const NonRetryable = {
   CanaryRolledBack: 'CanaryRolledBack',
   /** The HTTPRoute a canary's `traffic.gateway_api` names, its rule, or a Service's backendRef in it is missing. */
   TrafficRouteMissing: 'TrafficRouteMissing',
+  /** A `notifications.secret_ref` Secret or key is missing, or its value is not an http(s) URL. */
+  WebhookNotFound: 'WebhookNotFound',
+  /** A webhook refused a notification for good (a 4xx other than 408 and 429). */
+  WebhookRefused: 'WebhookRefused',
   /** A manifest run failed; details carry its outcome. */
   ManifestFailed: 'ManifestFailed',
 } as const;

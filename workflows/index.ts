@@ -6,3 +6,4 @@ export { canaryWorkflow } from './canary';
 export { deployerWorkflow } from './deployer';
 export { driftWorkflow } from './drift';
 export { undoWorkflow } from './undo';
+export { notifierWorkflow } from './notify';

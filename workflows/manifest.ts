@@ -32,6 +32,8 @@ import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
 import { decidePatches, hasPatch } from './patches';
+import { RunNotifier } from './notify';
+import { endingEvent } from './plan/notifications';
 
 export interface ManifestRun {
   plan: ManifestPlan;
@@ -80,6 +82,8 @@ class ManifestDeploy {
   private timedOutInto?: 'stop' | 'rollback';
   /** Who approved the gate just passed, for the next status write. */
   private approvedNote = '';
+  /** Webhook notifications of this run's events; none for an uninstall. */
+  private readonly notifier: RunNotifier;
 
   constructor(
     private readonly run: ManifestRun,
@@ -87,6 +91,7 @@ class ManifestDeploy {
   ) {
     this.plan = run.plan;
     this.uninstall = run.mode === 'uninstall';
+    this.notifier = new RunNotifier(this.uninstall ? undefined : run.plan.notify);
     this.progress = { phase: 'Running', groups: run.plan.groups.map(pendingGroup) };
     control.listen(
       (signal, req) => {
@@ -113,6 +118,7 @@ class ManifestDeploy {
       this.uninstall ? 'Uninstalling' : 'Running',
       `${this.plan.groups.length} groups${retry}`,
     );
+    void this.notifier.notify({ event: 'started', reason: `${this.plan.groups.length} groups${retry}` });
     const complete = await this.runGroups();
     // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
     // charts still at their spec come out unchanged.
@@ -120,6 +126,7 @@ class ManifestDeploy {
     if (control.replan && this.failure === undefined && !control.stopRequested && !control.cancelled) {
       // A run that continues as new drops the activities it has not seen finish.
       if (hasPatch('group-status-by-manifest')) await statusWritesSettled();
+      await this.notifier.settled();
       return startOver(control.replan, control);
     }
     this.showDetails();
@@ -169,6 +176,7 @@ class ManifestDeploy {
     );
     const timeout = group.approval.timeoutSeconds;
     const gate = gateBefore(group.name);
+    void this.notifier.notify({ event: 'waiting-approval', gate });
     const wait = await this.control.approval(gate, timeout === undefined ? undefined : timeout * 1000);
     if (wait.decision === 'stopped') return false;
     if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
@@ -258,6 +266,7 @@ class ManifestDeploy {
       this.setPhase(ending.phase, failure ?? `${this.plan.manifest}: ${result.state}`),
       statusWritesSettled(),
     ]);
+    await this.notifier.notify(endingEvent(result.state, failure));
     if (failure) throw ApplicationFailure.nonRetryable(failure, NonRetryable.ManifestFailed, result);
     if (control.cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
     return result;

@@ -3,6 +3,7 @@ import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
 import { prefixedRelease, releaseWorkflowId } from './names';
+import { notifyTarget, type NotifyTarget } from './notifications';
 
 /** One chart as a run deploys it: the CR name, the Helm release it drives, and its spec. */
 export interface ChartPlan {
@@ -28,6 +29,8 @@ export interface ManifestPlan {
   onFailure: 'stop' | 'rollback';
   targetState: ArmadaManifestSpec['target_state'];
   groups: GroupPlan[];
+  /** The manifest's `notifications`, when it has them. */
+  notify?: NotifyTarget;
 }
 
 /** The documents a run is planned from: one manifest and the groups and charts it may name. */
@@ -144,12 +147,14 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
   });
 
   claims.check();
+  const notify = notifyTarget('ArmadaManifest', docs.namespace, manifest.name, manifest.spec);
   return {
     manifest: manifest.name,
     namespace: docs.namespace,
     onFailure: manifest.spec.on_failure,
     targetState: manifest.spec.target_state,
     groups,
+    ...(notify && { notify }),
   };
 }
 

@@ -47,6 +47,11 @@ export function driftWorkflowId(namespace: string, release: string): string {
   return `${releaseWorkflowId(namespace, release)}/drift`;
 }
 
+/** The `n`th notifier child of a run (a run starts another when one has ended idle). */
+export function notifierWorkflowId(workflowId: string, runId: string, n: number): string {
+  return `${workflowId}/notify/${runId}/${n}`;
+}
+
 /**
  * The ServiceAccount an object's run acts as: its `service_account_name` (the bridge fills in a
  * manifest's or the default), always in the object's own namespace; none: the worker itself.
