@@ -20,8 +20,9 @@ import type { NotifyTarget, RunEvent, RunEventFacts } from './plan/notifications
 export const notificationSignal = defineSignal<[RunEvent]>('notification');
 
 /**
- * A delivery: one POST of at most 10 s, retried with backoff (1 s, doubling, at most 30 s apart),
- * six attempts: about a minute in all before the event is given up.
+ * A delivery: one POST of at most 10 s, retried with backoff (1 s, 2 s, 4 s, 8 s apart), five
+ * attempts: about 15 s of waiting before the event is given up, so a receiver down for good
+ * delays the events behind it by that much, and no more.
  */
 const DELIVERY = {
   startToCloseTimeout: '15 seconds',
@@ -29,7 +30,7 @@ const DELIVERY = {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '30 seconds',
-    maximumAttempts: 6,
+    maximumAttempts: 5,
   },
 } satisfies ActivityOptions;
 

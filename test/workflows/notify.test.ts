@@ -1,0 +1,120 @@
+import { Context } from '@temporalio/activity';
+import type * as activities from '../../activities';
+import type { NotificationDelivery } from '../../activities/notifications/deliver';
+import type { DeployerSpec } from '../../api/deployer';
+import { notifications } from '../../api/notifications';
+import { deployerWorkflow } from '../../workflows';
+import { notifierWorkflowId } from '../../workflows/plan/names';
+import type { RunEvent } from '../../workflows/plan/notifications';
+import { sharedWorker, uniqueName } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
+import { eventually } from '../helpers/processes';
+
+/** Deliveries as the stub took them, by Deployment namespace; the first attempt of each run's first event fails. */
+const delivered = new Map<string, RunEvent[]>();
+const requests: NotificationDelivery[] = [];
+
+const stubs: Partial<typeof activities> = {
+  async observeDeployer() {
+    return [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }];
+  },
+  async createDeployerDeployment(req) {
+    return `${req.name}-${req.version}`;
+  },
+  async scaleDeployment(req) {
+    return req.replicas;
+  },
+  async waitForResources() {
+    return { resources: [], summary: 'ready' };
+  },
+  async deleteDeployments() {},
+  async reportStatus() {
+    return { onCluster: false, tookMs: 0 };
+  },
+  async deliverNotification(req) {
+    requests.push(req);
+    const { attempt } = Context.current().info;
+    const list = delivered.get(req.event.object.name) ?? [];
+    if (list.length === 0 && attempt === 1) throw new Error('webhook answered HTTP 503');
+    delivered.set(req.event.object.name, [...list, req.event]);
+    return { status: 200 };
+  },
+};
+
+const harness = sharedWorker({ activities: stubs });
+
+/** Starts Deployer `name` (namespace shop) moving nginx from 1.25.3 to 1.26.0, with `spec`'s steps and more. */
+function startDeployer(
+  name: string,
+  workflowId: string,
+  spec: Pick<DeployerSpec, 'steps'> & Partial<DeployerSpec>,
+) {
+  return harness().client.workflow.start(deployerWorkflow, {
+    taskQueue: harness().taskQueue,
+    workflowId,
+    args: [
+      {
+        name,
+        namespace: 'shop',
+        spec: {
+          type: 'canary',
+          deployment: { name: 'nginx', namespace: 'shop', image: 'nginx', version: '1.26.0', replicas: 10 },
+          ...spec,
+        },
+      },
+    ],
+  });
+}
+
+describe('notifications of a Deployer run (stubbed activities)', () => {
+  it('hands every event to its notifier in order, which retries a failed delivery and outlives the run', async () => {
+    const name = uniqueName('nginx');
+    const workflowId = uniqueName('dpl');
+    const config = notifications.parse({ secret_ref: { name: 'hooks' }, format: 'slack' });
+    const handle = await startDeployer(name, workflowId, {
+      steps: [{ percent: 50, sleep: 1 }],
+      service_account_name: 'deployer',
+      notifications: config,
+    });
+    expect(await handle.result()).toMatchObject({ result: 'promoted' });
+    const events = await eventually('four events delivered', async () => {
+      const list = delivered.get(name) ?? [];
+      return list.length >= 4 ? list : undefined;
+    });
+    expect(events.map((e) => [e.event, e.step?.percent])).toEqual([
+      ['started', undefined],
+      ['step-reached', 50],
+      ['step-reached', 100],
+      ['completed', undefined],
+    ]);
+    expect(
+      events.every((e) => e.run.workflow_id === workflowId && e.run.run_id === handle.firstExecutionRunId),
+    ).toBe(true);
+    // Read in the Deployer's namespace as its ServiceAccount; the run carries the Secret's name only.
+    expect(requests.find((r) => r.event.object.name === name)).toMatchObject({
+      namespace: 'shop',
+      notifications: config,
+      actAs: { namespace: 'shop', name: 'deployer' },
+    });
+
+    const notifier = harness().client.workflow.getHandle(
+      notifierWorkflowId(workflowId, handle.firstExecutionRunId, 1),
+    );
+    if (savingHistories) {
+      await saveHistory(workflowId, undefined, 'deployer-notifications--deployer');
+      // The notifier idles a minute before it ends: saved while it waits, after its deliveries.
+      await saveHistory(notifier.workflowId, undefined, 'deployer-notifications--notifier');
+    }
+    await notifier.terminate('test over');
+  });
+
+  it('hands nothing when the Deployer has no notifications: no notifier, no delivery', async () => {
+    const name = uniqueName('nginx');
+    const workflowId = uniqueName('dpl');
+    const handle = await startDeployer(name, workflowId, { steps: [{ percent: 50 }] });
+    expect(await handle.result()).toMatchObject({ result: 'promoted' });
+    const history = await handle.fetchHistory();
+    expect(history.events!.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(false);
+    expect(requests.some((r) => r.event.object.name === name)).toBe(false);
+  });
+});
