@@ -50,6 +50,7 @@ describe('replay of saved histories', () => {
       'driftWorkflow',
       'groupWorkflow',
       'manifestWorkflow',
+      'notifierWorkflow',
     ]);
   });
 
