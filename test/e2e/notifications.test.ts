@@ -2,7 +2,11 @@ import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ArmadaChartSpecInput } from '../../api/chart';
+import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
+import { armadaChartGroupSpec } from '../../api/chart-group';
+import { armadaManifestSpec } from '../../api/manifest';
+import { manifestRun, startRun } from '../../runs/requests';
+import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import type { JsonNotification } from '../../activities/notifications/payload';
 import type { ChartOutcome } from '../../workflows/chart';
 import { approveUpdate } from '../../workflows/messages';
@@ -67,7 +71,7 @@ describe('notifications: run events POSTed in order to a webhook named by a Secr
   const releases = uniqueName('nt-rel');
   const taskQueue = uniqueName('nt-queue');
   const token = () => `tok${randomBytes(8).toString('hex')}`;
-  const paths = { json: `/json/${token()}`, slack: `/slack/${token()}` };
+  const paths = { json: `/json/${token()}`, slack: `/slack/${token()}`, manifest: `/manifest/${token()}` };
   const urls: string[] = [];
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let worker: ProductProcess;
@@ -236,6 +240,59 @@ describe('notifications: run events POSTed in order to a webhook named by a Secr
     expect(blocks).toContain(`armadactl rollback act/api -n ${objects}`);
   });
 
+  it("delivers a manifest's start, its gate and its end, with the approve command for that gate", async () => {
+    await webhookSecret('hooks-manifest', `${receiver.base}${paths.manifest}`);
+    const docs: ManifestDocuments = {
+      namespace: objects,
+      manifest: {
+        name: 'site',
+        spec: armadaManifestSpec.parse({
+          release_prefix: 'site',
+          chart_groups: ['base', 'apps'],
+          approval: { before: ['apps'] },
+          notifications: { secret_ref: { name: 'hooks-manifest' } },
+        }),
+      },
+      groups: {
+        base: armadaChartGroupSpec.parse({ chart_group: ['db'] }),
+        apps: armadaChartGroupSpec.parse({ chart_group: ['shop'] }),
+      },
+      charts: { db: armadaChartSpec.parse(chart('db', {})), shop: armadaChartSpec.parse(chart('shop', {})) },
+    };
+    const workflowId = await startRun(client, taskQueue, manifestRun(docs));
+    const handle = client.workflow.getHandle(workflowId);
+    charts.runs.push({ workflowId });
+    const bodies = () => receiver.delivered(paths.manifest).map((r) => r.body as unknown as JsonNotification);
+    const gate = 'before group apps';
+    await eventually(
+      'the gate notified',
+      async () => (bodies().some((b) => b.gate === gate) ? true : undefined),
+      {
+        process: worker,
+      },
+    );
+    await handle.executeUpdate(approveUpdate, { args: [{ by: 'notifications test', gate }] });
+    expect(await handle.result()).toMatchObject({ state: 'deployed' });
+    await eventually('three events delivered', async () => (bodies().length >= 3 ? true : undefined));
+    const object = { kind: 'ArmadaManifest', namespace: objects, name: 'site' };
+    const { runId } = await handle.describe();
+    notifierOf(workflowId, runId);
+    expect(bodies()).toEqual([
+      expect.objectContaining({ event: 'started', object, reason: '2 groups' }),
+      expect.objectContaining({
+        event: 'waiting-approval',
+        object,
+        gate,
+        commands: {
+          approve: `armadactl approve amf/site -n ${objects} --gate '${gate}'`,
+          rollback: `armadactl rollback amf/site -n ${objects}`,
+        },
+      }),
+      expect.objectContaining({ event: 'completed', object, reason: 'deployed' }),
+    ]);
+    expect(bodies().every((b) => b.run.workflow_id === workflowId && b.run.run_id === runId)).toBe(true);
+  });
+
   it('never holds a deploy for a receiver down for good; the failure is logged without the URL', async () => {
     const closed = await freePort();
     const downUrl = `http://127.0.0.1:${closed}/down/${token()}`;
@@ -268,7 +325,7 @@ describe('notifications: run events POSTed in order to a webhook named by a Secr
 
   it('keeps every webhook URL out of the histories and the worker output', async () => {
     const secrets = urls.map((url) => new URL(url).pathname);
-    expect(secrets).toHaveLength(3);
+    expect(secrets).toHaveLength(4);
     const { leaks } = await charts.searchHistories(secrets);
     expect(leaks).toEqual([]);
     expect(placesHolding(secrets, { worker: worker.output() })).toEqual([]);
