@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { deployWindows } from './windows';
 import {
   commonStatus,
   countOrPercent,
@@ -445,6 +446,7 @@ export const armadaChartSpec = z
       .optional()
       .describe('Uninstall behaviour.'),
     canary: canary.optional(),
+    windows: deployWindows,
     drift: z
       .enum(['repair', 'report', 'ignore'])
       .default('repair')

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryStep, percentSteps } from './chart';
+import { deployWindows } from './windows';
 
 export const deployerSpec = z
   .strictObject({
@@ -28,6 +29,7 @@ export const deployerSpec = z
       .describe('The Deployment to roll out.'),
     steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
     service_account_name: serviceAccountName(),
+    windows: deployWindows,
   })
   .describe('A canary rollout of a plain Deployment.');
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, duration, quoted, serviceAccountName, targetState } from './common';
 import { orderedNames } from './names';
+import { deployWindows } from './windows';
 
 export const armadaManifestSpec = z
   .strictObject({
@@ -38,6 +39,7 @@ export const armadaManifestSpec = z
       })
       .optional()
       .describe('Approval gates between groups.'),
+    windows: deployWindows,
   })
   .superRefine((spec, ctx) => {
     spec.approval?.before.forEach((group, i) => {

@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { startRun, type RunRequest } from '../runs/requests';
+import { clusterFreeze, startedFrozen } from './freeze';
 import type { BridgeContext } from './reconcile';
 
 /**
@@ -15,7 +16,7 @@ export async function startObjectRun(
 ): Promise<void> {
   let started = true;
   try {
-    await startRun(ctx.client, ctx.taskQueue, run);
+    await startRun(ctx.client, ctx.taskQueue, startedFrozen(run, clusterFreeze(ctx.policies())));
   } catch (err) {
     if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     started = false;

@@ -13,6 +13,7 @@ import {
   type Workflow,
 } from '@temporalio/workflow';
 import type { CanarySpec } from '../api/chart';
+import type { DeployWindow } from '../api/windows';
 import { durationSeconds } from '../api/duration';
 import type { KindName } from '../api/kinds';
 import type { ServiceAccountRef } from '../kube/client';
@@ -26,6 +27,7 @@ import {
   type CanaryProgress,
   type CanaryStepRecord,
   type Carried,
+  type Hold,
 } from './messages';
 import {
   afterWait,
@@ -44,7 +46,8 @@ import {
 } from './plan/canary';
 import { stepGate } from './plan/gates';
 import { ArmadaPhase } from './search-attributes';
-import { report, reportPause, statusWriteFailures } from './status';
+import { report, reportHeld, reportPause, statusWriteFailures } from './status';
+import { heldMessage, passSafePoint } from './holds';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
@@ -74,6 +77,8 @@ export interface CanaryRun {
   resume?: CanaryResume;
   /** The ServiceAccount its scale, wait and delete calls act as; none: the worker itself. */
   actAs?: ServiceAccountRef;
+  /** When it may start a step (its chart's or Deployer's `windows`); a step under way holds its weight. */
+  windows?: DeployWindow[];
 }
 
 export interface CanaryOutcome {
@@ -133,6 +138,8 @@ export class Canary {
    * once, as the canary starts, for the reason above.
    */
   private readonly fewerTasksPerStep = patched('canary-local-scales-phase-on-change');
+  /** Runs started before the patch never hold for a freeze or a closed deploy window (workflows/holds.ts). */
+  private readonly holdsAtSafePoints = patched('windows-and-freeze');
   /** The phase this run last upserted: its search attribute's value. */
   private upsertedPhase?: CanaryProgress['phase'];
   readonly progress: CanaryProgress;
@@ -145,6 +152,7 @@ export class Canary {
     private readonly continueAs: (resume: CanaryResume) => Promise<never>,
   ) {
     const resume = input.resume;
+    control.holds.use(input.windows, this.holdsAtSafePoints);
     this.analysisFailures = resume?.analysisFailures ?? 0;
     this.progress = {
       kind: 'canary',
@@ -190,7 +198,8 @@ export class Canary {
     for (let i = resume?.step ?? 0; i < steps.length; i++) {
       // A resumed step is inside its hold, which waits out a pause itself.
       const resumed = i === resume?.step ? resume : undefined;
-      if (!resumed && !(await this.control.mayContinue())) return this.rollBack(this.stopReason());
+      if (!resumed && !(await passSafePoint(this.control, (hold) => this.showHold(hold))))
+        return this.rollBack(this.stopReason());
       promoting ||= this.control.promoteRequested !== null;
       // Promoting skips the remaining steps: the next one is the last, 100 %, without a hold.
       const end = await this.step(promoting ? steps.length - 1 : i, promoting, resumed);
@@ -390,6 +399,18 @@ export class Canary {
         if (failed) return { rollback: failed };
       }
     }
+  }
+
+  /**
+   * Shows a freeze or a closed window the canary holds for at its current weight (waiting on
+   * `window` until the opening, or on `freeze`), or that it goes on (null).
+   */
+  private async showHold(hold: Hold | null): Promise<void> {
+    const { title, resource } = this.input;
+    this.progress.waitingOn = hold?.on;
+    this.progress.nextStepAt = hold?.until;
+    await this.publish(`${title}: ${hold ? heldMessage(hold) : 'going on'}`);
+    if (resource) await reportHeld(resource.kind, resource.namespace, resource.name, hold);
   }
 
   /** Whether the run's history is long enough to continue as new (see historyFull). */

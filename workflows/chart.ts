@@ -11,7 +11,8 @@ import {
 import { RunControl, startOver } from './control';
 import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
-import { report, reportPause, statusWriteFailures } from './status';
+import { report, reportHeld, reportPause, statusWriteFailures } from './status';
+import { passSafePoint } from './holds';
 import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
@@ -28,6 +29,7 @@ import {
   type Carried,
   type ChartProgress,
   type GroupProgress,
+  type Hold,
 } from './messages';
 import {
   classifyRelease,
@@ -88,6 +90,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
       ? `a chart's gates are its canary's steps: approve act/${run.chart} while a step waits`
       : `ArmadaChart ${run.chart} has no canary, so no approval gates`,
   });
+  control.holds.use(run.spec.windows, hasPatch('windows-and-freeze'));
   control.onReplan = (replan) => canary.signal(replanSignal, replan);
   canary.control = control;
   const progress: ChartProgress = {
@@ -306,7 +309,10 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
         case 'upgrade': {
           // The chart run's safe point, before it writes the release: a pause holds here; a
           // rollback, a cancellation or a re-plan write nothing.
-          if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
+          const resource = chartObject(run);
+          const held = (hold: Hold | null) =>
+            reportHeld('ArmadaChart', resource.namespace, resource.name, hold);
+          if (!(await passSafePoint(control, held))) return outcome('skipped', current?.revision ?? null);
           if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
             await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${release}`), [
               { namespace, resources: spec.upgrade.pre.delete, actAs: ref.actAs },
@@ -402,6 +408,8 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         approvalTimeoutSeconds: seconds(canary.approval_timeout),
         onTimeout: canary.on_timeout,
         analysis: canary.analysis,
+        ...(spec.windows && { windows: spec.windows }),
+        ...(follower.control!.holds.frozen && { carried: { frozen: follower.control!.holds.frozen } }),
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
         actAs: ref.actAs,
       },

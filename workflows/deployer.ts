@@ -1,4 +1,5 @@
-import { CancellationScope, setHandler } from '@temporalio/workflow';
+import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
+import { passSafePoint } from './holds';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
 import type { DeployerRef } from '../activities/kube/deployer';
@@ -8,7 +9,7 @@ import { RunControl, startOver } from './control';
 import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
 import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName, runServiceAccount } from './plan/names';
-import { report } from './status';
+import { report, reportHeld } from './status';
 
 export interface DeployerRun {
   /** The Deployer custom resource. */
@@ -53,6 +54,7 @@ export interface DeployerOutcome {
  */
 export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcome> {
   const control = new RunControl(run.carried);
+  control.holds.use(run.spec.windows, patched('windows-and-freeze'));
   control.promoteRefusal = () =>
     'the Deployer is starting its rollout; promote once it steps (armadactl status dpl/NAME)';
   control.listen();
@@ -95,6 +97,9 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
   const stable = old[0];
   const firstDeploy = stable === undefined;
 
+  // A freeze or a closed window holds the rollout before it creates anything.
+  if (!run.resume && control.holds.enabled)
+    await passSafePoint(control, (hold) => reportHeld('Deployer', run.namespace, run.name, hold));
   if (!run.resume)
     await io.createDeployerDeployment.executeWithOptions(
       profile.quick(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
@@ -125,6 +130,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,
+      windows: run.spec.windows,
     },
     control,
     (resume) =>

@@ -22,6 +22,7 @@ import {
   progressQuery,
   type Carried,
   type GroupProgress,
+  type Hold,
   type Progress,
 } from './messages';
 import { manifestEnding } from './plan/ending';
@@ -30,8 +31,9 @@ import type { GroupPlan, ManifestPlan } from './plan/manifest';
 import { changesOf, type ReleaseChange } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
-import { report, reportOffPath, reportPause, statusWriteFailures } from './status';
-import { decidePatches } from './patches';
+import { report, reportHeld, reportOffPath, reportPause, statusWriteFailures } from './status';
+import { decidePatches, hasPatch } from './patches';
+import { passSafePoint } from './holds';
 
 export interface ManifestRun {
   plan: ManifestPlan;
@@ -62,6 +64,7 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
   const control = new RunControl(run.carried, {
     approvalHint: 'a canary waits at its own gates: approve act/NAME or dpl/NAME',
   });
+  control.holds.use(run.plan.windows, hasPatch('windows-and-freeze'));
   // Cancellation reaches the run through `control` (see RunControl), never mid-step.
   return CancellationScope.nonCancellable(() => new ManifestDeploy(run, control).execute());
 }
@@ -128,7 +131,7 @@ class ManifestDeploy {
     const groups = this.uninstall ? [...this.plan.groups].reverse() : this.plan.groups;
     const { resume } = this.run;
     for (const group of groups) {
-      if (!(await this.control.mayContinue())) return false;
+      if (!(await passSafePoint(this.control, (hold) => this.showHold(hold)))) return false;
       const finished = resume?.finished[group.name];
       if (finished) this.showFinished(group.name, finished);
       if (
@@ -258,6 +261,13 @@ class ManifestDeploy {
       for (const g of this.progress.groups)
         for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
     });
+  }
+
+  /** Shows a freeze or a closed window the run holds for (null: it goes on) in its details and status. */
+  private showHold(hold: Hold | null): Promise<void> {
+    this.progress.waitingOn = hold?.on;
+    this.showDetails();
+    return reportHeld('ArmadaManifest', this.plan.namespace, this.plan.manifest, hold);
   }
 
   /** What the progress query answers: the groups and charts, and the run's control state. */

@@ -15,6 +15,8 @@ const PATCHES = [
   'chart-done-signal-off-path',
   /** A manifest's and a group's status at a group's or chart's start, and a chart's final status in a group, are written off the path. */
   'status-off-path',
+  /** A run holds at its safe points for a cluster freeze (and outside its deploy windows): workflows/holds.ts. */
+  'windows-and-freeze',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

@@ -2,6 +2,7 @@ import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
+import type { DeployWindow } from '../../api/windows';
 import { prefixedRelease, releaseWorkflowId } from './names';
 
 /** One chart as a run deploys it: the CR name, the Helm release it drives, and its spec. */
@@ -28,6 +29,8 @@ export interface ManifestPlan {
   onFailure: 'stop' | 'rollback';
   targetState: ArmadaManifestSpec['target_state'];
   groups: GroupPlan[];
+  /** When the run may start a group (api/windows.ts); absent when the manifest sets none. */
+  windows?: DeployWindow[];
 }
 
 /** The documents a run is planned from: one manifest and the groups and charts it may name. */
@@ -150,6 +153,7 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
     onFailure: manifest.spec.on_failure,
     targetState: manifest.spec.target_state,
     groups,
+    ...(manifest.spec.windows && { windows: manifest.spec.windows }),
   };
 }
 

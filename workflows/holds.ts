@@ -1,0 +1,128 @@
+import { condition, defineSignal, setHandler } from '@temporalio/workflow';
+import type { DeployWindow } from '../api/windows';
+import type { RunControl } from './control';
+import type { Hold, Request } from './messages';
+import { isOpen, nextOpening } from './plan/windows';
+
+/**
+ * A cluster freeze (an ArmadaPolicy with `freeze`): `by` names the policies, `reason` says why.
+ * The bridge sends it to every running run, and starts new runs with it (their `frozen` input).
+ */
+export const freezeSignal = defineSignal<[Request?]>('freeze');
+/** The freeze is lifted: the run goes on from where it held. */
+export const unfreezeSignal = defineSignal<[Request?]>('unfreeze');
+
+/** How long a run whose windows never open waits before it looks again (their spec may be replanned). */
+const NEVER_OPENS_RECHECK_MS = 24 * 3600 * 1000;
+
+/**
+ * A run's deploy windows and the cluster freeze: what holds it at its safe points (before a new
+ * group, a canary step, a chart's helm write) besides a pause. The freeze is carried into the run
+ * a re-plan or a long hold continues as. A run started before the patch `windows-and-freeze`
+ * (`enabled` false) takes the signals but never holds: its history stays as recorded. With no
+ * windows and no freeze, `pass` returns at once without a command, so such runs keep their exact
+ * command sequence.
+ */
+export class Holds {
+  frozen: Request | null;
+  /** The hold the run is in now, for its progress. */
+  held: Hold | null = null;
+  private windows: readonly DeployWindow[] = [];
+  /** Whether the run holds at all (the patch windows-and-freeze); set by `use`. */
+  enabled = false;
+
+  /** `frozen`: the freeze the run starts under (carried from the run it continues, or from the bridge). */
+  constructor(frozen?: Request) {
+    this.frozen = frozen ?? null;
+  }
+
+  /** The run's deploy windows, and whether it holds at all (see the class). */
+  use(windows: readonly DeployWindow[] | undefined, enabled: boolean): void {
+    this.windows = windows ?? [];
+    this.enabled = enabled;
+  }
+
+  /** Registers the freeze handlers; `forward` passes each on (e.g. to a child run). */
+  listen(forward: (signal: typeof freezeSignal, req: Request | undefined) => void): void {
+    setHandler(freezeSignal, (req) => {
+      this.frozen = req ?? {};
+      forward(freezeSignal, req);
+    });
+    setHandler(unfreezeSignal, (req) => {
+      this.frozen = null;
+      forward(unfreezeSignal, req);
+    });
+  }
+
+  /**
+   * Waits while the cluster is frozen or the windows are closed, on a durable timer until the
+   * next opening (workflow time), or until `interrupted` (a stop, a pause: the caller decides).
+   * `show` is told each hold as it begins, and null once the run goes on after one.
+   */
+  async pass(interrupted: () => boolean, show: (hold: Hold | null) => Promise<void>): Promise<void> {
+    if (!this.enabled) return;
+    let shown: Hold | null = null;
+    const showing = async (hold: Hold) => {
+      if (shown?.on === hold.on && shown.reason === hold.reason && shown.until === hold.until) return;
+      shown = { ...hold, since: shown?.on === hold.on ? shown.since : hold.since };
+      this.held = shown;
+      await show(shown);
+    };
+    while (!interrupted()) {
+      const now = Date.now();
+      const since = new Date(now).toISOString();
+      if (this.frozen) {
+        await showing({ on: 'freeze', reason: freezeReason(this.frozen), since });
+        await condition(() => this.frozen === null || interrupted());
+        continue;
+      }
+      if (!this.windows.length || isOpen(this.windows, now)) break;
+      const opens = nextOpening(this.windows, now);
+      const until = opens === null ? undefined : new Date(opens).toISOString();
+      await showing({
+        on: 'window',
+        reason: until ? 'outside its deploy windows' : 'its deploy windows open at no time within a year',
+        since,
+        ...(until && { until }),
+      });
+      await condition(
+        () => this.frozen !== null || interrupted(),
+        opens === null ? NEVER_OPENS_RECHECK_MS : opens - now,
+        {
+          summary: until
+            ? `deploy window opens at ${until}`
+            : 'deploy windows never open; looking again in a day',
+        },
+      );
+    }
+    this.held = null;
+    if (shown) await show(null);
+  }
+}
+
+/**
+ * A run's safe point with its holds: waits out a pause (RunControl.mayContinue), then a freeze
+ * and closed windows, then a pause sent meanwhile. False when the run is stopping.
+ */
+export async function passSafePoint(
+  control: RunControl,
+  show: (hold: Hold | null) => Promise<void>,
+): Promise<boolean> {
+  for (;;) {
+    if (!(await control.mayContinue())) return false;
+    await control.holds.pass(() => control.stopping || control.paused !== null, show);
+    if (control.stopping) return false;
+    if (control.paused === null) return true;
+  }
+}
+
+/** `incident 42 (ArmadaPolicy incident)`: why the cluster is frozen, and by which policies. */
+function freezeReason(req: Request): string {
+  return [req.reason ?? 'frozen', ...(req.by ? [`(${req.by})`] : [])].join(' ');
+}
+
+/** A hold in a sentence, for status messages: `frozen: incident 42 (…)`, `outside its deploy windows until …`. */
+export function heldMessage(hold: Hold): string {
+  if (hold.on === 'freeze') return `frozen: ${hold.reason}`;
+  return hold.until ? `${hold.reason} until ${hold.until}` : hold.reason;
+}
