@@ -46,7 +46,7 @@ export const armadaPolicySpec = z
       })
       .optional()
       .describe(
-        'A cluster-wide deploy freeze, whatever namespaces says: every run holds at its next safe point (before a group, a canary step, a helm write) until no policy has a freeze.',
+        'A deploy freeze of the namespaces it names (namespaces: ["*"] freezes the cluster): their runs hold at their next safe point (before a group, a canary step, a helm write) until no policy freezes them.',
       ),
   })
   .describe('What objects of the namespaces it names may do beyond their own namespace.');

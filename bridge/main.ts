@@ -75,7 +75,7 @@ async function main(): Promise<void> {
         error: apiMessage(err),
       }),
   });
-  const freezes = new FreezeBroadcast(client, log);
+  const freezes = new FreezeBroadcast(client, config.ARMADA_NAMESPACES, log);
   const context: BridgeContext = {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,

@@ -1,6 +1,12 @@
-import { condition, defineSignal, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  defineSignal,
+  setHandler,
+  type ChildWorkflowHandle,
+  type Workflow,
+} from '@temporalio/workflow';
 import type { DeployWindow } from '../api/windows';
-import type { RunControl } from './control';
+import type { RunControl, SignalForwarder } from './control';
 import type { Hold, Request } from './messages';
 import { isOpen, nextOpening } from './plan/windows';
 
@@ -42,15 +48,15 @@ export class Holds {
     this.enabled = enabled;
   }
 
-  /** Registers the freeze handlers; `forward` passes each on (e.g. to a child run). */
-  listen(forward: (signal: typeof freezeSignal, req: Request | undefined) => void): void {
+  /** Registers the freeze handlers; `forward` passes each on to a child run (a run before the patch passes none). */
+  listen(forward: SignalForwarder): void {
     setHandler(freezeSignal, (req) => {
       this.frozen = req ?? {};
-      forward(freezeSignal, req);
+      if (this.enabled) forward(freezeSignal, req);
     });
     setHandler(unfreezeSignal, (req) => {
       this.frozen = null;
-      forward(unfreezeSignal, req);
+      if (this.enabled) forward(unfreezeSignal, req);
     });
   }
 
@@ -125,4 +131,29 @@ function freezeReason(req: Request): string {
 export function heldMessage(hold: Hold): string {
   if (hold.on === 'freeze') return `frozen: ${hold.reason}`;
   return hold.until ? `${hold.reason} until ${hold.until}` : hold.reason;
+}
+
+/**
+ * The child runs a run has going (a group's charts), which carry no namespace search attribute
+ * the bridge could find them by: a freeze and its lifting are passed on to them, as a manifest
+ * passes them to its group and a chart to its canary.
+ */
+export class ChildRuns {
+  private readonly running = new Set<ChildWorkflowHandle<Workflow>>();
+
+  /** A RunControl forwarder: passes a freeze or its lifting to every child running. */
+  readonly forward: SignalForwarder = (signal, req) => {
+    if (signal.name !== freezeSignal.name && signal.name !== unfreezeSignal.name) return;
+    for (const child of this.running) child.signal(signal, req).catch(() => undefined);
+  };
+
+  /** Follows `child` until its result is in. */
+  async follow<T>(child: ChildWorkflowHandle<Workflow>, result: Promise<T>): Promise<T> {
+    this.running.add(child);
+    try {
+      return await result;
+    } finally {
+      this.running.delete(child);
+    }
+  }
 }

@@ -1,5 +1,5 @@
 import { armadaPolicySpec } from '../../api/policy';
-import { clusterFreeze, startedFrozen } from '../../bridge/freeze';
+import { freezeOf, startedFrozen } from '../../bridge/freeze';
 import type { PolicyView } from '../../bridge/policy';
 import type { RunRequest } from '../../runs/requests';
 import { waitingOf } from '../../workflows/plan/progress-view';
@@ -18,17 +18,22 @@ const run = (workflowType: string, input: unknown): RunRequest => ({
   target: 'demo',
 });
 
-describe('clusterFreeze', () => {
-  it('is none while no policy has a freeze', () => {
-    expect(clusterFreeze([policy('grants', {})])).toBeUndefined();
+describe('freezeOf', () => {
+  it('is none while no policy freezes the namespace', () => {
+    expect(
+      freezeOf('team-a', [
+        policy('grants', {}),
+        policy('other', { namespaces: ['team-b'], freeze: { reason: 'b only' } }),
+      ]),
+    ).toBeUndefined();
   });
 
-  it('joins every freezing policy, by name, whatever namespaces they name', () => {
+  it('joins every policy freezing the namespace, by name; * freezes the cluster', () => {
     expect(
-      clusterFreeze([
+      freezeOf('team-a', [
         policy('release-freeze', { freeze: { reason: 'release 2.0 goes out' } }),
         policy('grants', {}),
-        policy('incident', { namespaces: ['other'], freeze: { reason: 'incident 42' } }),
+        policy('incident', { namespaces: ['*'], freeze: { reason: 'incident 42' } }),
         { name: 'broken' },
       ]),
     ).toEqual({ by: 'ArmadaPolicy incident, release-freeze', reason: 'incident 42; release 2.0 goes out' });
