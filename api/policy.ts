@@ -59,7 +59,7 @@ export const policyKind = {
   singular: 'armadapolicy',
   shortNames: ['apol'],
   description:
-    'Cluster-scoped, written by platform admins: which namespaces, sources, URLs, service accounts and adoptions the objects of some namespaces may use, and a cluster-wide deploy freeze. Grants add up; the allow-lists of every policy that applies are joined.',
+    'Cluster-scoped, written by platform admins: which namespaces, sources, URLs, service accounts and adoptions the objects of some namespaces may use, and a deploy freeze of them. Grants add up; the allow-lists of every policy that applies are joined.',
   scope: 'Cluster',
   spec: armadaPolicySpec,
   status: z.strictObject({}).describe('Unused.'),

@@ -48,16 +48,19 @@ export class Holds {
     this.enabled = enabled;
   }
 
-  /** Registers the freeze handlers; `forward` passes each on to a child run (a run before the patch passes none). */
+  /**
+   * Registers the freeze handlers; `forward` passes a change on to a child run (one that changes
+   * nothing, such as a bridge's first word to a run never frozen, is not passed on; a run before
+   * the patch passes none).
+   */
   listen(forward: SignalForwarder): void {
-    setHandler(freezeSignal, (req) => {
-      this.frozen = req ?? {};
-      if (this.enabled) forward(freezeSignal, req);
-    });
-    setHandler(unfreezeSignal, (req) => {
-      this.frozen = null;
-      if (this.enabled) forward(unfreezeSignal, req);
-    });
+    const take = (frozen: Request | null, signal: typeof freezeSignal, req: Request | undefined) => {
+      const changed = JSON.stringify(frozen) !== JSON.stringify(this.frozen);
+      this.frozen = frozen;
+      if (this.enabled && changed) forward(signal, req);
+    };
+    setHandler(freezeSignal, (req) => take(req ?? {}, freezeSignal, req));
+    setHandler(unfreezeSignal, (req) => take(null, unfreezeSignal, req));
   }
 
   /**

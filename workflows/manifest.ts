@@ -131,7 +131,7 @@ class ManifestDeploy {
     const groups = this.uninstall ? [...this.plan.groups].reverse() : this.plan.groups;
     const { resume } = this.run;
     for (const group of groups) {
-      if (!(await passSafePoint(this.control, (hold) => this.showHold(hold)))) return false;
+      if (!(await this.control.mayContinue())) return false;
       const finished = resume?.finished[group.name];
       if (finished) this.showFinished(group.name, finished);
       if (
@@ -146,6 +146,9 @@ class ManifestDeploy {
       }
       // A retry passes no gate the failed run passed: it started the group behind it.
       if (!finished && !(await this.passGate(group))) return false;
+      // After the gate: an approval given under a freeze or outside the windows waits too.
+      const held = (hold: Hold | null) => this.showHold(hold);
+      if (this.control.holds.enabled && !(await passSafePoint(this.control, held))) return false;
       if (!(await this.deployGroup(group))) return false;
     }
     return true;

@@ -1,0 +1,114 @@
+import { GROUP, VERSION } from '../../api/common';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
+import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import { applyObjects, applyPolicy, installCrds, kubectl, settingsChart } from '../helpers/kube';
+import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+
+const REASON = 'release 2.0 goes out';
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+describe('freeze: an ArmadaPolicy freeze holds a running manifest at its next group until lifted (bridge process, real worker, sandbox)', () => {
+  const crs = uniqueName('freeze');
+  const releases = uniqueName('freeze-rel');
+  // Cluster-scoped, so named after this file's namespace; it freezes that namespace alone.
+  const policy = `freeze-${crs}`;
+  const harness = sharedWorker();
+  let bridge: ProductProcess | undefined;
+
+  beforeAll(async () => {
+    await installCrds();
+    await kubectl('create', 'namespace', crs);
+    process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
+    bridge = startBridge(crs, { ARMADA_TASK_QUEUE: harness().taskQueue, ARMADA_RESYNC_SECONDS: '2' });
+  });
+  afterAll(async () => {
+    await bridge?.stop();
+    await kubectl('delete', 'armadapolicy', policy, '--ignore-not-found');
+    await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
+    await kubectl('delete', 'namespace', crs, '--wait=false');
+  });
+
+  const manifest = async () =>
+    JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json')) as {
+      status?: {
+        actual_state?: string;
+        satisfied?: boolean;
+        held?: { on: string; reason: string; since: string };
+        conditions?: Condition[];
+      };
+    };
+  const released = async (release: string) =>
+    (await helm('list', '-n', releases, '-o', 'json', '--filter', `^${release}$`)).includes(`"${release}"`);
+
+  it('holds before the next group (status, armadactl list), and the lifted run finishes', async () => {
+    await applyObjects(crs, [
+      settingsChart('first', releases, { a: '1' }),
+      settingsChart('second', releases, { b: '2' }),
+      {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'ArmadaChartGroup',
+        metadata: { name: 'one' },
+        spec: { chart_group: ['first'] },
+      },
+      {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'ArmadaChartGroup',
+        metadata: { name: 'two' },
+        spec: { chart_group: ['second'] },
+      },
+      {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'ArmadaManifest',
+        metadata: { name: 'demo' },
+        // The gate keeps the run between its groups while the freeze is set.
+        spec: { release_prefix: 'fz', chart_groups: ['one', 'two'], approval: { before: ['two'] } },
+      },
+    ]);
+    await eventually('the manifest waiting at its gate before group two', async () =>
+      (await manifest()).status?.actual_state === 'waitingapproval' ? true : undefined,
+    );
+    expect(await released('fz-first')).toBe(true);
+
+    await applyPolicy(policy, { namespaces: [crs], freeze: { reason: REASON } });
+    await eventually('the bridge telling the run of the freeze', async () =>
+      bridge!.output().includes('"message":"runs told of a freeze change"') ? true : undefined,
+    );
+    // Approved while frozen: the gate passes, the group does not start.
+    await kubectl('annotate', 'amf', 'demo', '-n', crs, 'armada.airshipit.org/action=approve');
+    const held = await eventually('the manifest held by the freeze', async () => {
+      const m = await manifest();
+      return m.status?.held?.on === 'freeze' ? m.status : undefined;
+    });
+    expect(held.held!.reason).toBe(`${REASON} (ArmadaPolicy ${policy})`);
+    expect(held.conditions!.find((c) => c.type === 'Held')).toMatchObject({
+      status: 'True',
+      reason: 'Frozen',
+      message: `frozen: ${REASON} (ArmadaPolicy ${policy})`,
+    });
+    const list = await armadactl('list', '-n', crs);
+    expect(list.code).toBe(0);
+    expect(list.printed).toMatch(
+      new RegExp(`amf/demo .*waiting on freeze: ${REASON} \\(ArmadaPolicy ${policy}\\)`),
+    );
+    expect(await released('fz-second')).toBe(false);
+
+    // Lifted: the policy stays, without its freeze.
+    await applyPolicy(policy, { namespaces: [crs] });
+    const done = await eventually('the manifest satisfied', async () => {
+      const m = await manifest();
+      return m.status?.satisfied ? m.status : undefined;
+    });
+    expect(done.held).toBeUndefined();
+    expect(done.conditions!.find((c) => c.type === 'Held')).toMatchObject({
+      status: 'False',
+      reason: 'NotHeld',
+    });
+    expect(await released('fz-second')).toBe(true);
+  });
+});
