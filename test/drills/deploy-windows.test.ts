@@ -8,18 +8,11 @@ import { isOpen, nextOpening } from '../../workflows/plan/windows';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import { eventTime, summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
-import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+import { eventually, startDebugWorker, type ProductProcess } from '../helpers/processes';
 
 /** Open 3 s of every 20 (at :00, :20, :40): a 4 s hold that starts inside one ends outside it. */
 const WINDOWS = [{ kind: 'allow' as const, schedule: '0/20 * * * * *', duration: '3s', time_zone: 'UTC' }];
 const HOLD_SECONDS = 4;
-
-/** The worker as production runs it, a process of its own so the drill can SIGKILL it. */
-async function startWorker(taskQueue: string): Promise<ProductProcess> {
-  const worker = startProcess('dist/worker/main.js', { ARMADA_TASK_QUEUE: taskQueue });
-  await worker.printed(WORKER_POLLING);
-  return worker;
-}
 
 describe('deploy windows: a canary holds at its weight across a closed window (worker SIGKILLed meanwhile)', () => {
   const namespace = uniqueName('windows');
@@ -56,7 +49,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
       (await apps.listNamespacedDeployment({ namespace })).items
         .map((d) => `${d.metadata!.name}=${d.spec!.replicas}`)
         .sort();
-    worker = await startWorker(taskQueue);
+    worker = await startDebugWorker(taskQueue);
     // First deploy, without windows: web-1 at full size.
     await client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(doc('1')))).result();
 
@@ -83,7 +76,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
     // During the hold: kill -9, then a fresh worker process.
     await worker.stop('SIGKILL');
     expect(Date.now()).toBeLessThan(opening); // the kill came before the window opened
-    worker = await startWorker(taskQueue);
+    worker = await startDebugWorker(taskQueue);
 
     const outcome = (await handle.result()) as DeployerOutcome;
     expect(outcome).toMatchObject({ result: 'promoted', version: '2', previous: '1' });
