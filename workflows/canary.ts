@@ -405,12 +405,14 @@ export class Canary {
    * Shows a freeze or a closed window the canary holds for at its current weight (waiting on
    * `window` until the opening, or on `freeze`), or that it goes on (null).
    */
-  private async showHold(hold: Hold | null): Promise<void> {
+  private async showHold(hold: Hold | null): Promise<number> {
     const { title, resource } = this.input;
     this.progress.waitingOn = hold?.on;
     this.progress.nextStepAt = hold?.until;
-    await this.publish(`${title}: ${hold ? heldMessage(hold) : 'going on'}`);
-    if (resource) await reportHeld(resource.kind, resource.namespace, resource.name, hold);
+    const published = await this.publish(`${title}: ${hold ? heldMessage(hold) : 'going on'}`);
+    return (
+      published + (resource ? await reportHeld(resource.kind, resource.namespace, resource.name, hold) : 0)
+    );
   }
 
   /** Whether the run's history is long enough to continue as new (see historyFull). */

@@ -8,6 +8,7 @@ import {
 import type { DeployWindow } from '../api/windows';
 import type { RunControl, SignalForwarder } from './control';
 import type { Hold, Request } from './messages';
+import { holdTimerMs } from './plan/canary';
 import { isOpen, nextOpening } from './plan/windows';
 
 /**
@@ -66,16 +67,19 @@ export class Holds {
   /**
    * Waits while the cluster is frozen or the windows are closed, on a durable timer until the
    * next opening (workflow time), or until `interrupted` (a stop, a pause: the caller decides).
-   * `show` is told each hold as it begins, and null once the run goes on after one.
+   * `show` is told each hold as it begins, and null once the run goes on after one; it resolves
+   * to the milliseconds its status writes took, which the timer is shortened by (they hold the
+   * timer's start back, as a canary's hold's: see holdTimerMs), so the run goes on at the opening.
    */
-  async pass(interrupted: () => boolean, show: (hold: Hold | null) => Promise<void>): Promise<void> {
+  async pass(interrupted: () => boolean, show: (hold: Hold | null) => Promise<number>): Promise<void> {
     if (!this.enabled) return;
     let shown: Hold | null = null;
-    const showing = async (hold: Hold) => {
-      if (shown?.on === hold.on && shown.reason === hold.reason && shown.until === hold.until) return;
+    /** Shows a hold unless it is shown already; the milliseconds that took. */
+    const showing = async (hold: Hold): Promise<number> => {
+      if (shown?.on === hold.on && shown.reason === hold.reason && shown.until === hold.until) return 0;
       shown = { ...hold, since: shown?.on === hold.on ? shown.since : hold.since };
       this.held = shown;
-      await show(shown);
+      return show(shown);
     };
     while (!interrupted()) {
       const now = Date.now();
@@ -88,7 +92,7 @@ export class Holds {
       if (!this.windows.length || isOpen(this.windows, now)) break;
       const opens = nextOpening(this.windows, now);
       const until = opens === null ? undefined : new Date(opens).toISOString();
-      await showing({
+      const wroteMs = await showing({
         on: 'window',
         reason: until ? 'outside its deploy windows' : 'its deploy windows open at no time within a year',
         since,
@@ -96,7 +100,7 @@ export class Holds {
       });
       await condition(
         () => this.frozen !== null || interrupted(),
-        opens === null ? NEVER_OPENS_RECHECK_MS : opens - now,
+        opens === null ? NEVER_OPENS_RECHECK_MS : holdTimerMs(opens - now, wroteMs),
         {
           summary: until
             ? `deploy window opens at ${until}`
@@ -115,7 +119,7 @@ export class Holds {
  */
 export async function passSafePoint(
   control: RunControl,
-  show: (hold: Hold | null) => Promise<void>,
+  show: (hold: Hold | null) => Promise<number>,
 ): Promise<boolean> {
   for (;;) {
     if (!(await control.mayContinue())) return false;

@@ -267,7 +267,7 @@ class ManifestDeploy {
   }
 
   /** Shows a freeze or a closed window the run holds for (null: it goes on) in its details and status. */
-  private showHold(hold: Hold | null): Promise<void> {
+  private showHold(hold: Hold | null): Promise<number> {
     this.progress.waitingOn = hold?.on;
     this.showDetails();
     return reportHeld('ArmadaManifest', this.plan.namespace, this.plan.manifest, hold);

@@ -125,17 +125,18 @@ export async function reportPause(
 
 /**
  * Shows a hold in the CR: `status.held {on, reason, since, until}` and the condition `Held`
- * (reason Frozen or OutsideWindow); null clears them when the run goes on.
+ * (reason Frozen or OutsideWindow); null clears them when the run goes on. Resolves to the
+ * milliseconds the write took (see report).
  */
 export async function reportHeld(
   kind: KindName,
   namespace: string,
   name: string,
   held: Hold | null,
-): Promise<void> {
+): Promise<number> {
   const reason = held ? (held.on === 'freeze' ? 'Frozen' : 'OutsideWindow') : 'NotHeld';
   const message = held ? heldMessage(held) : 'going on';
-  await write(reason, {
+  return write(reason, {
     kind,
     namespace,
     name,
