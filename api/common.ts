@@ -205,7 +205,7 @@ export const commonStatus = {
     .describe('Set while the run is paused (condition Paused); cleared on resume.'),
   held: z
     .strictObject({
-      on: z
+      for: z
         .enum(['freeze', 'window'])
         .describe('freeze: an ArmadaPolicy freezes the cluster; window: outside its deploy windows.'),
       reason: z.string().describe('Why, with the freeze reason or the opening time.'),

@@ -407,7 +407,7 @@ export class Canary {
    */
   private async showHold(hold: Hold | null): Promise<number> {
     const { title, resource } = this.input;
-    this.progress.waitingOn = hold?.on;
+    this.progress.waitingOn = hold?.for;
     this.progress.nextStepAt = hold?.until;
     const published = await this.publish(`${title}: ${hold ? heldMessage(hold) : 'going on'}`);
     return (

@@ -76,8 +76,8 @@ export class Holds {
     let shown: Hold | null = null;
     /** Shows a hold unless it is shown already; the milliseconds that took. */
     const showing = async (hold: Hold): Promise<number> => {
-      if (shown?.on === hold.on && shown.reason === hold.reason && shown.until === hold.until) return 0;
-      shown = { ...hold, since: shown?.on === hold.on ? shown.since : hold.since };
+      if (shown?.for === hold.for && shown.reason === hold.reason && shown.until === hold.until) return 0;
+      shown = { ...hold, since: shown?.for === hold.for ? shown.since : hold.since };
       this.held = shown;
       return show(shown);
     };
@@ -85,7 +85,7 @@ export class Holds {
       const now = Date.now();
       const since = new Date(now).toISOString();
       if (this.frozen) {
-        await showing({ on: 'freeze', reason: freezeReason(this.frozen), since });
+        await showing({ for: 'freeze', reason: freezeReason(this.frozen), since });
         await condition(() => this.frozen === null || interrupted());
         continue;
       }
@@ -93,7 +93,7 @@ export class Holds {
       const opens = nextOpening(this.windows, now);
       const until = opens === null ? undefined : new Date(opens).toISOString();
       const wroteMs = await showing({
-        on: 'window',
+        for: 'window',
         reason: until ? 'outside its deploy windows' : 'its deploy windows open at no time within a year',
         since,
         ...(until && { until }),
@@ -136,7 +136,7 @@ function freezeReason(req: Request): string {
 
 /** A hold in a sentence, for status messages: `frozen: incident 42 (…)`, `outside its deploy windows until …`. */
 export function heldMessage(hold: Hold): string {
-  if (hold.on === 'freeze') return `frozen: ${hold.reason}`;
+  if (hold.for === 'freeze') return `frozen: ${hold.reason}`;
   return hold.until ? `${hold.reason} until ${hold.until}` : hold.reason;
 }
 

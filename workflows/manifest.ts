@@ -268,7 +268,7 @@ class ManifestDeploy {
 
   /** Shows a freeze or a closed window the run holds for (null: it goes on) in its details and status. */
   private showHold(hold: Hold | null): Promise<number> {
-    this.progress.waitingOn = hold?.on;
+    this.progress.waitingOn = hold?.for;
     this.showDetails();
     return reportHeld('ArmadaManifest', this.plan.namespace, this.plan.manifest, hold);
   }

@@ -107,7 +107,8 @@ export interface GroupProgress {
  * Held) and by the progress query.
  */
 export interface Hold {
-  on: 'freeze' | 'window';
+  /** Not `on`: YAML 1.1 reads a key `on` as true, which broke the generated CRDs. */
+  for: 'freeze' | 'window';
   reason: string;
   since: string;
   until?: string;

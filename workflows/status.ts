@@ -124,7 +124,7 @@ export async function reportPause(
 }
 
 /**
- * Shows a hold in the CR: `status.held {on, reason, since, until}` and the condition `Held`
+ * Shows a hold in the CR: `status.held {for, reason, since, until}` and the condition `Held`
  * (reason Frozen or OutsideWindow); null clears them when the run goes on. Resolves to the
  * milliseconds the write took (see report).
  */
@@ -134,7 +134,7 @@ export async function reportHeld(
   name: string,
   held: Hold | null,
 ): Promise<number> {
-  const reason = held ? (held.on === 'freeze' ? 'Frozen' : 'OutsideWindow') : 'NotHeld';
+  const reason = held ? (held.for === 'freeze' ? 'Frozen' : 'OutsideWindow') : 'NotHeld';
   const message = held ? heldMessage(held) : 'going on';
   return write(reason, {
     kind,

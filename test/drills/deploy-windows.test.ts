@@ -67,7 +67,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
     const step1 = held.history[0];
     const opening = nextOpening(WINDOWS, Date.parse(step1.endedAt!))!;
     expect(held.nextStepAt).toBe(new Date(opening).toISOString());
-    expect(held.held).toMatchObject({ on: 'window', until: held.nextStepAt });
+    expect(held.held).toMatchObject({ for: 'window', until: held.nextStepAt });
     // The step ended once the window had closed: its hold outlasts the window.
     expect(isOpen(WINDOWS, Date.parse(step1.endedAt!))).toBe(false);
     // Held at its current weight: 1 of 4 replicas new.

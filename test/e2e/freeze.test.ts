@@ -39,7 +39,7 @@ describe('freeze: an ArmadaPolicy freeze holds a running manifest at its next gr
       status?: {
         actual_state?: string;
         satisfied?: boolean;
-        held?: { on: string; reason: string; since: string };
+        held?: { for: string; reason: string; since: string };
         conditions?: Condition[];
       };
     };
@@ -83,7 +83,7 @@ describe('freeze: an ArmadaPolicy freeze holds a running manifest at its next gr
     await kubectl('annotate', 'amf', 'demo', '-n', crs, 'armada.airshipit.org/action=approve');
     const held = await eventually('the manifest held by the freeze', async () => {
       const m = await manifest();
-      return m.status?.held?.on === 'freeze' ? m.status : undefined;
+      return m.status?.held?.for === 'freeze' ? m.status : undefined;
     });
     expect(held.held!.reason).toBe(`${REASON} (ArmadaPolicy ${policy})`);
     expect(held.conditions!.find((c) => c.type === 'Held')).toMatchObject({

@@ -63,7 +63,7 @@ describe('startedFrozen', () => {
 describe('waitingOf a held run', () => {
   const since = '2026-03-02T12:00:00.000Z';
   it('says why a manifest holds for a freeze', () => {
-    const held = { on: 'freeze' as const, reason: 'incident 42 (ArmadaPolicy incident)', since };
+    const held = { for: 'freeze' as const, reason: 'incident 42 (ArmadaPolicy incident)', since };
     expect(waitingOf({ phase: 'Running', waitingOn: 'freeze', held, groups: [] })).toBe(
       'waiting on freeze: incident 42 (ArmadaPolicy incident)',
     );
@@ -71,7 +71,7 @@ describe('waitingOf a held run', () => {
 
   it('says until when a canary holds at its weight for a closed window', () => {
     const held = {
-      on: 'window' as const,
+      for: 'window' as const,
       reason: 'outside its deploy windows',
       since,
       until: '2026-03-02T12:00:30.000Z',

@@ -69,8 +69,8 @@ function waitFacts(p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused'
 
 /** `waiting on freeze: incident 42 (ArmadaPolicy incident)`, `waiting on window until 2026-… UTC`. */
 function heldFact(held: Hold): string {
-  if (held.on === 'window' && held.until) return `waiting on window until ${stamp(held.until)}`;
-  return `waiting on ${held.on}: ${held.reason}`;
+  if (held.for === 'window' && held.until) return `waiting on window until ${stamp(held.until)}`;
+  return `waiting on ${held.for}: ${held.reason}`;
 }
 
 /**
