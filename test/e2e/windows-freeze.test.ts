@@ -1,6 +1,8 @@
 import { GROUP, VERSION } from '../../api/common';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
-import { helm, sharedWorker, uniqueName } from '../helpers/env';
+import type { DeployWindow } from '../../api/windows';
+import { nextOpening } from '../../workflows/plan/windows';
+import { helm, helmHistory, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, applyPolicy, installCrds, kubectl, settingsChart } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
@@ -13,7 +15,7 @@ interface Condition {
   message: string;
 }
 
-describe('freeze: an ArmadaPolicy freeze holds a running manifest at its next group until lifted (bridge process, real worker, sandbox)', () => {
+describe('deploy windows and freeze through the bridge (bridge process, real worker, sandbox)', () => {
   const crs = uniqueName('freeze');
   const releases = uniqueName('freeze-rel');
   // Cluster-scoped, so named after this file's namespace; it freezes that namespace alone.
@@ -110,5 +112,45 @@ describe('freeze: an ArmadaPolicy freeze holds a running manifest at its next gr
       reason: 'NotHeld',
     });
     expect(await released('fz-second')).toBe(true);
+  });
+
+  it('a chart outside its windows holds before its helm install, says until when, and installs at the opening', async () => {
+    // One window an hour, opening 15 s from now (the run starts well before it): 30 s long.
+    const at = new Date(Date.now() + 15_000);
+    const windows: DeployWindow[] = [
+      {
+        kind: 'allow',
+        schedule: `${at.getUTCSeconds()} ${at.getUTCMinutes()} * * * *`,
+        duration: '30s',
+        time_zone: 'UTC',
+      },
+    ];
+    const opening = nextOpening(windows, Date.now())!;
+    await applyObjects(crs, [settingsChart('later', releases, { c: '3' }, { windows })]);
+    const chart = async () =>
+      JSON.parse(await kubectl('get', 'act', 'later', '-n', crs, '-o', 'json')) as {
+        status?: { satisfied?: boolean; held?: { for: string; until?: string }; conditions?: Condition[] };
+      };
+    const held = await eventually('the chart held outside its window', async () => {
+      const c = await chart();
+      return c.status?.held?.for === 'window' ? c.status : undefined;
+    });
+    expect(held.held!.until).toBe(new Date(opening).toISOString());
+    expect(held.conditions!.find((c) => c.type === 'Held')).toMatchObject({
+      status: 'True',
+      reason: 'OutsideWindow',
+      message: `outside its deploy windows until ${new Date(opening).toISOString()}`,
+    });
+    expect(await released('later')).toBe(false);
+
+    const done = await eventually('the chart deployed once the window opened', async () => {
+      const c = await chart();
+      return c.status?.satisfied ? c.status : undefined;
+    });
+    expect(done.held).toBeUndefined();
+    const [first] = await helmHistory('later', releases);
+    // Helm's timestamps carry nanoseconds; milliseconds are enough here.
+    const installedAt = Date.parse(first.updated!.replace(/(\.\d{3})\d+/, '$1'));
+    expect(installedAt).toBeGreaterThanOrEqual(opening);
   });
 });
