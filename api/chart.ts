@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { notifications } from './notifications';
+import { deployWindows } from './windows';
 import {
   commonStatus,
   countOrPercent,
@@ -449,6 +450,7 @@ export const armadaChartSpec = z
       .describe('Uninstall behaviour.'),
     canary: canary.optional(),
     notifications: notifications.optional(),
+    windows: deployWindows,
     drift: z
       .enum(['repair', 'report', 'ignore'])
       .default('repair')

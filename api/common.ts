@@ -203,6 +203,19 @@ export const commonStatus = {
     })
     .optional()
     .describe('Set while the run is paused (condition Paused); cleared on resume.'),
+  held: z
+    .strictObject({
+      for: z
+        .enum(['freeze', 'window'])
+        .describe('freeze: an ArmadaPolicy freezes the cluster; window: outside its deploy windows.'),
+      reason: z.string().describe('Why, with the freeze reason or the opening time.'),
+      since: z.string().describe('When the run began to hold (RFC 3339).'),
+      until: z.string().optional().describe('When the next deploy window opens (RFC 3339).'),
+    })
+    .optional()
+    .describe(
+      'Set while the run holds at a safe point for a freeze or a closed deploy window (condition Held); cleared when it goes on.',
+    ),
   workflow: z
     .strictObject({
       id: z.string().describe('Temporal workflow ID.'),

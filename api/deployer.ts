@@ -3,6 +3,7 @@ import { commonStatus, dns1123Label, labels, serviceAccountName } from './common
 import { canaryStep, percentSteps } from './chart';
 import { traffic } from './traffic';
 import { notifications } from './notifications';
+import { deployWindows } from './windows';
 
 export const deployerSpec = z
   .strictObject({
@@ -32,6 +33,7 @@ export const deployerSpec = z
     traffic: traffic.optional(),
     service_account_name: serviceAccountName(),
     notifications: notifications.optional(),
+    windows: deployWindows,
   })
   .describe('A canary rollout of a plain Deployment.');
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { commonStatus, dns1123Label, duration, quoted, serviceAccountName, targetState } from './common';
 import { orderedNames } from './names';
 import { notifications } from './notifications';
+import { deployWindows } from './windows';
 
 export const armadaManifestSpec = z
   .strictObject({
@@ -40,6 +41,7 @@ export const armadaManifestSpec = z
       .optional()
       .describe('Approval gates between groups.'),
     notifications: notifications.optional(),
+    windows: deployWindows,
   })
   .superRefine((spec, ctx) => {
     spec.approval?.before.forEach((group, i) => {

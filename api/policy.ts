@@ -40,6 +40,14 @@ export const armadaPolicySpec = z
       .boolean()
       .optional()
       .describe('Their charts may take over, with adopt: true, a release armada-temporal did not create.'),
+    freeze: z
+      .strictObject({
+        reason: z.string().min(1).max(512).describe('Why, shown in every held run and its status.'),
+      })
+      .optional()
+      .describe(
+        'A deploy freeze of the namespaces it names (namespaces: ["*"] freezes the cluster): their runs hold at their next safe point (before a group, a canary step, a helm write) until no policy freezes them.',
+      ),
   })
   .describe('What objects of the namespaces it names may do beyond their own namespace.');
 
@@ -51,7 +59,7 @@ export const policyKind = {
   singular: 'armadapolicy',
   shortNames: ['apol'],
   description:
-    'Cluster-scoped, written by platform admins: which namespaces, sources, URLs, service accounts and adoptions the objects of some namespaces may use. Grants add up; the allow-lists of every policy that applies are joined.',
+    'Cluster-scoped, written by platform admins: which namespaces, sources, URLs, service accounts and adoptions the objects of some namespaces may use, and a deploy freeze of them. Grants add up; the allow-lists of every policy that applies are joined.',
   scope: 'Cluster',
   spec: armadaPolicySpec,
   status: z.strictObject({}).describe('Unused.'),
@@ -67,6 +75,12 @@ export const policyKind = {
       type: 'string',
       jsonPath: '.spec.target_namespaces',
       description: 'Namespaces they may deploy into.',
+    },
+    {
+      name: 'Freeze',
+      type: 'string',
+      jsonPath: '.spec.freeze.reason',
+      description: 'Why the cluster is frozen, when this policy freezes it.',
     },
     {
       name: 'Age',

@@ -12,6 +12,7 @@ import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
 import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
+import { FreezeBroadcast } from './freeze';
 import { policyViewOf, type PolicyView } from './policy';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
         error: apiMessage(err),
       }),
   });
+  const freezes = new FreezeBroadcast(client, config.ARMADA_NAMESPACES, log);
   const context: BridgeContext = {
     client,
     taskQueue: config.ARMADA_TASK_QUEUE,
@@ -144,7 +146,9 @@ async function main(): Promise<void> {
       resyncSeconds: config.ARMADA_RESYNC_SECONDS,
       view: policyViewOf,
       onChange: (_policy, change) => {
-        if (!listed || change === 'resync') return;
+        if (!listed) return;
+        freezes.policiesChanged(policyWatch!.list());
+        if (change === 'resync') return;
         for (const kind of kindNames) for (const view of watches[kind].list()) queue.add(view.key);
       },
       log,
@@ -169,6 +173,7 @@ async function main(): Promise<void> {
     stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
     await Promise.all([...Object.values(watches), policyWatch, ...driftWatches].map((w) => w.start()));
     listed = true;
+    freezes.policiesChanged(policyWatch.list());
     for (const kind of kindNames)
       for (const view of watches[kind].list()) {
         // What a bridge before this one ran on its own is unknown: any of them may have.

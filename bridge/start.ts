@@ -1,5 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { startRun, type RunRequest } from '../runs/requests';
+import { freezeOf, startedFrozen } from './freeze';
+import { parseKey } from './view';
 import type { BridgeContext } from './reconcile';
 
 /**
@@ -15,7 +17,11 @@ export async function startObjectRun(
 ): Promise<void> {
   let started = true;
   try {
-    await startRun(ctx.client, ctx.taskQueue, run);
+    await startRun(
+      ctx.client,
+      ctx.taskQueue,
+      startedFrozen(run, freezeOf(parseKey(key).namespace, ctx.policies())),
+    );
   } catch (err) {
     if (!(err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     started = false;

@@ -13,6 +13,7 @@ import {
   type Workflow,
 } from '@temporalio/workflow';
 import type { CanarySpec } from '../api/chart';
+import type { DeployWindow } from '../api/windows';
 import { durationSeconds } from '../api/duration';
 import type { KindName } from '../api/kinds';
 import type { ServiceAccountRef } from '../kube/client';
@@ -26,6 +27,7 @@ import {
   type CanaryProgress,
   type CanaryStepRecord,
   type Carried,
+  type Hold,
 } from './messages';
 import {
   afterWait,
@@ -45,10 +47,11 @@ import {
 import { stepGate } from './plan/gates';
 import type { RouteWeights } from './plan/traffic';
 import { ArmadaPhase } from './search-attributes';
-import { report, reportPause, statusWriteFailures } from './status';
+import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { routeTraffic } from './traffic';
 import { noNotifications, ParentForwarder, type EventSink } from './notify';
 import type { RunEventFacts } from './plan/notifications';
+import { heldMessage, passSafePoint } from './holds';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
@@ -82,6 +85,8 @@ export interface CanaryRun {
   traffic?: RouteWeights;
   /** Hand step, approval and rollback events to the parent chart run, which has `notifications`. */
   notifyParent?: boolean;
+  /** When it may start a step (its chart's or Deployer's `windows`); a step under way holds its weight. */
+  windows?: DeployWindow[];
 }
 
 export interface CanaryOutcome {
@@ -149,6 +154,8 @@ export class Canary {
    * once, as the canary starts, for the reason above.
    */
   private readonly fewerTasksPerStep = patched('canary-local-scales-phase-on-change');
+  /** Runs started before the patch never hold for a freeze or a closed deploy window (workflows/holds.ts). */
+  private readonly holdsAtSafePoints = patched('windows-and-freeze');
   /** The phase this run last upserted: its search attribute's value. */
   private upsertedPhase?: CanaryProgress['phase'];
   readonly progress: CanaryProgress;
@@ -162,6 +169,7 @@ export class Canary {
     private readonly events: EventSink = noNotifications,
   ) {
     const resume = input.resume;
+    control.holds.use(input.windows, this.holdsAtSafePoints);
     this.analysisFailures = resume?.analysisFailures ?? 0;
     this.progress = {
       kind: 'canary',
@@ -207,7 +215,8 @@ export class Canary {
     for (let i = resume?.step ?? 0; i < steps.length; i++) {
       // A resumed step is inside its hold, which waits out a pause itself.
       const resumed = i === resume?.step ? resume : undefined;
-      if (!resumed && !(await this.control.mayContinue())) return this.rollBack(this.stopReason());
+      if (!resumed && !(await passSafePoint(this.control, (hold) => this.showHold(hold))))
+        return this.rollBack(this.stopReason());
       promoting ||= this.control.promoteRequested !== null;
       // Promoting skips the remaining steps: the next one is the last, 100 %, without a hold.
       const end = await this.step(promoting ? steps.length - 1 : i, promoting, resumed);
@@ -414,6 +423,20 @@ export class Canary {
         if (failed) return { rollback: failed };
       }
     }
+  }
+
+  /**
+   * Shows a freeze or a closed window the canary holds for at its current weight (waiting on
+   * `window` until the opening, or on `freeze`), or that it goes on (null).
+   */
+  private async showHold(hold: Hold | null): Promise<number> {
+    const { title, resource } = this.input;
+    this.progress.waitingOn = hold?.for;
+    this.progress.nextStepAt = hold?.until;
+    const published = await this.publish(`${title}: ${hold ? heldMessage(hold) : 'going on'}`);
+    return (
+      published + (resource ? await reportHeld(resource.kind, resource.namespace, resource.name, hold) : 0)
+    );
   }
 
   /** Whether the run's history is long enough to continue as new (see historyFull). */

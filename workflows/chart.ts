@@ -11,9 +11,10 @@ import {
 import { RunControl, startOver } from './control';
 import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
-import { report, reportPause, statusWriteFailures } from './status';
+import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { notificationSignal, RunNotifier } from './notify';
 import { endingEvent, notifyTarget } from './plan/notifications';
+import { passSafePoint } from './holds';
 import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
@@ -32,6 +33,7 @@ import {
   type Carried,
   type ChartProgress,
   type GroupProgress,
+  type Hold,
 } from './messages';
 import {
   classifyRelease,
@@ -92,6 +94,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
       ? `a chart's gates are its canary's steps: approve act/${run.chart} while a step waits`
       : `ArmadaChart ${run.chart} has no canary, so no approval gates`,
   });
+  control.holds.use(run.spec.windows, hasPatch('windows-and-freeze'));
   control.onReplan = (replan) => canary.signal(replanSignal, replan);
   canary.control = control;
   const progress: ChartProgress = {
@@ -325,7 +328,10 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
         case 'upgrade': {
           // The chart run's safe point, before it writes the release: a pause holds here; a
           // rollback, a cancellation or a re-plan write nothing.
-          if (!(await control.mayContinue())) return outcome('skipped', current?.revision ?? null);
+          const resource = chartObject(run);
+          const held = (hold: Hold | null) =>
+            reportHeld('ArmadaChart', resource.namespace, resource.name, hold);
+          if (!(await passSafePoint(control, held))) return outcome('skipped', current?.revision ?? null);
           if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
             await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${release}`), [
               { namespace, resources: spec.upgrade.pre.delete, actAs: ref.actAs },
@@ -425,6 +431,8 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         onTimeout: canary.on_timeout,
         analysis: canary.analysis,
         traffic: routeWeights(canary.traffic, release),
+        ...(spec.windows && { windows: spec.windows }),
+        ...(follower.control!.holds.frozen && { carried: { frozen: follower.control!.holds.frozen } }),
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
         actAs: ref.actAs,
         ...(spec.notifications && { notifyParent: true }),

@@ -27,6 +27,7 @@ import {
   type Replan,
   type Request,
 } from './messages';
+import { Holds } from './holds';
 
 /** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
@@ -80,6 +81,8 @@ export class RunControl {
   approvalHint: string;
   /** Told of each re-plan after it is recorded, e.g. to pass it on to a canary child. */
   onReplan: (replan: Replan) => void = () => {};
+  /** The cluster freeze and the run's deploy windows (the workflow sets them: `holds.use`). */
+  readonly holds: Holds;
 
   /**
    * `carried`: what the run this one continued from handed on. Set the hints (and a canary's
@@ -91,6 +94,7 @@ export class RunControl {
     this.paused = carried.paused ?? null;
     this.approved = carried.approved ?? null;
     this.approvals = [...(carried.approvals ?? [])];
+    this.holds = new Holds(carried.frozen);
   }
 
   /** Registers the handlers and the cancellation listener; call at the top of the workflow. */
@@ -124,6 +128,7 @@ export class RunControl {
     setHandler(promoteSignal, (req = {}) => {
       if (!this.refusedSignal('promote', req, this.promoteRefusal())) this.promote(req);
     });
+    this.holds.listen(forward);
     setHandler(replanSignal, (replan) => {
       this.replan = replan;
       announceReplan(replan);
@@ -201,6 +206,7 @@ export class RunControl {
       ...(this.paused && { paused: this.paused }),
       ...(this.approved && { approved: this.approved }),
       ...(this.approvals.length && { approvals: this.approvals }),
+      ...(this.holds.frozen && { frozen: this.holds.frozen }),
     };
   }
 
@@ -208,6 +214,7 @@ export class RunControl {
   progress(): ControlProgress {
     return {
       ...(this.paused && { paused: this.paused }),
+      ...(this.holds.held && { held: this.holds.held }),
       ...(this.gate && { gate: this.gate }),
       ...(this.approvals.length && { approvals: this.approvals }),
       ...(this.refused.length && { refused: this.refused }),

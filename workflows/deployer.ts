@@ -1,4 +1,5 @@
-import { CancellationScope, ContinueAsNew, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporalio/workflow';
+import { passSafePoint } from './holds';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
 import type { DeployerRef } from '../activities/kube/deployer';
@@ -9,7 +10,7 @@ import { canaryProgressQuery, rootMessage, type CanaryStepRecord, type Carried }
 import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName, runServiceAccount } from './plan/names';
 import { routeWeights } from './plan/traffic';
-import { report } from './status';
+import { report, reportHeld } from './status';
 import { routeTraffic } from './traffic';
 import { RunNotifier } from './notify';
 import { notifyTarget } from './plan/notifications';
@@ -57,6 +58,7 @@ export interface DeployerOutcome {
  */
 export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcome> {
   const control = new RunControl(run.carried);
+  control.holds.use(run.spec.windows, patched('windows-and-freeze'));
   control.promoteRefusal = () =>
     'the Deployer is starting its rollout; promote once it steps (armadactl status dpl/NAME)';
   control.listen();
@@ -116,6 +118,9 @@ async function rollOut(
   const firstDeploy = stable === undefined;
   const traffic = routeWeights(run.spec.traffic, deployment.name);
 
+  // A freeze or a closed window holds the rollout before it creates anything.
+  if (!run.resume && control.holds.enabled)
+    await passSafePoint(control, (hold) => reportHeld('Deployer', run.namespace, run.name, hold));
   if (!run.resume)
     await io.createDeployerDeployment.executeWithOptions(
       profile.quick(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
@@ -148,6 +153,7 @@ async function rollOut(
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,
+      windows: run.spec.windows,
     },
     control,
     (resume) =>

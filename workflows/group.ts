@@ -25,7 +25,9 @@ import {
   type Carried,
   type ChartProgress,
   type GroupProgress,
+  type Request,
 } from './messages';
+import { ChildRuns } from './holds';
 import type { ChartPlan, GroupPlan } from './plan/manifest';
 
 export interface GroupRun {
@@ -72,9 +74,13 @@ export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
     approvalHint: workflowInfo().parent
       ? 'the gates of a manifest are approved on the manifest'
       : 'a group has no approval gates; a canary waits at its own: approve act/NAME',
-  }).listen();
+  });
+  // The group holds nowhere itself (its charts do): it passes a freeze on to them.
+  control.holds.use(undefined, hasPatch('windows-and-freeze'));
+  const charts = new ChildRuns();
+  control.listen(charts.forward);
   // Cancellation reaches the group through `control`: running charts finish, no new one starts.
-  return CancellationScope.nonCancellable(() => new GroupDeploy(run, control).execute());
+  return CancellationScope.nonCancellable(() => new GroupDeploy(run, control, charts).execute());
 }
 
 /** One group run's state: its charts' progress and what each chart run did. */
@@ -90,6 +96,8 @@ class GroupDeploy {
   constructor(
     private readonly run: GroupRun,
     private readonly control: RunControl,
+    /** The charts running now: a freeze is passed on to them. */
+    private readonly charts: ChildRuns,
   ) {
     this.uninstall = run.mode === 'uninstall';
     this.result = { group: run.group.name, outcomes: [], failed: [], stopped: false };
@@ -201,10 +209,10 @@ class GroupDeploy {
     let workflow: { id: string; run_id: string } | undefined;
     let published = false;
     try {
-      const child = await startChart(plan, run.mode, run.namespace);
+      const child = await startChart(plan, run.mode, run.namespace, this.control.holds.frozen);
       workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
       await report('ArmadaChart', run.namespace, plan.chart, 'Deploying', where, { workflow });
-      const outcome = await child.result();
+      const outcome = await this.charts.follow(child, child.result());
       result.outcomes.push(outcome);
       chartProgress.state = chartState(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
@@ -276,6 +284,7 @@ async function startChart(
   plan: ChartPlan,
   mode: ChartRun['mode'],
   resourceNamespace: string,
+  frozen: Request | null,
 ): Promise<ChildWorkflowHandle<typeof chartWorkflow>> {
   try {
     return await startChild(chartWorkflow, {
@@ -288,6 +297,7 @@ async function startChart(
           spec: plan.spec,
           mode,
           resourceNamespace,
+          ...(frozen && { carried: { frozen } }),
         },
       ],
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,

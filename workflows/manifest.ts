@@ -22,6 +22,7 @@ import {
   progressQuery,
   type Carried,
   type GroupProgress,
+  type Hold,
   type Progress,
 } from './messages';
 import { manifestEnding } from './plan/ending';
@@ -30,10 +31,18 @@ import type { GroupPlan, ManifestPlan } from './plan/manifest';
 import { changesOf, type ReleaseChange } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
-import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
+import {
+  report,
+  reportHeld,
+  reportOffPath,
+  reportPause,
+  statusWriteFailures,
+  statusWritesSettled,
+} from './status';
 import { decidePatches, hasPatch } from './patches';
 import { RunNotifier } from './notify';
 import { endingEvent } from './plan/notifications';
+import { passSafePoint } from './holds';
 
 export interface ManifestRun {
   plan: ManifestPlan;
@@ -64,6 +73,7 @@ export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcom
   const control = new RunControl(run.carried, {
     approvalHint: 'a canary waits at its own gates: approve act/NAME or dpl/NAME',
   });
+  control.holds.use(run.plan.windows, hasPatch('windows-and-freeze'));
   // Cancellation reaches the run through `control` (see RunControl), never mid-step.
   return CancellationScope.nonCancellable(() => new ManifestDeploy(run, control).execute());
 }
@@ -153,6 +163,9 @@ class ManifestDeploy {
       }
       // A retry passes no gate the failed run passed: it started the group behind it.
       if (!finished && !(await this.passGate(group))) return false;
+      // After the gate: an approval given under a freeze or outside the windows waits too.
+      const held = (hold: Hold | null) => this.showHold(hold);
+      if (this.control.holds.enabled && !(await passSafePoint(this.control, held))) return false;
       if (!(await this.deployGroup(group))) return false;
     }
     return true;
@@ -283,6 +296,13 @@ class ManifestDeploy {
       for (const g of this.progress.groups)
         for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
     });
+  }
+
+  /** Shows a freeze or a closed window the run holds for (null: it goes on) in its details and status. */
+  private showHold(hold: Hold | null): Promise<number> {
+    this.progress.waitingOn = hold?.for;
+    this.showDetails();
+    return reportHeld('ArmadaManifest', this.plan.namespace, this.plan.manifest, hold);
   }
 
   /** What the progress query answers: the groups and charts, and the run's control state. */

@@ -67,6 +67,8 @@ export interface Carried {
   approved?: Approved;
   /** Approvals already given in this run's chain, for its status. */
   approvals?: Approved[];
+  /** The cluster freeze the run is under (the bridge starts runs with it too; see workflows/holds.ts). */
+  frozen?: Request;
 }
 
 /**
@@ -99,9 +101,23 @@ export interface GroupProgress {
   charts: ChartProgress[];
 }
 
-/** What every run's progress shows of its control: pause, the gate waiting, approvals, refusals. */
+/**
+ * Why a run holds at a safe point now: a cluster freeze, or its deploy windows closed until
+ * `until` (RFC 3339; absent when none opens within a year). Shown in CR status (`held`, condition
+ * Held) and by the progress query.
+ */
+export interface Hold {
+  /** Not `on`: YAML 1.1 reads a key `on` as true, which broke the generated CRDs. */
+  for: 'freeze' | 'window';
+  reason: string;
+  since: string;
+  until?: string;
+}
+
+/** What every run's progress shows of its control: pause, hold, the gate waiting, approvals, refusals. */
 export interface ControlProgress {
   paused?: Pause;
+  held?: Hold;
   gate?: Gate;
   approvals?: Approved[];
   refused?: Refusal[];

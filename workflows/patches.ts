@@ -17,6 +17,8 @@ const PATCHES = [
   'status-off-path',
   /** A manifest writes its groups' final status, off its path, as it starts the next group. */
   'group-status-by-manifest',
+  /** A run holds at its safe points for a cluster freeze (and outside its deploy windows): workflows/holds.ts. */
+  'windows-and-freeze',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

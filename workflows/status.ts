@@ -4,7 +4,8 @@ import type * as activities from '../activities';
 import type { StatusWritten } from '../activities/kube/status';
 import { io, profile, statusWrites } from './activity-proxies';
 import { hasPatch } from './patches';
-import { rootMessage, type ControlProgress, type Pause } from './messages';
+import { heldMessage } from './holds';
+import { rootMessage, type ControlProgress, type Hold, type Pause } from './messages';
 import { readingOf, statusFor } from './plan/status';
 import { generationIn, type RunMemo } from './plan/specs';
 
@@ -119,6 +120,28 @@ export async function reportPause(
       ],
     },
     event: { type: 'Normal', reason: paused ? 'Paused' : 'Resumed', message },
+  });
+}
+
+/**
+ * Shows a hold in the CR: `status.held {for, reason, since, until}` and the condition `Held`
+ * (reason Frozen or OutsideWindow); null clears them when the run goes on. Resolves to the
+ * milliseconds the write took (see report).
+ */
+export async function reportHeld(
+  kind: KindName,
+  namespace: string,
+  name: string,
+  held: Hold | null,
+): Promise<number> {
+  const reason = held ? (held.for === 'freeze' ? 'Frozen' : 'OutsideWindow') : 'NotHeld';
+  const message = held ? heldMessage(held) : 'going on';
+  return write(reason, {
+    kind,
+    namespace,
+    name,
+    status: { held, conditions: [{ type: 'Held', status: held ? 'True' : 'False', reason, message }] },
+    event: { type: 'Normal', reason: held ? reason : 'Released', message },
   });
 }
 

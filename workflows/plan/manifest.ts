@@ -2,6 +2,7 @@ import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
+import type { DeployWindow } from '../../api/windows';
 import { prefixedRelease, releaseWorkflowId } from './names';
 import { notifyTarget, type NotifyTarget } from './notifications';
 
@@ -31,6 +32,8 @@ export interface ManifestPlan {
   groups: GroupPlan[];
   /** The manifest's `notifications`, when it has them. */
   notify?: NotifyTarget;
+  /** When the run may start a group (api/windows.ts); absent when the manifest sets none. */
+  windows?: DeployWindow[];
 }
 
 /** The documents a run is planned from: one manifest and the groups and charts it may name. */
@@ -155,6 +158,7 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
     targetState: manifest.spec.target_state,
     groups,
     ...(notify && { notify }),
+    ...(manifest.spec.windows && { windows: manifest.spec.windows }),
   };
 }
 

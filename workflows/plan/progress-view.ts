@@ -4,6 +4,7 @@ import type {
   CanaryStepRecord,
   ChartProgress,
   ControlProgress,
+  Hold,
   Progress,
   Request,
 } from '../messages';
@@ -47,19 +48,29 @@ const firstLine = (text: string) => text.split('\n')[0];
 const byWhom = (r: Request) => `${r.by ? ` by ${r.by}` : ''}${r.reason ? ` (${r.reason})` : ''}`;
 
 /** `Running — waiting on approve before group apps — paused by ops since …, 42s of the hold left`. */
-function title(what: string, p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused'>): string {
+function title(
+  what: string,
+  p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused' | 'held'>,
+): string {
   return [what, ...waitFacts(p)].join(' — ');
 }
 
 /** What the run waits on (and until when), and its pause with who, why and since: each a phrase. */
-function waitFacts(p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused'>): string[] {
+function waitFacts(p: Pick<CanaryProgress, 'waitingOn' | 'nextStepAt' | 'paused' | 'held'>): string[] {
+  const held = p.held && heldFact(p.held);
   const waiting =
-    p.waitingOn && `waiting on ${p.waitingOn}${p.nextStepAt ? ` until ${stamp(p.nextStepAt)}` : ''}`;
+    !held && p.waitingOn && `waiting on ${p.waitingOn}${p.nextStepAt ? ` until ${stamp(p.nextStepAt)}` : ''}`;
   const left = p.paused?.remainingSeconds;
   const paused =
     p.paused &&
     `paused${byWhom(p.paused)} since ${stamp(p.paused.since)}${left ? `, ${formatSeconds(left)} of the hold left` : ''}`;
-  return [waiting, paused].filter((fact): fact is string => Boolean(fact));
+  return [waiting, held, paused].filter((fact): fact is string => Boolean(fact));
+}
+
+/** `waiting on freeze: incident 42 (ArmadaPolicy incident)`, `waiting on window until 2026-… UTC`. */
+function heldFact(held: Hold): string {
+  if (held.for === 'window' && held.until) return `waiting on window until ${stamp(held.until)}`;
+  return `waiting on ${held.for}: ${held.reason}`;
 }
 
 /**

@@ -1,0 +1,166 @@
+import {
+  condition,
+  defineSignal,
+  setHandler,
+  type ChildWorkflowHandle,
+  type Workflow,
+} from '@temporalio/workflow';
+import type { DeployWindow } from '../api/windows';
+import type { RunControl, SignalForwarder } from './control';
+import type { Hold, Request } from './messages';
+import { holdTimerMs } from './plan/canary';
+import { isOpen, nextOpening } from './plan/windows';
+
+/**
+ * A cluster freeze (an ArmadaPolicy with `freeze`): `by` names the policies, `reason` says why.
+ * The bridge sends it to every running run, and starts new runs with it (their `frozen` input).
+ */
+export const freezeSignal = defineSignal<[Request?]>('freeze');
+/** The freeze is lifted: the run goes on from where it held. */
+export const unfreezeSignal = defineSignal<[Request?]>('unfreeze');
+
+/** How long a run whose windows never open waits before it looks again (their spec may be replanned). */
+const NEVER_OPENS_RECHECK_MS = 24 * 3600 * 1000;
+
+/**
+ * A run's deploy windows and the cluster freeze: what holds it at its safe points (before a new
+ * group, a canary step, a chart's helm write) besides a pause. The freeze is carried into the run
+ * a re-plan or a long hold continues as. A run started before the patch `windows-and-freeze`
+ * (`enabled` false) takes the signals but never holds: its history stays as recorded. With no
+ * windows and no freeze, `pass` returns at once without a command, so such runs keep their exact
+ * command sequence.
+ */
+export class Holds {
+  frozen: Request | null;
+  /** The hold the run is in now, for its progress. */
+  held: Hold | null = null;
+  private windows: readonly DeployWindow[] = [];
+  /** Whether the run holds at all (the patch windows-and-freeze); set by `use`. */
+  enabled = false;
+
+  /** `frozen`: the freeze the run starts under (carried from the run it continues, or from the bridge). */
+  constructor(frozen?: Request) {
+    this.frozen = frozen ?? null;
+  }
+
+  /** The run's deploy windows, and whether it holds at all (see the class). */
+  use(windows: readonly DeployWindow[] | undefined, enabled: boolean): void {
+    this.windows = windows ?? [];
+    this.enabled = enabled;
+  }
+
+  /**
+   * Registers the freeze handlers; `forward` passes a change on to a child run (one that changes
+   * nothing, such as a bridge's first word to a run never frozen, is not passed on; a run before
+   * the patch passes none).
+   */
+  listen(forward: SignalForwarder): void {
+    const take = (frozen: Request | null, signal: typeof freezeSignal, req: Request | undefined) => {
+      const changed = JSON.stringify(frozen) !== JSON.stringify(this.frozen);
+      this.frozen = frozen;
+      if (this.enabled && changed) forward(signal, req);
+    };
+    setHandler(freezeSignal, (req) => take(req ?? {}, freezeSignal, req));
+    setHandler(unfreezeSignal, (req) => take(null, unfreezeSignal, req));
+  }
+
+  /**
+   * Waits while the cluster is frozen or the windows are closed, on a durable timer until the
+   * next opening (workflow time), or until `interrupted` (a stop, a pause: the caller decides).
+   * `show` is told each hold as it begins, and null once the run goes on after one; it resolves
+   * to the milliseconds its status writes took, which the timer is shortened by (they hold the
+   * timer's start back, as a canary's hold's: see holdTimerMs), so the run goes on at the opening.
+   */
+  async pass(interrupted: () => boolean, show: (hold: Hold | null) => Promise<number>): Promise<void> {
+    if (!this.enabled) return;
+    let shown: Hold | null = null;
+    /** Shows a hold unless it is shown already; the milliseconds that took. */
+    const showing = async (hold: Hold): Promise<number> => {
+      if (shown?.for === hold.for && shown.reason === hold.reason && shown.until === hold.until) return 0;
+      shown = { ...hold, since: shown?.for === hold.for ? shown.since : hold.since };
+      this.held = shown;
+      return show(shown);
+    };
+    while (!interrupted()) {
+      const now = Date.now();
+      const since = new Date(now).toISOString();
+      if (this.frozen) {
+        await showing({ for: 'freeze', reason: freezeReason(this.frozen), since });
+        await condition(() => this.frozen === null || interrupted());
+        continue;
+      }
+      if (!this.windows.length || isOpen(this.windows, now)) break;
+      const opens = nextOpening(this.windows, now);
+      const until = opens === null ? undefined : new Date(opens).toISOString();
+      const wroteMs = await showing({
+        for: 'window',
+        reason: until ? 'outside its deploy windows' : 'its deploy windows open at no time within a year',
+        since,
+        ...(until && { until }),
+      });
+      await condition(
+        () => this.frozen !== null || interrupted(),
+        opens === null ? NEVER_OPENS_RECHECK_MS : holdTimerMs(opens - now, wroteMs),
+        {
+          summary: until
+            ? `deploy window opens at ${until}`
+            : 'deploy windows never open; looking again in a day',
+        },
+      );
+    }
+    this.held = null;
+    if (shown) await show(null);
+  }
+}
+
+/**
+ * A run's safe point with its holds: waits out a pause (RunControl.mayContinue), then a freeze
+ * and closed windows, then a pause sent meanwhile. False when the run is stopping.
+ */
+export async function passSafePoint(
+  control: RunControl,
+  show: (hold: Hold | null) => Promise<number>,
+): Promise<boolean> {
+  for (;;) {
+    if (!(await control.mayContinue())) return false;
+    await control.holds.pass(() => control.stopping || control.paused !== null, show);
+    if (control.stopping) return false;
+    if (control.paused === null) return true;
+  }
+}
+
+/** `incident 42 (ArmadaPolicy incident)`: why the cluster is frozen, and by which policies. */
+function freezeReason(req: Request): string {
+  return [req.reason ?? 'frozen', ...(req.by ? [`(${req.by})`] : [])].join(' ');
+}
+
+/** A hold in a sentence, for status messages: `frozen: incident 42 (…)`, `outside its deploy windows until …`. */
+export function heldMessage(hold: Hold): string {
+  if (hold.for === 'freeze') return `frozen: ${hold.reason}`;
+  return hold.until ? `${hold.reason} until ${hold.until}` : hold.reason;
+}
+
+/**
+ * The child runs a run has going (a group's charts), which carry no namespace search attribute
+ * the bridge could find them by: a freeze and its lifting are passed on to them, as a manifest
+ * passes them to its group and a chart to its canary.
+ */
+export class ChildRuns {
+  private readonly running = new Set<ChildWorkflowHandle<Workflow>>();
+
+  /** A RunControl forwarder: passes a freeze or its lifting to every child running. */
+  readonly forward: SignalForwarder = (signal, req) => {
+    if (signal.name !== freezeSignal.name && signal.name !== unfreezeSignal.name) return;
+    for (const child of this.running) child.signal(signal, req).catch(() => undefined);
+  };
+
+  /** Follows `child` until its result is in. */
+  async follow<T>(child: ChildWorkflowHandle<Workflow>, result: Promise<T>): Promise<T> {
+    this.running.add(child);
+    try {
+      return await result;
+    } finally {
+      this.running.delete(child);
+    }
+  }
+}
