@@ -11,5 +11,6 @@ export { prepareChart } from './charts/source';
 export { waitForResources } from './kube/wait';
 export { scaleDeployment } from './kube/scale';
 export { checkAnalysis } from './analysis';
+export { checkPrometheus } from './prometheus';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';
 export { observeDeployer, createDeployerDeployment } from './kube/deployer';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
+import { canaryAnalysis } from './analysis';
 import { canaryStep, percentSteps } from './chart';
 
 export const deployerSpec = z
@@ -26,7 +27,8 @@ export const deployerSpec = z
         replicas: z.number().int().min(1).max(10000).describe('Replicas at 100 %.'),
       })
       .describe('The Deployment to roll out.'),
-    steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
+    steps: percentSteps(canaryStep),
+    analysis: canaryAnalysis.optional(),
     service_account_name: serviceAccountName(),
   })
   .describe('A canary rollout of a plain Deployment.');

@@ -122,6 +122,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       pairs: [pair],
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
+      analysis: run.spec.analysis,
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,
