@@ -10,8 +10,8 @@ import { chartWorkflow } from '../../workflows';
 import { canaryProgressQuery, rootMessage } from '../../workflows/messages';
 import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
-import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { kubeConfig, releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
+import { deploymentImages, installCrds, kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 import { startPodExporter, startPrometheus } from '../helpers/prometheus';
 
@@ -67,17 +67,8 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
       () => undefined,
       (err: unknown) => err,
     );
-  const revisions = async () =>
-    (JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json')) as { revision: number }[]).map(
-      (r) => r.revision,
-    );
-  const deployments = async () =>
-    Object.fromEntries(
-      (await apps.listNamespacedDeployment({ namespace })).items.map((d) => [
-        d.metadata!.name!,
-        `${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`,
-      ]),
-    );
+  const revisions = () => releaseRevisions(release, namespace);
+  const deployments = () => deploymentImages(namespace);
 
   beforeAll(async () => {
     await installCrds();
