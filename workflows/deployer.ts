@@ -122,7 +122,8 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       pairs: [pair],
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
-      analysis: run.spec.analysis,
+      // A first deploy is no canary: nothing runs beside it to judge it against, as a chart's first install.
+      ...(!firstDeploy && { analysis: run.spec.analysis }),
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,

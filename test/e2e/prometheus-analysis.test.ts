@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { VERSION_LABEL } from '../../activities/kube/deployer';
+import { CANARY_LABEL } from '../../kube/labels';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
 import { canaryProgressQuery, rootMessage } from '../../workflows/messages';
@@ -31,10 +32,10 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
   const harness = sharedWorker();
   let prometheus: Awaited<ReturnType<typeof startPrometheus>>;
   let exporter: Awaited<ReturnType<typeof startPodExporter>>;
-  /** Error ratios the exporter serves: a chart's canary pods carry `canary: "true"`. */
+  /** Error ratios the exporter serves: a chart's canary pods carry `armada.airshipit.org/canary: "true"`. */
   const ratios = { canary: 0.01, stable: 0.01 };
   const chartRatio = (pod: V1Pod) =>
-    pod.metadata?.labels?.canary === 'true' ? ratios.canary : ratios.stable;
+    pod.metadata?.labels?.[CANARY_LABEL] === 'true' ? ratios.canary : ratios.stable;
   const chartQuery = 'max(app_error_ratio{ {{selector}}, app="{{labels.app.kubernetes.io/name}}" })';
 
   const run = (tag: string, canary?: Partial<NonNullable<ArmadaChartSpecInput['canary']>>) =>
@@ -193,14 +194,13 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
           .filter((d) => d.metadata!.name!.startsWith('web-'))
           .map((d) => [d.metadata!.name!, d.spec!.replicas]),
       );
+    const deployerHandle = () =>
+      harness().client.workflow.getHandle(objectWorkflowId('Deployer', crNamespace, 'web'));
     const waitForApproval = () =>
       eventually(
         'the Deployer waiting for approval',
         async () => {
-          const handle = harness().client.workflow.getHandle(
-            objectWorkflowId('Deployer', crNamespace, 'web'),
-          );
-          const progress = await handle.query(canaryProgressQuery);
+          const progress = await deployerHandle().query(canaryProgressQuery);
           return progress.waitingOn === 'approval' ? progress : undefined;
         },
         { pauseMs: 100 },
@@ -234,6 +234,12 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
       const waiting = await waitForApproval();
       expect(waiting).toMatchObject({ step: 1, percent: 50 });
       expect(await replicas()).toEqual({ 'web-1.0.0': 2, 'web-2.0.0': 2 });
+      // Approved once a check has run during the wait (a failed one would have rolled back: failure_limit 0).
+      const checks = async () =>
+        (await deployerHandle().fetchHistory()).events!.filter(
+          (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkPrometheus',
+        ).length;
+      await eventually('a check during the approval', async () => ((await checks()) >= 1 ? true : undefined));
       const approved = await armadactl(
         'approve',
         'dpl/web',
