@@ -10,6 +10,7 @@ export { deleteResources } from './kube/delete';
 export { prepareChart } from './charts/source';
 export { waitForResources } from './kube/wait';
 export { scaleDeployment } from './kube/scale';
+export { setRouteWeights } from './kube/traffic';
 export { checkAnalysis } from './analysis';
 export { checkPrometheus } from './prometheus';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';

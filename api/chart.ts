@@ -18,6 +18,7 @@ import {
   secretRefProblems,
   sourcePlaceProblems,
 } from './source-location';
+import { traffic } from './traffic';
 
 /**
  * Most Helm values one chart takes, as JSON: 512 KiB. Helm keeps every revision in a Secret
@@ -263,6 +264,7 @@ export const canary = z
       .optional()
       .describe('How long a step may take to become ready before the canary rolls back.'),
     analysis: canaryAnalysis.optional(),
+    traffic: traffic.optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.on_timeout && !spec.steps.some((step) => step.approval)) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryAnalysis } from './analysis';
 import { canaryStep, percentSteps } from './chart';
+import { traffic } from './traffic';
 
 export const deployerSpec = z
   .strictObject({
@@ -29,6 +30,7 @@ export const deployerSpec = z
       .describe('The Deployment to roll out.'),
     steps: percentSteps(canaryStep),
     analysis: canaryAnalysis.optional(),
+    traffic: traffic.optional(),
     service_account_name: serviceAccountName(),
   })
   .describe('A canary rollout of a plain Deployment.');

@@ -65,6 +65,8 @@ export function loadSizes() {
     workerStart: {
       /** Starts of each way of starting a worker. */
       starts: int('BENCH_STARTS', 5),
+      /** 1: also measure `npm run worker` as before issue 22 (28 s a start); 0: carry its last figure over. */
+      before: int('BENCH_WORKER_START_BEFORE', 0, 0) === 1,
     },
     recovery: {
       /** Kills per way of starting the replacement; each kill takes a sample of every kind of activity. */

@@ -14,7 +14,7 @@ import { bundleWorkflows } from '../worker/bundle';
 import type { BenchContext } from './context';
 import { startRealWorker } from './bridge';
 import { repo } from './processes';
-import { resultsFilePath, type Results } from './results';
+import { previousEntry } from './results';
 import { median, ratio, summarize, type Summary } from './stats';
 
 const run = promisify(execFile);
@@ -171,9 +171,7 @@ const BEFORE_WAY = 'beforeIssue22.atOnce';
 async function lastBeforeFigures(): Promise<
   { measuredAt: string; kinds: Record<string, Summary> } | undefined
 > {
-  const previous = await readFile(resultsFilePath(), 'utf8')
-    .then((text) => (JSON.parse(text) as Partial<Results>).benchmarks?.recovery)
-    .catch(() => undefined);
+  const previous = await previousEntry('recovery');
   const figures = previous?.figures as
     { kinds?: Record<string, Record<string, unknown>>; beforeIssue22?: { measuredAt?: string } } | undefined;
   const kinds = Object.fromEntries(

@@ -38,6 +38,13 @@ export type BenchmarkKey = (typeof BENCHMARKS)[keyof typeof BENCHMARKS];
 /** The results file: `BENCH_OUT`, default bench/results/latest.json. */
 export const resultsFilePath = () => path.resolve(repo, process.env.BENCH_OUT ?? 'bench/results/latest.json');
 
+/** A benchmark's entry in the results file as it stands before this run writes it, if any. */
+export async function previousEntry(key: BenchmarkKey): Promise<BenchmarkResult | undefined> {
+  return readFile(resultsFilePath(), 'utf8')
+    .then((text) => (JSON.parse(text) as Partial<Results>).benchmarks?.[key])
+    .catch(() => undefined);
+}
+
 /**
  * Writes the results file (`BENCH_OUT`, default bench/results/latest.json), formatted as the
  * project's Prettier check wants it. Benchmarks not run this time keep their previous entry

@@ -43,8 +43,10 @@ import {
   type Scale,
 } from './plan/canary';
 import { stepGate } from './plan/gates';
+import type { RouteWeights } from './plan/traffic';
 import { ArmadaPhase } from './search-attributes';
 import { report, reportPause, statusWriteFailures } from './status';
+import { routeTraffic } from './traffic';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
@@ -72,6 +74,8 @@ export interface CanaryRun {
   resume?: CanaryResume;
   /** The ServiceAccount its scale, wait and delete calls act as; none: the worker itself. */
   actAs?: ServiceAccountRef;
+  /** The HTTPRoute rule whose weights follow the steps; none: replicas alone split the traffic. */
+  traffic?: RouteWeights;
 }
 
 export interface CanaryOutcome {
@@ -256,6 +260,9 @@ export class Canary {
     );
     if (ready === 'stopped') return { rollback: this.stopReason() };
     if (ready instanceof Error) return { rollback: `${title} not Ready: ${rootMessage(ready)}` };
+    // Traffic moves once the canaries can take it, and before the stables lose capacity.
+    const routed = await this.setWeights(step.percent, title);
+    if (routed) return { rollback: routed };
     // Scaling down stays an activity task: a hold's timer started in the workflow task of a local
     // activity goes to the server only once that is done, late on the deadline the step shows
     // (by 1.7 s under a worker kill in the cluster lane); and a step without a hold ends as its
@@ -454,6 +461,8 @@ export class Canary {
     const current = this.progress.history[this.progress.step - 1];
     if (current && !current.ended) Object.assign(current, { ended: 'rolled-back', endedAt: now() });
     await this.publish(`${title}: rolling back: ${reason}`);
+    // The failing canary loses its traffic before anything is scaled.
+    await this.setWeights(0, `${title}: rollback`);
     const stables = restoreScales(pairs);
     await this.scale(stables, `${title}: rollback, restore old`);
     if (stables.length) {
@@ -484,6 +493,20 @@ export class Canary {
     this.progress.percent = 0;
     await this.publish(`${title} rolled back: ${reason}`);
     return { result: 'rolled-back', reason, steps: this.progress.history };
+  }
+
+  /**
+   * Sets the route's weights to `percent` for the canary, when the spec has `traffic`; returns
+   * why it could not (a missing route, rule or Service, retries spent).
+   */
+  private async setWeights(percent: number, title: string): Promise<string | undefined> {
+    try {
+      this.progress.weights = await routeTraffic(this.input, this.input.traffic, percent, title);
+      return undefined;
+    } catch (err) {
+      log.warn('canary traffic weights not set', { title, percent, error: rootMessage(err) });
+      return `${title}: traffic weights not set: ${rootMessage(err)}`;
+    }
   }
 
   /** `local`: as a local activity, inside the workflow task (see fewerTasksPerStep). */

@@ -15,7 +15,9 @@ import { report, reportPause, statusWriteFailures } from './status';
 import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
 import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
+import { routeTraffic } from './traffic';
 import { canarySteps } from './plan/canary';
+import { routeWeights } from './plan/traffic';
 import { canaryWorkflowId, runServiceAccount } from './plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
@@ -361,10 +363,13 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   } finally {
     // The written release now runs the new revision at full size (or failed, and is left to the
     // manifest's rollback): copies outside Helm must not linger either way.
-    if (canaryCopies.length)
+    if (canaryCopies.length) {
+      // The route goes back to the stable Service before the copies it sends traffic to go.
+      await routeTraffic(ref, routeWeights(spec.canary?.traffic, release), 0, `${release} back to stable`);
       await io.deleteDeployments.executeWithOptions(profile.quick(`delete the canary copies of ${release}`), [
         { namespace, names: canaryCopies, actAs: ref.actAs },
       ]);
+    }
   }
 }
 
@@ -402,6 +407,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         approvalTimeoutSeconds: seconds(canary.approval_timeout),
         onTimeout: canary.on_timeout,
         analysis: canary.analysis,
+        traffic: routeWeights(canary.traffic, release),
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
         actAs: ref.actAs,
       },

@@ -8,7 +8,9 @@ import { RunControl, startOver } from './control';
 import { canaryProgressQuery, type CanaryStepRecord, type Carried } from './messages';
 import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
 import { deployerDeploymentName, runServiceAccount } from './plan/names';
+import { routeWeights } from './plan/traffic';
 import { report } from './status';
+import { routeTraffic } from './traffic';
 
 export interface DeployerRun {
   /** The Deployer custom resource. */
@@ -94,6 +96,7 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
   const old = running.filter((v) => v.version !== deployment.version);
   const stable = old[0];
   const firstDeploy = stable === undefined;
+  const traffic = routeWeights(run.spec.traffic, deployment.name);
 
   if (!run.resume)
     await io.createDeployerDeployment.executeWithOptions(
@@ -120,10 +123,12 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       namespace: deployment.namespace,
       actAs: ref.actAs,
       pairs: [pair],
+      // A first deploy has no stable side to share the traffic with.
+      traffic: firstDeploy ? undefined : traffic,
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
       // A first deploy is no canary: nothing runs beside it to judge it against, as a chart's first install.
-      ...(!firstDeploy && { analysis: run.spec.analysis }),
+      analysis: firstDeploy ? undefined : run.spec.analysis,
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,
@@ -135,6 +140,9 @@ async function rollOut(run: DeployerRun, control: RunControl): Promise<DeployerO
       ),
   );
   const outcome = await canary.run();
+  // The new version serves alone on the stable side now (the old ones are at 0 replicas).
+  if (outcome.result === 'promoted' && !firstDeploy)
+    await routeTraffic(ref, traffic, 0, `${deployment.namespace}/${target} back to stable`);
   if (control.replan) {
     // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
     // old versions go); the run starts over from what now serves.

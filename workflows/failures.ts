@@ -43,6 +43,8 @@ export const NonRetryable = {
   ChartFailedAfterWrite: 'ChartFailedAfterWrite',
   /** A canary rolled back (readiness, analysis, approval timeout, or asked to); details carry its outcome. */
   CanaryRolledBack: 'CanaryRolledBack',
+  /** The HTTPRoute a canary's `traffic.gateway_api` names, its rule, or a Service's backendRef in it is missing. */
+  TrafficRouteMissing: 'TrafficRouteMissing',
   /** A manifest run failed; details carry its outcome. */
   ManifestFailed: 'ManifestFailed',
 } as const;

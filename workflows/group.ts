@@ -37,6 +37,12 @@ export interface GroupRun {
   carried?: Carried;
   /** A retry (`armadactl retry`): the charts that finished in the failed run, left as they are. */
   finished?: string[];
+  /**
+   * Set by a manifest: the group returns its final status (`finalStatus`) rather than write it,
+   * and the manifest writes it off its path, in the workflow task that starts the next group.
+   * Written in line, it held the group's close, and so the next group's start, a round trip.
+   */
+  manifestWritesFinalStatus?: boolean;
 }
 
 export interface GroupOutcome {
@@ -49,6 +55,8 @@ export interface GroupOutcome {
   stopped: boolean;
   /** Releases a standalone group's rollback put back, newest change first. */
   rolledBack?: string[];
+  /** The group's final status, for its manifest to write (GroupRun.manifestWritesFinalStatus). */
+  finalStatus?: { phase: string; message: string };
 }
 
 /**
@@ -150,7 +158,9 @@ class GroupDeploy {
         : ending.phase === 'Stopped'
           ? '; stopped by a rollback or cancellation'
           : '';
-    await this.reportGroup(ending.phase, `${summary}${detail}`);
+    const finalStatus = { phase: ending.phase, message: `${summary}${detail}` };
+    if (run.manifestWritesFinalStatus) return { ...result, finalStatus };
+    await this.reportGroup(finalStatus.phase, finalStatus.message);
     return result;
   }
 

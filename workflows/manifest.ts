@@ -30,8 +30,8 @@ import type { GroupPlan, ManifestPlan } from './plan/manifest';
 import { changesOf, type ReleaseChange } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
-import { report, reportOffPath, reportPause, statusWriteFailures } from './status';
-import { decidePatches } from './patches';
+import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
+import { decidePatches, hasPatch } from './patches';
 
 export interface ManifestRun {
   plan: ManifestPlan;
@@ -117,8 +117,11 @@ class ManifestDeploy {
     // Newer specs arrived: what ran stays (no rollback), and the run starts over with them; its
     // charts still at their spec come out unchanged.
     const { control } = this;
-    if (control.replan && this.failure === undefined && !control.stopRequested && !control.cancelled)
+    if (control.replan && this.failure === undefined && !control.stopRequested && !control.cancelled) {
+      // A run that continues as new drops the activities it has not seen finish.
+      if (hasPatch('group-status-by-manifest')) await statusWritesSettled();
       return startOver(control.replan, control);
+    }
     this.showDetails();
     return this.end(complete);
   }
@@ -202,6 +205,7 @@ class ManifestDeploy {
           namespace: this.plan.namespace,
           mode: this.run.mode,
           ...(this.run.resume && { finished: this.run.resume.finished[group.name] }),
+          ...(hasPatch('group-status-by-manifest') && { manifestWritesFinalStatus: true }),
         },
       ],
       memo: workflowInfo().memo,
@@ -209,8 +213,16 @@ class ManifestDeploy {
     });
     if (this.control.paused) await this.currentGroup.signal(pauseSignal, this.control.paused);
     if (this.control.cancelled) this.cancelGroup();
+    const { workflowId, firstExecutionRunId } = this.currentGroup;
     const outcome = await this.currentGroup.result();
     this.currentGroup = undefined;
+    if (outcome.finalStatus) {
+      const { phase, message } = outcome.finalStatus;
+      // Linked to the group's run, as the group's own writes are.
+      await reportOffPath('ArmadaChartGroup', this.plan.namespace, group.name, phase, message, {
+        workflow: { id: workflowId, run_id: firstExecutionRunId },
+      });
+    }
     this.outcomes.push(outcome);
     // Chart states arrived by chartProgress signals; here only the saga's record of changes.
     this.changes.push(...changesOf(outcome));
@@ -241,7 +253,11 @@ class ManifestDeploy {
       groups: this.outcomes,
       rolledBack,
     };
-    await this.setPhase(ending.phase, failure ?? `${this.plan.manifest}: ${result.state}`);
+    // With the last group's final status, written off the path as the run ended.
+    await Promise.all([
+      this.setPhase(ending.phase, failure ?? `${this.plan.manifest}: ${result.state}`),
+      statusWritesSettled(),
+    ]);
     if (failure) throw ApplicationFailure.nonRetryable(failure, NonRetryable.ManifestFailed, result);
     if (control.cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
     return result;

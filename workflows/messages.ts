@@ -149,6 +149,8 @@ export interface CanaryProgress extends Omit<ControlProgress, 'paused'> {
   paused?: Pause & { remainingSeconds?: number };
   /** Why the canary rolled back or was promoted early. */
   reason?: string;
+  /** The HTTPRoute weights last set (`traffic.gateway_api`), e.g. `HTTPRoute shop rule 0: shop 90 / shop-canary 10`. */
+  weights?: string;
   history: CanaryStepRecord[];
 }
 

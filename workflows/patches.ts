@@ -15,6 +15,8 @@ const PATCHES = [
   'chart-done-signal-off-path',
   /** A manifest's and a group's status at a group's or chart's start, and a chart's final status in a group, are written off the path. */
   'status-off-path',
+  /** A manifest writes its groups' final status, off its path, as it starts the next group. */
+  'group-status-by-manifest',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

@@ -9,6 +9,10 @@
 # (exit N: Succeeded for 0, else Failed), so `helm test`, failing hooks and Jobs finish here.
 # The kwok controller reads that file whenever it starts: `cluster.sh stop` and `up` apply an edit.
 #
+# `up` also installs the Gateway API's CRDs (standard channel, the version pinned in
+# deploy/tools/versions.env, which deploy/tools/build.sh copies into .tools/bin/gateway-api.crds):
+# canaries set HTTPRoute weights, which the API server stores; no gateway controller runs here.
+#
 #   cluster.sh up     create (or restart) the cluster, add the fake nodes, wait until it serves
 #   cluster.sh stop   stop its processes but keep its data (the next `up` resumes it)
 #   cluster.sh down   delete it and make sure none of its processes is left
@@ -26,6 +30,7 @@ bin="$root/.tools/bin"
 kubeconfig="$dir/kubeconfig"
 kwokctl_log="$dir/kwokctl.log"
 stages="$root/deploy/sandbox/stages.yaml"
+gateway_crds="$bin/gateway-api.crds"
 
 export KWOK_WORKDIR="$dir/kwok"
 # kwokctl's own commands (e.g. `kwokctl kubectl`) would download kubectl; give it ours.
@@ -69,10 +74,21 @@ wait_ready() {
   done
 }
 
+# Server-side, as every CRD here is applied: a restarted sandbox takes them again unchanged.
+install_gateway_api() {
+  local crds
+  kubectl apply --server-side --force-conflicts -f "$gateway_crds/" >/dev/null
+  mapfile -t crds < <(kubectl get crd -o name | grep '\.gateway\.networking\.k8s\.io$')
+  ((${#crds[@]})) || die "no Gateway API CRD was installed from $gateway_crds"
+  kubectl wait --for=condition=Established --timeout=60s "${crds[@]}" >/dev/null ||
+    die "the Gateway API CRDs did not become Established"
+}
+
 up() {
   for tool in kwokctl kwok etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
     [[ -x $bin/$tool ]] || die "$bin/$tool is missing: run \`npm run tools\` first"
   done
+  [[ -d $gateway_crds ]] || die "$gateway_crds is missing: run \`npm run tools\` first"
   mkdir -p "$dir"
   if exists && [[ -n $(sandbox_pids) ]] && kubectl get --raw /readyz >/dev/null 2>&1; then
     log "$name already runs"
@@ -99,6 +115,7 @@ up() {
     kwokctl scale node --name "$name" --replicas "$nodes"
   fi
   wait_ready
+  install_gateway_api
   log "ready: $(kubectl get nodes --no-headers | wc -l) nodes; KUBECONFIG=$kubeconfig"
 }
 

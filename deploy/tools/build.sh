@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provides the local stack in .tools/bin/: temporal, helm, kwokctl, kwok, etcd, etcdctl,
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, registry (an OCI registry
-# for the chart-source tests), and temporal-server, temporal-sql-tool and temporal-ui-server (the
+# for the chart-source tests), the Gateway API's CRDs (.tools/bin/gateway-api.crds/, which the
+# sandbox installs), and temporal-server, temporal-sql-tool and temporal-ui-server (the
 # Temporal cluster on PostgreSQL of deploy/temporal-cluster), at the versions pinned in versions.env.
 # `build.sh peers` provides instead the peers benchmark 4 runs beside us, which nothing else needs
 # (so `npm test` and `npm start` never build them): Flux's helm-controller and source-controller
@@ -336,6 +337,26 @@ if ((${#missing[@]})); then
   done
   for tool in "${tools[@]}"; do resolve "$tool"; done
 fi
+
+# The Gateway API's standard-channel CRDs, copied once from the pinned module (the module proxy
+# serves its source; nothing is built) into the cache, and linked as .tools/bin/gateway-api.crds.
+gateway_api_crds() {
+  local cache="$cache_root/gateway-api-$GATEWAY_API_VERSION-r$RECIPE_REVISION" dir scratch
+  if [[ ! -d $cache ]]; then
+    command -v go >/dev/null ||
+      die "not available: the Gateway API CRDs $GATEWAY_API_VERSION (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`."
+    dir=$(go mod download -json "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    [[ -d $dir/config/crd/standard ]] ||
+      die "no config/crd/standard in sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION (module dir: ${dir:-none})"
+    scratch=$(mktemp -d "$cache_root/build.XXXXXX")
+    cp "$dir"/config/crd/standard/*.yaml "$scratch/"
+    chmod -R u+w,go+rX "$scratch"
+    mv "$scratch" "$cache"
+    log "copied the Gateway API CRDs $GATEWAY_API_VERSION (standard channel)"
+  fi
+  link gateway-api.crds "$cache"
+}
+[[ ${1:-} == peers ]] || gateway_api_crds
 
 for tool in "${tools[@]}"; do
   [[ -e $out/$tool ]] || die "$tool missing from $out after the build"

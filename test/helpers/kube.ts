@@ -35,11 +35,19 @@ export async function applyObjects(
   return kubectl('apply', ...(opts.serverSide ? ['--server-side'] : []), '-n', namespace, '-f', file);
 }
 
-/** One event a watch delivered: its type (ADDED, MODIFIED, DELETED) and the object's name and uid. */
+/** One event a watch delivered: its type (ADDED, MODIFIED, DELETED), the object's name and uid, and the object. */
 export interface WatchedEvent {
   type: string;
   name: string;
   uid: string;
+  object: WatchedObject;
+}
+
+/** An object as a watch delivers it. */
+export interface WatchedObject {
+  kind?: string;
+  metadata?: { name?: string; uid?: string };
+  spec?: unknown;
 }
 
 /**
@@ -57,8 +65,8 @@ export async function recordEvents(
       watch.watch(
         collection,
         { labelSelector },
-        (type, obj: { metadata?: { name?: string; uid?: string } }) =>
-          events.push({ type, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '' }),
+        (type, obj: WatchedObject) =>
+          events.push({ type, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '', object: obj }),
         // A watch that ends early records nothing more: what the caller looks for is then missing.
         () => undefined,
       ),

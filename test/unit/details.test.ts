@@ -132,6 +132,11 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
       ['blog-2: Progressing, step 2/3 at 30 % — waiting on hold until 2026-11-22 07:40:12 UTC'],
     ],
     [
+      'a canary with traffic.gateway_api: the HTTPRoute weights last set',
+      { ...canaryAtStep2, weights: 'HTTPRoute blog rule 0: blog 70 / blog-canary 30' },
+      ['traffic: HTTPRoute blog rule 0: blog 70 / blog-canary 30'],
+    ],
+    [
       'a canary rolled back: the reason and the gate it waited at',
       {
         ...canaryAtStep2,

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type * as activities from '../../activities';
 import { heartbeating } from '../../activities/process';
@@ -11,6 +12,14 @@ export interface Call {
   end?: number;
 }
 
+/** One status write as the stub took it: the object, its phase and run link, and the workflow that asked. */
+export interface StatusWrite {
+  object: string;
+  phase?: string;
+  link?: string;
+  by: string;
+}
+
 /**
  * Activities for workflow tests: an in-memory stand-in for Helm releases, so the workflow
  * logic runs on the real Temporal dev server without a cluster. `failOn` makes one release's
@@ -20,6 +29,7 @@ export interface Call {
 export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
   const t0 = Date.now();
   const calls: Call[] = [];
+  const statusWrites: StatusWrite[] = [];
   const releases = new Map<string, ObservedRelease>();
   let openGate: () => void = () => {};
   let gateOpen = true;
@@ -88,7 +98,13 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
         });
       });
     },
-    async reportStatus() {
+    async reportStatus({ kind, name, status, event }) {
+      statusWrites.push({
+        object: `${kind}/${name}`,
+        phase: event?.reason,
+        link: (status as { workflow?: { id: string } }).workflow?.id,
+        by: Context.current().info.workflowExecution?.workflowId ?? '',
+      });
       return { onCluster: false, tookMs: 0 }; // no custom resources on the cluster in these tests
     },
     async helmUninstall({ release }) {
@@ -101,6 +117,7 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
   return {
     activities: stubs,
     calls,
+    statusWrites,
     releases,
     /** Holds every upgrade until `open()` is called. */
     close() {

@@ -11,6 +11,7 @@ import {
 } from '../../workflows/messages';
 import { temporalHarness, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
+import { groupChildWorkflowId } from '../../workflows/plan/names';
 import { demoPlan } from './demo-plan';
 import { fakeHelm, type Call } from './fake-helm';
 
@@ -67,6 +68,46 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     expect(b.start).toBeGreaterThanOrEqual(a.end!); // sequenced
     expect(Math.min(c.start, d.start)).toBeGreaterThanOrEqual(b.end!); // group order
     expect(Math.max(c.start, d.start)).toBeLessThan(Math.min(c.end!, d.end!)); // parallel: they overlap
+  });
+
+  it("writes a group's final status from the manifest, off its path, linked to the group's run", async () => {
+    const fake = fakeHelm();
+    const workflowId = uniqueName('m');
+    const history = await withRun(fake, async (h) => {
+      await h.client.workflow.execute(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [{ plan: plan() }],
+      });
+      return h.client.workflow.getHandle(workflowId).fetchHistory();
+    });
+    for (const group of ['platform', 'apps'])
+      expect(fake.statusWrites.filter((w) => w.object === `ArmadaChartGroup/${group}`).at(-1)).toEqual({
+        object: `ArmadaChartGroup/${group}`,
+        phase: 'Deployed',
+        link: groupChildWorkflowId(workflowId, group),
+        by: workflowId,
+      });
+    // platform's final status is scheduled by the workflow task that starts apps: not before it.
+    const events = history.events ?? [];
+    const startApps = events.find(
+      (e) =>
+        e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ===
+        groupChildWorkflowId(workflowId, 'apps'),
+    )!.startChildWorkflowExecutionInitiatedEventAttributes!;
+    const writtenWithIt = events
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter(
+        (a) =>
+          a?.activityType?.name === 'reportStatus' &&
+          String(a.workflowTaskCompletedEventId) === String(startApps.workflowTaskCompletedEventId),
+      )
+      .map((a) => Buffer.from(a!.input!.payloads![0].data!).toString());
+    expect(writtenWithIt).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/"kind":"ArmadaChartGroup","namespace":"[^"]*","name":"platform"/),
+      ]),
+    );
   });
 
   it('applies nothing new when run again unchanged', async () => {

@@ -158,7 +158,11 @@ function canaryView(p: CanaryProgress): ProgressView {
     });
   return {
     title: title(`${p.target}: ${p.phase}, step ${p.step}/${p.steps} at ${p.percent} %`, p),
-    notes: [...(p.reason ? [`reason: ${p.reason}`] : []), ...controlNotes(p)],
+    notes: [
+      ...(p.reason ? [`reason: ${p.reason}`] : []),
+      ...(p.weights ? [`traffic: ${p.weights}`] : []),
+      ...controlNotes(p),
+    ],
     columns: CANARY_COLUMNS,
     rows,
     log,
