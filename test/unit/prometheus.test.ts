@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { judgePrometheus, podsOf, queryValues, type Sample } from '../../activities/prometheus';
-import { canaryAnalysis } from '../../api/analysis';
+import { analysisUrls, canaryAnalysis } from '../../api/analysis';
 import { armadaChartSpec } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
 import { queryTemplateProblem, renderQuery, type QuerySide } from '../../api/prometheus-query';
@@ -263,6 +263,16 @@ describe('the analysis schema', () => {
     ],
   ])('%s', (_, analysis, expected) => {
     expect(issues(analysis)).toEqual(expected);
+  });
+
+  it('names every URL an analysis makes the worker reach, for the url_prefixes of ArmadaPolicies', () => {
+    expect(analysisUrls({ prometheus }, 'spec.analysis')).toEqual([
+      { path: 'spec.analysis.prometheus.address', url: 'http://127.0.0.1:9090' },
+    ]);
+    expect(analysisUrls({ url: 'http://x/ok' }, 'spec.canary.analysis')).toEqual([
+      { path: 'spec.canary.analysis.url', url: 'http://x/ok' },
+    ]);
+    expect(analysisUrls(undefined, 'spec.analysis')).toEqual([]);
   });
 
   it('is the same definition on ArmadaChart canaries and Deployers, and Deployer steps take approval', () => {
