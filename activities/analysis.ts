@@ -58,33 +58,45 @@ export async function checkAnalysis(req: AnalysisRequest): Promise<AnalysisResul
     return { ok: false, message: `${where}: only http and https URLs are checked, not ${url.protocol}` };
   }
 
+  const got = await boundedGet(url, timeoutSeconds, req.json ? 'application/json' : '*/*');
+  if (!got.ok) return { ok: false, status: got.status, message: `${where}: ${got.message}` };
+  if (got.truncated && req.json && got.status === (req.expectedStatus ?? DEFAULT_EXPECTED_STATUS)) {
+    // A cut JSON body cannot be parsed, and "not JSON" would mislead.
+    return { ok: false, status: got.status, message: `${where}: body larger than ${MAX_BODY_BYTES} bytes` };
+  }
+  return judgeResponse(got.status, got.text, req);
+}
+
+/** A response read within the time allowed, or why none was: a network error, a timeout. */
+export type BoundedResponse =
+  | { ok: true; status: number; text: string; truncated: boolean }
+  | { ok: false; status?: number; message: string };
+
+/**
+ * GET `url` within `timeoutSeconds` (connect, headers and body), reading at most 1 MiB of the
+ * body; heartbeats while it waits. Resolves with the response or with why there is none
+ * (`status 502, timed out after 10s`, `connect ECONNREFUSED 127.0.0.1:9090`); rejects only
+ * when the activity is cancelled, with the cancellation.
+ */
+export async function boundedGet(url: URL, timeoutSeconds: number, accept: string): Promise<BoundedResponse> {
   const cancelled = currentActivity()?.cancellationSignal;
   const timeout = AbortSignal.timeout(Math.max(1, Math.round(timeoutSeconds * 1000)));
   const signal = cancelled ? AbortSignal.any([cancelled, timeout]) : timeout;
   let status: number | undefined;
   try {
     return await heartbeating(async () => {
-      const response = await fetch(url, {
-        signal,
-        headers: { accept: req.json ? 'application/json' : '*/*' },
-      });
+      const response = await fetch(url, { signal, headers: { accept } });
       status = response.status;
-      const body = await readBody(response, MAX_BODY_BYTES);
-      if (body.truncated && req.json && status === (req.expectedStatus ?? DEFAULT_EXPECTED_STATUS)) {
-        // A cut JSON body cannot be parsed, and "not JSON" would mislead.
-        return { ok: false, status, message: `${where}: body larger than ${MAX_BODY_BYTES} bytes` };
-      }
-      return judgeResponse(status, body.text, req);
+      return { ok: true as const, status, ...(await readBody(response, MAX_BODY_BYTES)) };
     });
   } catch (err) {
     if (cancelled?.aborted) {
       throw cancelled.reason instanceof Error ? cancelled.reason : new CancelledFailure('activity cancelled');
     }
     const statusPart = status === undefined ? '' : `status ${status}, `;
-    if (timeout.aborted) {
-      return { ok: false, status, message: `${where}: ${statusPart}timed out after ${timeoutSeconds}s` };
-    }
-    return { ok: false, status, message: `${where}: ${statusPart}${networkError(err)}` };
+    if (timeout.aborted)
+      return { ok: false, status, message: `${statusPart}timed out after ${timeoutSeconds}s` };
+    return { ok: false, status, message: `${statusPart}${networkError(err)}` };
   }
 }
 
@@ -147,7 +159,7 @@ function lookup(document: unknown, path: string): { present: true; value: unknow
 }
 
 /** A finite number, or a string holding exactly one (`"0.05"`); anything else is not a number. */
-function asNumber(value: unknown): number | undefined {
+export function asNumber(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
   if (typeof value === 'string' && value.trim() !== '') {
     const parsed = Number(value);
@@ -163,13 +175,13 @@ function quoted(body: string): string {
 }
 
 /** Whitespace collapsed, control characters dropped, at most 200 characters (`…` when cut). */
-function excerpt(text: string): string {
+export function excerpt(text: string): string {
   const line = text.replace(/[\p{Cc}\s]+/gu, ' ').trim();
   return line.length <= MAX_EXCERPT_CHARS ? line : `${line.slice(0, MAX_EXCERPT_CHARS - 1)}…`;
 }
 
 /** The URL as shown in messages: any user:password removed. */
-function displayUrl(raw: string): string {
+export function displayUrl(raw: string): string {
   try {
     const url = new URL(raw);
     if (!url.username && !url.password) return raw;

@@ -12,6 +12,7 @@ export { waitForResources } from './kube/wait';
 export { scaleDeployment } from './kube/scale';
 export { setRouteWeights } from './kube/traffic';
 export { checkAnalysis } from './analysis';
+export { checkPrometheus } from './prometheus';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';
 export { observeDeployer, createDeployerDeployment } from './kube/deployer';
 export { deliverNotification } from './notifications/deliver';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { notifications } from './notifications';
 import { deployWindows } from './windows';
+import { canaryAnalysis } from './analysis';
 import {
   commonStatus,
   countOrPercent,
@@ -264,39 +265,7 @@ export const canary = z
     step_timeout: duration('step_timeout')
       .optional()
       .describe('How long a step may take to become ready before the canary rolls back.'),
-    analysis: z
-      .strictObject({
-        url: z.url({ protocol: /^https?$/ }).describe('HTTP(S) endpoint checked during each hold.'),
-        expected_status: z
-          .number()
-          .int()
-          .min(100)
-          .max(599)
-          .optional()
-          .describe('Status that counts as healthy (default 200).'),
-        interval: duration('analysis.interval').optional().describe('Time between checks (default 10s).'),
-        failure_limit: z
-          .number()
-          .int()
-          .min(0)
-          .optional()
-          .describe('Failed checks tolerated before rollback (default 0).'),
-        json: z
-          .strictObject({
-            field: z
-              .string()
-              .min(1)
-              .max(256)
-              .regex(/^[^.]+(\.[^.]+)*$/, 'json.field must be a dot path such as metrics.error_rate')
-              .describe('Dot path of a number in the JSON body, e.g. metrics.error_rate.'),
-            min: z.number().optional().describe('Healthy when the value is at least this.'),
-            max: z.number().optional().describe('Healthy when the value is at most this.'),
-          })
-          .optional()
-          .describe('A threshold on a number in the JSON response body.'),
-      })
-      .optional()
-      .describe('Health check that rolls the canary back when it fails.'),
+    analysis: canaryAnalysis.optional(),
     traffic: traffic.optional(),
   })
   .superRefine((spec, ctx) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
+import { canaryAnalysis } from './analysis';
 import { canaryStep, percentSteps } from './chart';
 import { traffic } from './traffic';
 import { notifications } from './notifications';
@@ -29,7 +30,8 @@ export const deployerSpec = z
         replicas: z.number().int().min(1).max(10000).describe('Replicas at 100 %.'),
       })
       .describe('The Deployment to roll out.'),
-    steps: percentSteps(canaryStep.pick({ percent: true, sleep: true })),
+    steps: percentSteps(canaryStep),
+    analysis: canaryAnalysis.optional(),
     traffic: traffic.optional(),
     service_account_name: serviceAccountName(),
     notifications: notifications.optional(),

@@ -31,8 +31,8 @@ export interface PolicySubject {
   /** Where its release (a chart) or its Deployments (a Deployer) go, with the field that says so. */
   target?: { field: string; namespace: string };
   source?: { type: string; location?: string };
-  /** A canary's analysis URL. */
-  analysisUrl?: string;
+  /** The URLs a canary's analysis reaches, each with its field (analysisUrls). */
+  analysisUrls?: { path: string; url: string }[];
   /** Its own service_account_name, else the one of the manifest that lists it. */
   serviceAccount?: string;
   adopt?: boolean;
@@ -117,9 +117,7 @@ export function policyViolations(
     ...(source && source.type !== 'local' && source.location !== undefined
       ? [{ path: 'spec.source.location', url: source.location }]
       : []),
-    ...(subject.analysisUrl !== undefined
-      ? [{ path: 'spec.canary.analysis.url', url: subject.analysisUrl }]
-      : []),
+    ...(subject.analysisUrls ?? []),
   ];
   for (const { path, url } of urls) {
     const byUrl = refusedBy(

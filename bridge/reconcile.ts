@@ -1,5 +1,6 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { analysisUrls } from '../api/analysis';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
@@ -303,7 +304,7 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
       name,
       target: { field: 'spec.namespace', namespace: spec.namespace },
       source: spec.source,
-      analysisUrl: spec.canary?.analysis?.url,
+      analysisUrls: analysisUrls(spec.canary?.analysis, 'spec.canary.analysis'),
       serviceAccount: spec.service_account_name ?? manifestServiceAccount(ctx, view),
       adopt: spec.adopt,
     };
@@ -314,6 +315,7 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
       namespace,
       name,
       target: { field: 'spec.deployment.namespace', namespace: spec.deployment.namespace },
+      analysisUrls: analysisUrls(spec.analysis, 'spec.analysis'),
       serviceAccount: spec.service_account_name,
     };
   } else return undefined;

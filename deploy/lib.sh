@@ -24,3 +24,16 @@ install_debian_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" >/dev/null
 }
+
+# Debian's Prometheus (2.42 on bookworm), for the Prometheus analysis tests, which start their own
+# `prometheus` on loopback with a temporary config and storage. The package's own service is
+# never used: where systemd runs, it is stopped and disabled as soon as the package is in.
+install_prometheus() {
+  command -v prometheus >/dev/null && return 0
+  install_debian_packages --no-install-recommends prometheus
+  if [[ -d /run/systemd/system ]]; then
+    local sudo=()
+    [[ $EUID -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  fi
+}

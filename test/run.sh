@@ -20,6 +20,9 @@ if [[ -z ${ARMADA_CHROMIUM:-} ]]; then
   export ARMADA_CHROMIUM
 fi
 
+# The Prometheus analysis tests run Debian's prometheus (their own process, on loopback).
+install_prometheus
+
 # Every process this run starts inherits this marker, so cleanup finds exactly them, even
 # orphans of a crashed Jest, and never a dev server or sandbox that `npm start` runs.
 export ARMADA_TEST_RUN="test-$$-$RANDOM"

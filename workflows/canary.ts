@@ -12,12 +12,12 @@ import {
   workflowInfo,
   type Workflow,
 } from '@temporalio/workflow';
-import type { CanarySpec } from '../api/chart';
 import type { DeployWindow } from '../api/windows';
-import { durationSeconds } from '../api/duration';
+import type { CanaryAnalysis } from '../api/analysis';
 import type { KindName } from '../api/kinds';
 import type { ServiceAccountRef } from '../kube/client';
 import { io, profile, quickCalls } from './activity-proxies';
+import { analysisFailureLimit, analysisIntervalMs, checkAnalysisOnce } from './analysis';
 import { RunControl } from './control';
 import { renderDetails } from './details';
 import { NonRetryable } from './failures';
@@ -55,8 +55,6 @@ import { heldMessage, passSafePoint } from './holds';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
-/** Seconds between analysis checks when the spec gives no `interval`. */
-const DEFAULT_ANALYSIS_INTERVAL_SECONDS = 10;
 
 export interface CanaryRun {
   /** What is rolled out, as summaries name it: a release (`blog-2`) or a Deployer. */
@@ -67,7 +65,7 @@ export interface CanaryRun {
   stepTimeoutSeconds?: number;
   approvalTimeoutSeconds?: number;
   onTimeout?: 'rollback' | 'promote';
-  analysis?: CanarySpec['analysis'];
+  analysis?: CanaryAnalysis;
   /** The custom resource whose status shows the progress; none for a run applied from a file alone. */
   resource?: { kind: Extract<KindName, 'ArmadaChart' | 'Deployer'>; namespace: string; name: string };
   /** Pause and approvals from the run this one continued from. */
@@ -350,9 +348,7 @@ export class Canary {
     resumed?: HoldLeft,
   ): Promise<StepEnd> {
     const { control } = this;
-    const intervalMs = this.input.analysis
-      ? (durationSeconds(this.input.analysis.interval ?? DEFAULT_ANALYSIS_INTERVAL_SECONDS) ?? 0) * 1000
-      : undefined;
+    const intervalMs = this.input.analysis && analysisIntervalMs(this.input.analysis);
     let left: HoldLeft = resumed ?? {
       remainingMs: approval
         ? this.input.approvalTimeoutSeconds !== undefined
@@ -475,19 +471,16 @@ export class Canary {
     const analysis = this.input.analysis;
     if (!analysis) return undefined;
     this.progress.waitingOn = 'analysis';
-    const result = await io.checkAnalysis.executeWithOptions(
-      profile.long(`${title}: analysis ${final ? 'before passing the step' : 'check'}`),
-      [
-        {
-          url: analysis.url,
-          expectedStatus: analysis.expected_status,
-          json: analysis.json,
-        },
-      ],
+    const { namespace, pairs, actAs } = this.input;
+    const stableRunning = this.progress.history[this.progress.step - 1].stable > 0;
+    const result = await checkAnalysisOnce(
+      analysis,
+      { namespace, pairs, actAs, stableRunning },
+      `${title}: analysis ${final ? 'before passing the step' : 'check'}`,
     );
     if (result.ok) return undefined;
     this.analysisFailures++;
-    const limit = analysis.failure_limit ?? 0;
+    const limit = analysisFailureLimit(analysis);
     log.warn('canary analysis failed', {
       title,
       message: result.message,

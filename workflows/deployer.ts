@@ -150,6 +150,8 @@ async function rollOut(
       traffic: firstDeploy ? undefined : traffic,
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
+      // A first deploy is no canary: nothing runs beside it to judge it against, as a chart's first install.
+      analysis: firstDeploy ? undefined : run.spec.analysis,
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,

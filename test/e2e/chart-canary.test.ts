@@ -1,4 +1,3 @@
-import { AppsV1Api } from '@kubernetes/client-node';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -10,14 +9,13 @@ import { NonRetryable } from '../../workflows/failures';
 import { chartWorkflow } from '../../workflows';
 import { canaryProgressQuery, rootMessage } from '../../workflows/messages';
 import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
-import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
+import { deploymentImages, installCrds, kubectl } from '../helpers/kube';
 
 describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
   const namespace = uniqueName('shop');
   const crNamespace = uniqueName('shop-cr');
   const release = 'shop';
-  const apps = kubeConfig().makeApiClient(AppsV1Api);
   const harness = sharedWorker();
 
   const spec = (
@@ -40,17 +38,8 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
         { chart: 'shop', release, namespace, spec: spec(values, canary), resourceNamespace: crNamespace },
       ],
     });
-  const revisions = async () =>
-    (JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json')) as { revision: number }[]).map(
-      (r) => r.revision,
-    );
-  const deployments = async () =>
-    Object.fromEntries(
-      (await apps.listNamespacedDeployment({ namespace })).items.map((d) => [
-        d.metadata!.name!,
-        `${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`,
-      ]),
-    );
+  const revisions = () => releaseRevisions(release, namespace);
+  const deployments = () => deploymentImages(namespace);
 
   beforeAll(async () => {
     await installCrds();

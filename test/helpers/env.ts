@@ -69,6 +69,11 @@ export async function helmHistory(release: string, namespace: string): Promise<H
   return helmHistorySchema.parse(JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json')));
 }
 
+/** The revision numbers in a release's `helm history`, oldest first. */
+export async function releaseRevisions(release: string, namespace: string): Promise<number[]> {
+  return (await helmHistory(release, namespace)).map((r) => r.revision);
+}
+
 /** PIDs of helm processes running `helm <verb> ... <release>` (on this machine: the worker's children). */
 export async function helmProcesses(verb: string, release: string): Promise<number[]> {
   const { stdout } = await promisify(execFile)('pgrep', ['-f', `helm ${verb} .*${release} `]).catch(() => ({

@@ -1,4 +1,4 @@
-import { ApiException, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+import { ApiException, AppsV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -203,4 +203,15 @@ export function grantedRole(
       subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
     },
   ];
+}
+
+/** Each Deployment of `namespace` as `replicas image`: what a canary test compares. */
+export async function deploymentImages(namespace: string): Promise<Record<string, string>> {
+  const { items } = await kubeConfig().makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace });
+  return Object.fromEntries(
+    items.map((d) => [
+      d.metadata!.name!,
+      `${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`,
+    ]),
+  );
 }

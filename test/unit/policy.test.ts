@@ -90,13 +90,18 @@ describe('policyViolations', () => {
       source_types: ['oci', 'repo'],
       url_prefixes: ['https://charts.example.com/', 'http://metrics.team-a/'],
     });
-    expect(rules(chart({ analysisUrl: 'http://metrics.team-a/ok' }), [strict])).toEqual([
-      'spec.source.type: source_types',
-    ]);
-    expect(rules(chart({ analysisUrl: 'http://169.254.169.254/latest' }), [strict])).toEqual([
-      'spec.source.type: source_types',
-      'spec.canary.analysis.url: url_prefixes',
-    ]);
+    expect(
+      rules(
+        chart({ analysisUrls: [{ path: 'spec.canary.analysis.url', url: 'http://metrics.team-a/ok' }] }),
+        [strict],
+      ),
+    ).toEqual(['spec.source.type: source_types']);
+    expect(
+      rules(
+        chart({ analysisUrls: [{ path: 'spec.canary.analysis.url', url: 'http://169.254.169.254/latest' }] }),
+        [strict],
+      ),
+    ).toEqual(['spec.source.type: source_types', 'spec.canary.analysis.url: url_prefixes']);
   });
 
   it('judges a source with credentials (secret_ref) by its location, as any other', () => {

@@ -36,6 +36,8 @@ function fakeKube() {
   const deleted: { namespace: string; names: string[] }[] = [];
   const notReadyAt = new Map<string, number>();
   const analysis = new Map<string, boolean[]>();
+  /** checkPrometheus requests, as the stub saw them; every check passes. */
+  const prometheus: Parameters<typeof activities.checkPrometheus>[0][] = [];
   const deployments = new Map<string, { deployment: string; version: string; replicas: number }[]>();
   /** Deployer activities called, as `observe namespace` and `create namespace/name-version`. */
   const deployerCalls: string[] = [];
@@ -66,6 +68,10 @@ function fakeKube() {
       const ok = analysis.get(req.url)?.shift() ?? true;
       return { ok, message: ok ? 'ok' : `GET ${req.url}: status 503, expected 200` };
     },
+    async checkPrometheus(req) {
+      prometheus.push(req);
+      return { ok: true, message: 'ok' };
+    },
     async reportStatus(req) {
       await statusHooks.get(`${req.namespace}/${req.name}`)?.(req.status);
       // Measured as the real activity measures it.
@@ -85,6 +91,7 @@ function fakeKube() {
     deleted,
     notReadyAt,
     analysis,
+    prometheus,
     deployments,
     deployerCalls,
     scaleGates,
@@ -418,6 +425,27 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     ]);
   });
 
+  it('a Prometheus analysis judges the stable pods beside the canary while they run, not at 100 %', async () => {
+    const ns = uniqueName('prometheus');
+    const prometheus = { address: 'http://prometheus.invalid:9090', query: 'q{ {{selector}} }', max: 0.1 };
+    const handle = await start(
+      canaryRun(ns, [{ percent: 50, holdSeconds: 1 }, { percent: 100 }], {
+        analysis: { prometheus: { ...prometheus, interval: 60 }, compare_to_stable: { margin: 0.01 } },
+      }),
+    );
+    expect((await handle.result()).result).toBe('promoted');
+    const asked = kube.prometheus.filter((r) => r.namespace === ns);
+    expect(asked).toEqual([
+      {
+        ...prometheus,
+        namespace: ns,
+        canary: ['web-new'],
+        stable: { deployments: ['web-old'], margin: 0.01 },
+      },
+      { ...prometheus, namespace: ns, canary: ['web-new'] },
+    ]);
+  });
+
   it('rolls back when the analysis fails more often than failure_limit', async () => {
     const ns = uniqueName('analysis');
     const url = `http://metrics.${ns}.invalid/health`;
@@ -561,6 +589,37 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
       { namespace: ns, names: ['nginx-1.25.3'] },
     ]);
+  });
+
+  it('a step with approval waits for approve while its analysis runs, as a chart canary does', async () => {
+    const ns = uniqueName('dpl-approve');
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+    const analysis = { prometheus: { address: 'http://p.invalid', query: 'q', min: 1, interval: '100ms' } };
+    const handle = await harness().client.workflow.start(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('dpl'),
+      args: [
+        {
+          name: 'nginx',
+          namespace: 'default',
+          spec: { ...spec(ns, '1.26.0'), steps: [{ percent: 50, approval: true }], analysis },
+        },
+      ],
+    });
+    await until(handle, (p) => p.waitingOn === 'approval');
+    // Checked on its interval while it waits.
+    await eventually('two checks during the approval', async () =>
+      kube.prometheus.filter((r) => r.namespace === ns).length >= 2 ? true : undefined,
+    );
+    await handle.signal(approveSignal, { by: 'test' });
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0' });
+    expect(outcome.steps[0]).toMatchObject({ percent: 50, ended: 'approved' });
+    expect(kube.prometheus.find((r) => r.namespace === ns)).toMatchObject({
+      canary: ['nginx-1.26.0'],
+      query: 'q',
+      min: 1,
+    });
   });
 
   it('a re-plan mid-canary rolls the version in flight back, then steps the newest from the first step', async () => {
