@@ -2,6 +2,14 @@ import { z } from 'zod';
 import { commonStatus, targetState } from './common';
 import { orderedNames } from './names';
 
+/** One definition for groups and manifests: the semantics are in README "Lockstep canaries". */
+export const canaryLockstep = z
+  .boolean()
+  .optional()
+  .describe(
+    "true: the group's canary charts step together: step k starts for each only when every one has passed step k-1, one failing rolls back all, and pause, approve, promote and rollback sent to the group act on all. The charts must run in parallel (sequenced: false) and have the same step percentages.",
+  );
+
 export const armadaChartGroupSpec = z
   .strictObject({
     chart_group: orderedNames('chart').describe('ArmadaChart names (same namespace), in deploy order.'),
@@ -13,6 +21,7 @@ export const armadaChartGroupSpec = z
       ),
     description: z.string().max(1024).optional().describe('What this group is for.'),
     target_state: targetState.default('deployed'),
+    canary_lockstep: canaryLockstep,
   })
   .describe('An ordered group of ArmadaCharts.');
 

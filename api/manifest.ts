@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, duration, quoted, serviceAccountName, targetState } from './common';
+import { canaryLockstep } from './chart-group';
 import { orderedNames } from './names';
 import { notifications } from './notifications';
 import { deployWindows } from './windows';
@@ -22,6 +23,9 @@ export const armadaManifestSpec = z
       .describe(
         'When a group fails: stop (leave what is deployed) or rollback (every chart this run changed goes back).',
       ),
+    canary_lockstep: canaryLockstep.describe(
+      'true: every group of the manifest steps its canary charts together, as canary_lockstep on each group does (groups still deploy one after another).',
+    ),
     approval: z
       .strictObject({
         before: z

@@ -19,6 +19,7 @@ import type { ServiceAccountRef } from '../kube/client';
 import { io, profile, quickCalls } from './activity-proxies';
 import { analysisFailureLimit, analysisIntervalMs, checkAnalysisOnce } from './analysis';
 import { RunControl } from './control';
+import { LockstepMember } from './lockstep';
 import { renderDetails } from './details';
 import { NonRetryable } from './failures';
 import {
@@ -46,6 +47,7 @@ import {
 } from './plan/canary';
 import { stepGate } from './plan/gates';
 import type { RouteWeights } from './plan/traffic';
+import type { LockstepLink } from './plan/lockstep';
 import { ArmadaPhase } from './search-attributes';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { routeTraffic } from './traffic';
@@ -85,6 +87,8 @@ export interface CanaryRun {
   notifyParent?: boolean;
   /** When it may start a step (its chart's or Deployer's `windows`); a step under way holds its weight. */
   windows?: DeployWindow[];
+  /** The lockstep set this canary steps with (see workflows/lockstep.ts); none: it steps alone. */
+  lockstep?: LockstepLink;
 }
 
 export interface CanaryOutcome {
@@ -158,6 +162,7 @@ export class Canary {
   private upsertedPhase?: CanaryProgress['phase'];
   readonly progress: CanaryProgress;
   private analysisFailures: number;
+  private readonly lockstep?: LockstepMember;
 
   /** `continueAs`: ends the run and continues it as a new one resuming at `resume`; `events`: where its notifications go. */
   constructor(
@@ -169,6 +174,7 @@ export class Canary {
     const resume = input.resume;
     control.holds.use(input.windows, this.holdsAtSafePoints);
     this.analysisFailures = resume?.analysisFailures ?? 0;
+    if (input.lockstep) this.lockstep = new LockstepMember(input.lockstep, control);
     this.progress = {
       kind: 'canary',
       target: input.title,
@@ -217,11 +223,16 @@ export class Canary {
         return this.rollBack(this.stopReason());
       promoting ||= this.control.promoteRequested !== null;
       // Promoting skips the remaining steps: the next one is the last, 100 %, without a hold.
-      const end = await this.step(promoting ? steps.length - 1 : i, promoting, resumed);
+      const index = promoting ? steps.length - 1 : i;
+      if (!resumed && this.lockstep && !(await this.lockstep.mayStart(index, this)))
+        return this.rollBack(this.stopReason());
+      const end = await this.step(index, promoting, resumed);
       if (typeof end === 'object') return this.rollBack(end.rollback);
       if (promoting) break;
       promoting = end === 'promote';
     }
+    if (this.lockstep && !(await this.lockstep.mayStart(steps.length, this)))
+      return this.rollBack(this.stopReason());
     this.progress.phase = 'Promoted';
     this.progress.waitingOn = undefined;
     await this.publish(`${this.input.title} at 100 %`);
@@ -618,6 +629,7 @@ export class Canary {
   async publish(message: string): Promise<number> {
     const p = this.progress;
     setCurrentDetails(renderDetails(this.progressNow()));
+    this.lockstep?.report(this.progressNow());
     if (!this.fewerTasksPerStep || p.phase !== this.upsertedPhase) {
       upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
       this.upsertedPhase = p.phase;

@@ -48,6 +48,7 @@ import type { PreparedChart } from '../activities/charts/source';
 import type { ReleaseRef } from '../activities/helm/release';
 import type { ServiceAccountRef } from '../kube/client';
 import type { ReleaseChange } from './plan/rollback';
+import type { LockstepLink } from './plan/lockstep';
 
 export interface ChartRun {
   chart: string;
@@ -60,6 +61,8 @@ export interface ChartRun {
   resourceNamespace?: string;
   /** Pause and approvals from the run this one continued from (a re-plan). */
   carried?: Carried;
+  /** The lockstep set its canary steps with (its group's; see workflows/lockstep.ts). */
+  lockstep?: LockstepLink;
 }
 
 /** A release a failed chart run had written before it failed: the saga's record of it. */
@@ -436,6 +439,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
         actAs: ref.actAs,
         ...(spec.notifications && { notifyParent: true }),
+        ...(run.lockstep && { lockstep: run.lockstep }),
       },
     ],
     staticSummary: `canary of ${namespace}/${release}: ${pairs.map((p) => p.canary).join(', ')}`,

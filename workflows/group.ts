@@ -29,6 +29,8 @@ import {
 } from './messages';
 import { ChildRuns } from './holds';
 import type { ChartPlan, GroupPlan } from './plan/manifest';
+import { LockstepCoordinator } from './lockstep';
+import type { LockstepLink } from './plan/lockstep';
 
 export interface GroupRun {
   group: GroupPlan;
@@ -78,9 +80,13 @@ export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
   // The group holds nowhere itself (its charts do): it passes a freeze on to them.
   control.holds.use(undefined, hasPatch('windows-and-freeze'));
   const charts = new ChildRuns();
-  control.listen(charts.forward);
+  const lockstep = run.group.lockstep && new LockstepCoordinator(run.group, run.namespace, control);
+  control.listen((signal, req) => {
+    charts.forward(signal, req);
+    lockstep?.forward(signal, req);
+  });
   // Cancellation reaches the group through `control`: running charts finish, no new one starts.
-  return CancellationScope.nonCancellable(() => new GroupDeploy(run, control, charts).execute());
+  return CancellationScope.nonCancellable(() => new GroupDeploy(run, control, charts, lockstep).execute());
 }
 
 /** One group run's state: its charts' progress and what each chart run did. */
@@ -98,6 +104,8 @@ class GroupDeploy {
     private readonly control: RunControl,
     /** The charts running now: a freeze is passed on to them. */
     private readonly charts: ChildRuns,
+    /** Steps the group's canary charts together, when the group has canary_lockstep. */
+    private readonly lockstep?: LockstepCoordinator,
   ) {
     this.uninstall = run.mode === 'uninstall';
     this.result = { group: run.group.name, outcomes: [], failed: [], stopped: false };
@@ -209,10 +217,17 @@ class GroupDeploy {
     let workflow: { id: string; run_id: string } | undefined;
     let published = false;
     try {
-      const child = await startChart(plan, run.mode, run.namespace, this.control.holds.frozen);
+      const child = await startChart(
+        plan,
+        run.mode,
+        run.namespace,
+        this.control.holds.frozen,
+        this.lockstep?.link(plan.chart),
+      );
       workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
       await report('ArmadaChart', run.namespace, plan.chart, 'Deploying', where, { workflow });
       const outcome = await this.charts.follow(child, child.result());
+      this.lockstep?.memberEnded(plan.chart);
       result.outcomes.push(outcome);
       chartProgress.state = chartState(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
@@ -240,6 +255,7 @@ class GroupDeploy {
       published = true;
     } catch (err) {
       const error = rootMessage(err);
+      this.lockstep?.memberEnded(plan.chart, error);
       result.failed.push({ chart: plan.chart, error, written: writtenRelease(err) });
       chartProgress.state = 'failed';
       chartProgress.error = error;
@@ -285,6 +301,7 @@ async function startChart(
   mode: ChartRun['mode'],
   resourceNamespace: string,
   frozen: Request | null,
+  lockstep?: LockstepLink,
 ): Promise<ChildWorkflowHandle<typeof chartWorkflow>> {
   try {
     return await startChild(chartWorkflow, {
@@ -298,6 +315,7 @@ async function startChart(
           mode,
           resourceNamespace,
           ...(frozen && { carried: { frozen } }),
+          ...(lockstep && { lockstep }),
         },
       ],
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,

@@ -3,6 +3,7 @@ import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
 import type { DeployWindow } from '../../api/windows';
+import { lockstepProblems } from './lockstep';
 import { prefixedRelease, releaseWorkflowId } from './names';
 import { notifyTarget, type NotifyTarget } from './notifications';
 
@@ -21,6 +22,8 @@ export interface GroupPlan {
   /** Wait for an approve signal before this group starts, and what a timed-out wait does. */
   approval?: { timeoutSeconds?: number; onTimeout: 'stop' | 'rollback' | 'continue' };
   charts: ChartPlan[];
+  /** Its canary charts step together (canary_lockstep of the group or its manifest); absent when not. */
+  lockstep?: true;
 }
 
 /** Everything a manifest run does, in order. */
@@ -110,6 +113,21 @@ class Claims {
     });
   }
 
+  /**
+   * `{ lockstep: true }` for a group whose canary charts step together (its own canary_lockstep
+   * or its manifest's), nothing otherwise; a set that cannot step together is a problem.
+   */
+  lockstep(
+    groupName: string,
+    group: ArmadaChartGroupSpec,
+    charts: ChartPlan[],
+    manifestLockstep?: boolean,
+  ): { lockstep?: true } {
+    if (!group.canary_lockstep && !manifestLockstep) return {};
+    this.problems.push(...lockstepProblems(`ArmadaChartGroup ${groupName}`, group.sequenced, charts));
+    return { lockstep: true };
+  }
+
   /** Throws PlanError listing every problem found, if any. */
   check(): void {
     if (this.problems.length) throw new PlanError(this.problems);
@@ -139,12 +157,14 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
       );
       return [];
     }
+    const charts = claims.charts(groupName, group, docs.charts, manifest.spec.release_prefix);
     return [
       {
         name: groupName,
         sequenced: group.sequenced,
         approval: approvals.has(groupName) ? approval : undefined,
-        charts: claims.charts(groupName, group, docs.charts, manifest.spec.release_prefix),
+        charts,
+        ...claims.lockstep(groupName, group, charts, manifest.spec.canary_lockstep),
       },
     ];
   });
@@ -169,8 +189,9 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
 export function planGroup(docs: GroupDocuments): GroupPlan {
   const claims = new Claims();
   const charts = claims.charts(docs.name, docs.spec, docs.charts);
+  const lockstep = claims.lockstep(docs.name, docs.spec, charts);
   claims.check();
-  return { name: docs.name, sequenced: docs.spec.sequenced, charts };
+  return { name: docs.name, sequenced: docs.spec.sequenced, charts, ...lockstep };
 }
 
 /**

@@ -1,0 +1,171 @@
+import { armadaChartSpec, type ArmadaChartSpec } from '../../api/chart';
+import { armadaChartGroupSpec } from '../../api/chart-group';
+import { armadaManifestSpec } from '../../api/manifest';
+import {
+  holdingBack,
+  lockstepView,
+  releasedStep,
+  takeReport,
+  type MemberReport,
+  type MemberState,
+} from '../../workflows/plan/lockstep';
+import { planGroup, planManifest, PlanError } from '../../workflows/plan/manifest';
+
+const chart = (release: string, percents?: number[]): ArmadaChartSpec =>
+  armadaChartSpec.parse({
+    release,
+    namespace: 'apps',
+    source: { type: 'local', location: `charts/${release}` },
+    ...(percents && { canary: { steps: percents.map((percent) => ({ percent, sleep: '1s' })) } }),
+  });
+
+const group = (spec: object, charts: Record<string, ArmadaChartSpec>) =>
+  planGroup({ namespace: 'default', name: 'apps', spec: armadaChartGroupSpec.parse(spec), charts });
+
+function problemOf(plan: () => unknown): string {
+  try {
+    plan();
+  } catch (err) {
+    if (err instanceof PlanError) return err.message;
+    throw err;
+  }
+  throw new Error('planned without a problem');
+}
+
+describe('canary_lockstep in plans', () => {
+  it('marks a group with canary_lockstep, and leaves a group without it unmarked', () => {
+    const charts = { web: chart('web', [10, 50]), api: chart('api', [10, 50]), db: chart('db') };
+    expect(group({ chart_group: ['web', 'api', 'db'], canary_lockstep: true }, charts).lockstep).toBe(true);
+    expect('lockstep' in group({ chart_group: ['web', 'api', 'db'] }, charts)).toBe(false);
+  });
+
+  it('refuses members whose step percentages differ, naming each member and its steps', () => {
+    const charts = { web: chart('web', [10, 50]), api: chart('api', [20]), db: chart('db') };
+    expect(problemOf(() => group({ chart_group: ['web', 'api', 'db'], canary_lockstep: true }, charts))).toBe(
+      "ArmadaChartGroup apps: canary_lockstep members' step percentages differ: web [10, 50, 100], api [20, 100]",
+    );
+  });
+
+  it('takes an explicit final 100 % as the implied one', () => {
+    const charts = { web: chart('web', [10, 100]), api: chart('api', [10]) };
+    expect(group({ chart_group: ['web', 'api'], canary_lockstep: true }, charts).lockstep).toBe(true);
+  });
+
+  it('refuses a sequenced group with two canary charts: the first would wait for the second forever', () => {
+    const charts = { web: chart('web', [10]), api: chart('api', [10]) };
+    expect(
+      problemOf(() => group({ chart_group: ['web', 'api'], sequenced: true, canary_lockstep: true }, charts)),
+    ).toMatch(/^ArmadaChartGroup apps: canary_lockstep needs sequenced: false; its canary charts web, api/);
+  });
+
+  it("applies a manifest's canary_lockstep to each of its groups, checked group by group", () => {
+    const docs = (charts: Record<string, ArmadaChartSpec>) => ({
+      namespace: 'default',
+      manifest: {
+        name: 'm',
+        spec: armadaManifestSpec.parse({
+          release_prefix: 'm',
+          chart_groups: ['one', 'two'],
+          canary_lockstep: true,
+        }),
+      },
+      groups: {
+        one: armadaChartGroupSpec.parse({ chart_group: ['web', 'api'] }),
+        two: armadaChartGroupSpec.parse({ chart_group: ['db'] }),
+      },
+      charts,
+    });
+    // Groups deploy one after another, so db's steps need not match web's.
+    const plan = planManifest(
+      docs({ web: chart('web', [10]), api: chart('api', [10]), db: chart('db', [50]) }),
+    );
+    expect(plan.groups.map((g) => g.lockstep)).toEqual([true, true]);
+    expect(
+      problemOf(() =>
+        planManifest(docs({ web: chart('web', [10]), api: chart('api', [30]), db: chart('db') })),
+      ),
+    ).toMatch(
+      /^ArmadaChartGroup one: canary_lockstep members' step percentages differ: web \[10, 100\], api \[30, 100\]/,
+    );
+  });
+
+  it('is refused by the schema when not a boolean', () => {
+    expect(armadaChartGroupSpec.safeParse({ chart_group: ['web'], canary_lockstep: 'yes' }).success).toBe(
+      false,
+    );
+  });
+});
+
+const report = (member: string, seq: number, more: Partial<MemberReport> = {}): MemberReport => ({
+  member,
+  seq,
+  phase: 'Progressing',
+  step: 1,
+  steps: 3,
+  percent: 10,
+  ...more,
+});
+
+describe('the coordinator’s step arithmetic', () => {
+  const members = (entries: [string, Partial<MemberState>][]) =>
+    new Map<string, MemberState>(entries.map(([name, m]) => [name, { passedBefore: -1, ...m }]));
+
+  it('releases the lowest step every member still in the set has reached', () => {
+    // web is ready for index 2, api for 1: both may run index 1; web waits on api to start index 2.
+    const set = members([
+      ['web', { passedBefore: 2 }],
+      ['api', { passedBefore: 1 }],
+    ]);
+    expect(releasedStep(set)).toBe(1);
+    expect(holdingBack(set, 2)).toEqual(['api']);
+  });
+
+  it('holds every member while one has not reported, and ignores members whose chart run ended', () => {
+    expect(
+      releasedStep(
+        members([
+          ['web', { passedBefore: 2 }],
+          ['api', {}],
+        ]),
+      ),
+    ).toBe(-1);
+    expect(
+      releasedStep(
+        members([
+          ['web', { passedBefore: 2 }],
+          ['api', { ended: 'deployed' }],
+        ]),
+      ),
+    ).toBe(2);
+  });
+
+  it('keeps the newest report, and the highest step a member was ready for', () => {
+    const state: MemberState = { passedBefore: -1 };
+    expect(takeReport(state, report('web', 5, { readyFor: 1 }))).toBe(true);
+    expect(takeReport(state, report('web', 4, { readyFor: 0, step: 0 }))).toBe(false);
+    expect(takeReport(state, report('web', 6, { step: 2 }))).toBe(true);
+    expect(state).toMatchObject({ passedBefore: 1, report: { seq: 6, step: 2 } });
+  });
+
+  it('shows the set as one table, a member ahead waiting on the ones behind', () => {
+    const set = members([
+      ['web', { passedBefore: 2 }],
+      ['api', { passedBefore: 1 }],
+      ['db', {}],
+    ]);
+    set.get('web')!.report = report('web', 3, {
+      step: 2,
+      percent: 50,
+      readyFor: 2,
+      waitingOn: 'the lockstep set',
+    });
+    set.get('api')!.report = report('api', 2, { step: 2, percent: 50, waitingOn: 'hold' });
+    const view = lockstepView('apps', set);
+    expect(view.columns).toEqual(['member', 'step', 'percent', 'state', 'waiting on']);
+    expect(view.rows.map((r) => r.cells)).toEqual([
+      ['web', '2/3', '50 %', 'Progressing', 'api, db to pass step 2'],
+      ['api', '2/3', '50 %', 'Progressing', 'hold'],
+      ['db', '', '', 'not started', ''],
+    ]);
+  });
+});

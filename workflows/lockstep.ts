@@ -1,0 +1,240 @@
+import {
+  CancellationScope,
+  condition,
+  defineSignal,
+  getExternalWorkflowHandle,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+  type SignalDefinition,
+} from '@temporalio/workflow';
+import type { RunControl, SignalForwarder } from './control';
+import {
+  approveSignal,
+  pauseSignal,
+  promoteSignal,
+  resumeSignal,
+  rollbackSignal,
+  type Approved,
+  type CanaryProgress,
+  type Request,
+} from './messages';
+import {
+  lockstepMembers,
+  lockstepView,
+  releasedStep,
+  takeReport,
+  type LockstepLink,
+  type MemberReport,
+  type MemberState,
+} from './plan/lockstep';
+import type { GroupPlan } from './plan/manifest';
+import { canaryWorkflowId } from './plan/names';
+import { markdownOf } from './plan/progress-view';
+
+/** Coordinator → member: you may start step index N (N = steps: promote). */
+export const lockstepGoSignal = defineSignal<[number]>('lockstepGo');
+/** Member → coordinator: its progress, with each update. */
+export const lockstepReportSignal = defineSignal<[MemberReport]>('lockstepReport');
+
+/** What a member needs of its canary: the progress it shows and the way it shows it. */
+interface SteppedCanary {
+  readonly progress: CanaryProgress;
+  publish(message: string): Promise<number>;
+}
+
+/**
+ * A canary in a lockstep set (runs in the canary workflow): reports each progress update to
+ * the coordinator, and before each step (and before promoting) waits for the coordinator's go.
+ * A stop (its own rollback, the coordinator's for the set, a re-plan) ends the wait; the canary
+ * then rolls back as it always does.
+ */
+export class LockstepMember {
+  private go = -1;
+  private sent = 0;
+  private readyFor?: number;
+
+  constructor(
+    private readonly link: LockstepLink,
+    private readonly control: RunControl,
+  ) {
+    setHandler(lockstepGoSignal, (index) => {
+      this.go = Math.max(this.go, index);
+    });
+  }
+
+  /**
+   * Waits until every member has passed the steps before `index` (`steps`: before promoting),
+   * then while paused; false when the canary must roll back instead.
+   */
+  async mayStart(index: number, canary: SteppedCanary): Promise<boolean> {
+    if (this.go < index) {
+      this.readyFor = index;
+      canary.progress.waitingOn = 'the lockstep set';
+      await canary.publish(`${canary.progress.target}: waiting for the lockstep set to pass step ${index}`);
+      await condition(() => this.go >= index || this.control.stopping);
+      this.readyFor = undefined;
+    }
+    return this.control.mayContinue();
+  }
+
+  /** Tells the coordinator where this canary stands (off the path: a signal, not awaited). */
+  report(p: CanaryProgress): void {
+    const report: MemberReport = {
+      member: this.link.member,
+      // Workflow time first: a run this one continues as (a long hold) goes on counting upwards.
+      seq: Date.now() * 1000 + (++this.sent % 1000),
+      phase: p.phase,
+      step: p.step,
+      steps: p.steps,
+      percent: p.percent,
+      ...(p.waitingOn !== undefined && { waitingOn: p.waitingOn }),
+      ...(p.gate && { gate: p.gate.name }),
+      ...(this.readyFor !== undefined && { readyFor: this.readyFor }),
+      ...(p.reason !== undefined && { reason: p.reason }),
+    };
+    getExternalWorkflowHandle(this.link.coordinator)
+      .signal(lockstepReportSignal, report)
+      .catch(() => undefined);
+  }
+}
+
+/**
+ * The group run's side of a lockstep set: lets every member start step k once all have passed
+ * step k−1 (and promote once all passed the last), rolls back every member when one fails, and
+ * fans pause, resume, rollback, approve and promote sent to the group out to the members. A
+ * member that joins late (its chart was still observing) gets what the set already got: the
+ * pause, the rollback, the promote.
+ */
+export class LockstepCoordinator {
+  private readonly members = new Map<string, MemberState & { told: number; approvalsSent: Set<string> }>();
+  /** Why every member rolls back, once one failed or the group was told to roll back. */
+  private stopFor: Request | null = null;
+  /** Gates the group approved, with the approval each member gets when it waits there. */
+  private readonly approvedGates = new Map<string, Approved>();
+
+  constructor(
+    private readonly group: GroupPlan,
+    private readonly namespace: string,
+    private readonly control: RunControl,
+  ) {
+    for (const { chart } of lockstepMembers(group.charts))
+      this.members.set(chart, { passedBefore: -1, told: -1, approvalsSent: new Set() });
+    setHandler(lockstepReportSignal, (report) => this.onReport(report));
+    control.approvalHint = 'no member of the lockstep set waits for approval now';
+    control.promoteRefusal = () =>
+      this.joined().length ? undefined : 'no canary of the lockstep set is running now';
+    // Outside cancellation, as RunControl.followPause: a cancelled group's waits must not reject.
+    void CancellationScope.nonCancellable(() => Promise.all([this.fanOutApprovals(), this.fanOutPromote()]));
+  }
+
+  /** The link a member's chart run hands to its canary; none for a chart outside the set. */
+  link(chart: string): LockstepLink | undefined {
+    return this.members.has(chart) ? { coordinator: workflowInfo().workflowId, member: chart } : undefined;
+  }
+
+  /** The group's pause, resume and rollback, passed on to every member (see RunControl.listen); a freeze reaches them through their charts. */
+  readonly forward: SignalForwarder = (signal, req) => {
+    if (signal.name === rollbackSignal.name) this.stopAll(req ?? {});
+    else if (signal.name === pauseSignal.name || signal.name === resumeSignal.name)
+      for (const name of this.joined()) this.tell(name, signal, req);
+  };
+
+  /** A member's chart run ended; a failure rolls back every other member. */
+  memberEnded(chart: string, error?: string): void {
+    const member = this.members.get(chart);
+    if (!member) return;
+    member.ended = error === undefined ? 'deployed' : 'failed';
+    if (error !== undefined)
+      this.stopAll({ by: `lockstep set ${this.group.name}`, reason: `${chart} failed: ${error}` });
+    this.release();
+  }
+
+  private onReport(report: MemberReport): void {
+    const member = this.members.get(report.member);
+    const first = member?.report === undefined;
+    if (!member || !takeReport(member, report)) return;
+    if (report.phase === 'RollingBack' && !this.stopFor)
+      this.stopAll({ by: `lockstep set ${this.group.name}`, reason: `${report.member}: ${report.reason}` });
+    else if (first && this.stopFor) this.tell(report.member, rollbackSignal, this.stopFor);
+    if (first && this.control.paused) this.tell(report.member, pauseSignal, this.control.paused);
+    if (first && this.control.promoteRequested)
+      this.tell(report.member, promoteSignal, this.control.promoteRequested);
+    if (report.gate && this.approvedGates.has(report.gate)) this.passOnApproval(report.member, report.gate);
+    this.followGates();
+    this.release();
+  }
+
+  /** Sends go to each member waiting at a step every member has reached. */
+  private release(): void {
+    const released = releasedStep(this.members);
+    for (const [name, m] of this.members) {
+      const waiting = m.report?.readyFor;
+      if (m.ended || waiting === undefined || waiting > released || m.told >= waiting) continue;
+      m.told = waiting;
+      this.tell(name, lockstepGoSignal, waiting);
+    }
+    setCurrentDetails(markdownOf(lockstepView(this.group.name, this.members, this.stopFor?.reason)));
+  }
+
+  /** Rolls back every member (once): those running now, and any that joins later. */
+  private stopAll(req: Request): void {
+    if (this.stopFor) return;
+    this.stopFor = req;
+    for (const name of this.joined()) {
+      const phase = this.members.get(name)!.report!.phase;
+      if (phase !== 'RollingBack' && phase !== 'RolledBack') this.tell(name, rollbackSignal, req);
+    }
+    setCurrentDetails(markdownOf(lockstepView(this.group.name, this.members, req.reason)));
+  }
+
+  /**
+   * Keeps the group's gate on the approval its members wait at: opens it when one waits at a gate
+   * not approved yet, closes it when none waits there any longer (each approved on its own).
+   */
+  private followGates(): void {
+    const waiting = [...this.members.values()].flatMap((m) =>
+      !m.ended && m.report?.gate && !this.approvedGates.has(m.report.gate) ? [m.report.gate] : [],
+    );
+    const open = this.control.gate?.name;
+    if (open !== undefined && !waiting.includes(open) && !this.control.approved) this.control.closeGate();
+    if (this.control.gate === null && waiting.length) this.control.openGate(waiting[0]);
+  }
+
+  /** An approval of the group passes its gate for every member, now or when it gets there. */
+  private async fanOutApprovals(): Promise<void> {
+    for (;;) {
+      await condition(() => this.control.approved !== null);
+      const approved = this.control.closeGate()!;
+      this.approvedGates.set(approved.gate, approved);
+      for (const [name, m] of this.members)
+        if (m.report?.gate === approved.gate) this.passOnApproval(name, approved.gate);
+      this.followGates();
+    }
+  }
+
+  private passOnApproval(name: string, gate: string): void {
+    const member = this.members.get(name)!;
+    if (member.approvalsSent.has(gate)) return;
+    member.approvalsSent.add(gate);
+    const approved = this.approvedGates.get(gate)!;
+    this.tell(name, approveSignal, { gate, by: approved.by, reason: approved.reason });
+  }
+
+  /** A promote of the group promotes every member, now or when it joins. */
+  private async fanOutPromote(): Promise<void> {
+    await condition(() => this.control.promoteRequested !== null);
+    for (const name of this.joined()) this.tell(name, promoteSignal, this.control.promoteRequested!);
+  }
+
+  /** Members whose canary has reported and whose chart run has not ended. */
+  private joined(): string[] {
+    return [...this.members].filter(([, m]) => m.report && !m.ended).map(([name]) => name);
+  }
+
+  private tell<Args extends unknown[]>(member: string, signal: SignalDefinition<Args>, ...args: Args): void {
+    getExternalWorkflowHandle(canaryWorkflowId(this.namespace, member))
+      .signal(signal, ...args)
+      .catch(() => undefined);
+  }
+}
