@@ -20,6 +20,7 @@ import {
   type Request,
 } from './messages';
 import {
+  awaitedOfSet,
   lockstepMembers,
   lockstepView,
   releasedStep,
@@ -71,7 +72,9 @@ export class LockstepMember {
     if (this.go < index) {
       this.readyFor = index;
       canary.progress.waitingOn = 'the lockstep set';
-      await canary.publish(`${canary.progress.target}: waiting for the lockstep set to pass step ${index}`);
+      await canary.publish(
+        `${canary.progress.target}: waiting for the lockstep set to ${awaitedOfSet(index)}`,
+      );
       await condition(() => this.go >= index || this.control.stopping);
       this.readyFor = undefined;
     }

@@ -75,6 +75,11 @@ export function lockstepProblems(owner: string, sequenced: boolean, charts: read
   return problems;
 }
 
+/** What the set must do before a member starts step index `index`: `start` (index 0) or `pass step 2`. */
+export function awaitedOfSet(index: number): string {
+  return index === 0 ? 'start' : `pass step ${index}`;
+}
+
 /** Members still in the set: not ended. */
 const active = (members: ReadonlyMap<string, MemberState>) =>
   [...members].filter(([, m]) => m.ended === undefined);
@@ -118,7 +123,7 @@ export function lockstepView(
     const r = m.report;
     const ahead = r?.readyFor !== undefined && r.readyFor > released;
     const waiting = ahead
-      ? `${holdingBack(members, r.readyFor!).join(', ')} to pass step ${r.readyFor}`
+      ? `${holdingBack(members, r.readyFor!).join(', ')} to ${awaitedOfSet(r.readyFor!)}`
       : (r?.waitingOn ?? '');
     const state = m.ended ?? r?.phase ?? 'not started';
     return { cells: [name, r ? `${r.step}/${r.steps}` : '', r ? `${r.percent} %` : '', state, waiting] };
