@@ -16,6 +16,7 @@ import {
 import { planGroup } from '../../workflows/plan/manifest';
 import { canaryWorkflowId } from '../../workflows/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
 import { fakeHelm } from './fake-helm';
 
@@ -166,6 +167,15 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
     for (const m of members) {
       expect(helm.releases.get(m)?.revision).toBe(1);
       expect(deleted).toContain(`${m}-new`);
+    }
+    if (savingHistories) {
+      await saveHistory(group.workflowId, undefined, 'lockstep-analysis-rollback--group');
+      for (const [i, m] of members.entries())
+        await saveHistory(
+          canaryWorkflowId('default', m),
+          undefined,
+          `lockstep-analysis-rollback--canary-${i}`,
+        );
     }
   });
 
