@@ -1,4 +1,3 @@
-import { AppsV1Api } from '@kubernetes/client-node';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { armadaChartSpec } from '../../api/chart';
@@ -8,8 +7,8 @@ import type { CanaryOutcome } from '../../workflows/canary';
 import { canaryProgressQuery, type CanaryProgress } from '../../workflows/messages';
 import { planGroup } from '../../workflows/plan/manifest';
 import { canaryWorkflowId } from '../../workflows/plan/names';
-import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { kubectl } from '../helpers/kube';
+import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
+import { deploymentImages, kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
 /**
@@ -20,7 +19,6 @@ import { eventually } from '../helpers/processes';
 describe('lockstep canaries across two charts (real worker, helm, sandbox cluster)', () => {
   const namespace = uniqueName('lockstep');
   const members = ['front', 'back'];
-  const apps = kubeConfig().makeApiClient(AppsV1Api);
   const harness = sharedWorker();
   /** Paths the analysis server answers 503 on; every other path is healthy. */
   const failing = new Set<string>();
@@ -61,18 +59,8 @@ describe('lockstep canaries across two charts (real worker, helm, sandbox cluste
     harness().client.workflow.getHandle<(run: unknown) => Promise<CanaryOutcome>>(
       canaryWorkflowId('default', member),
     );
-  const revisions = async (release: string) =>
-    (JSON.parse(await helm('history', release, '-n', namespace, '-o', 'json')) as { revision: number }[]).map(
-      (r) => r.revision,
-    );
-  /** Every Deployment in the namespace: `replicas image`. */
-  const deployments = async () =>
-    Object.fromEntries(
-      (await apps.listNamespacedDeployment({ namespace })).items.map((d) => [
-        d.metadata!.name!,
-        `${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`,
-      ]),
-    );
+  const revisions = (release: string) => releaseRevisions(release, namespace);
+  const deployments = () => deploymentImages(namespace);
   /** Each member's canary progress, or undefined while one does not answer yet. */
   const progressOfAll = async (): Promise<CanaryProgress[] | undefined> => {
     const all = await Promise.all(

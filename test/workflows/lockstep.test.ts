@@ -85,6 +85,10 @@ async function startGroup(members: string[], steps: Steps): Promise<WorkflowHand
   });
 }
 
+/** A run's current details in the Temporal UI, as the UI reads them (the metadata query). */
+const detailsOf = async (handle: WorkflowHandle) =>
+  ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
+
 const canaryOf = (member: string) =>
   harness().client.workflow.getHandle<(run: unknown) => Promise<CanaryOutcome>>(
     canaryWorkflowId('default', member),
@@ -192,6 +196,14 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
       'approved step 1 (30 %)',
     );
     await membersUntil(members, 'every member holding step 2', (p) => p.step === 2 && p.waitingOn === 'hold');
+    // The group's current details in the Temporal UI show the set as one table.
+    const details = await eventually('the group details showing both members holding step 2', async () => {
+      const text = await detailsOf(group);
+      return members.every((m) => text.includes(`| ${m} | 2/3 | 60 % | Progressing | hold |`))
+        ? text
+        : undefined;
+    });
+    expect(details).toContain('| member | step | percent | state | waiting on |');
     for (const m of members)
       expect((await canaryOf(m).query(canaryProgressQuery)).approvals).toEqual([
         expect.objectContaining({ gate: 'step 1 (30 %)', by: 'ops' }),
