@@ -9,6 +9,10 @@ import {
   type SourceDocument,
 } from '../api/from-airship';
 import { validateObject, type Validation } from '../api/validate';
+import type { ArmadaChartSpec } from '../api/chart';
+import type { ArmadaChartGroupSpec } from '../api/chart-group';
+import type { ArmadaManifestSpec } from '../api/manifest';
+import { lockstepProblems } from '../workflows/plan/lockstep';
 
 /** One problem, located the way `armadactl validate` prints it: `file:doc kind/name: path: reason`. */
 export interface LocatedProblem {
@@ -140,14 +144,61 @@ export async function readArmadaFile(file: string): Promise<FileReport> {
   return report;
 }
 
-/** Reads every file named (directories searched recursively) and adds up what they hold. */
+/**
+ * Reads every file named (directories searched recursively) and adds up what they hold; then
+ * checks the lockstep sets whose charts the files hold.
+ */
 export async function validateFiles(targets: string[]): Promise<ValidationReport> {
   const report: ValidationReport = { valid: 0, skipped: 0, problems: [] };
+  const found: FoundObject[] = [];
   for (const file of (await Promise.all(targets.map(yamlFiles))).flat()) {
     const { objects, problems, skipped } = await readArmadaFile(file);
     report.valid += objects.length;
     report.skipped += skipped;
     report.problems.push(...problems);
+    found.push(...objects.map((object) => ({ file, object })));
   }
+  report.problems.push(...lockstepSetProblems(found));
   return report;
+}
+
+interface FoundObject {
+  file: string;
+  object: FileObject;
+}
+
+/**
+ * A group with canary_lockstep (its own, or that of a manifest listing it in the same namespace)
+ * whose canary charts in the files cannot step together (see lockstepProblems). Charts the files
+ * do not hold are left to the bridge, which plans against the cluster.
+ */
+function lockstepSetProblems(found: FoundObject[]): LocatedProblem[] {
+  const key = (o: FileObject, name = o.name) => `${o.object.metadata.namespace ?? ''}/${name}`;
+  const charts = new Map(
+    found.filter((f) => f.object.kind === 'ArmadaChart').map((f) => [key(f.object), f.object]),
+  );
+  const byManifest = new Set(
+    found.flatMap(({ object }) => {
+      const spec = object.spec as ArmadaManifestSpec;
+      return object.kind === 'ArmadaManifest' && spec.canary_lockstep
+        ? spec.chart_groups.map((g) => key(object, g))
+        : [];
+    }),
+  );
+  return found.flatMap(({ file, object }) => {
+    const spec = object.spec as ArmadaChartGroupSpec;
+    if (object.kind !== 'ArmadaChartGroup' || !(spec.canary_lockstep || byManifest.has(key(object))))
+      return [];
+    const members = spec.chart_group.flatMap((chart) => {
+      const listed = charts.get(key(object, chart));
+      return listed ? [{ chart, spec: listed.spec as ArmadaChartSpec }] : [];
+    });
+    return lockstepProblems(`ArmadaChartGroup ${object.name}`, spec.sequenced, members).map((message) => ({
+      file,
+      doc: object.doc,
+      object: `${object.kind}/${object.name}`,
+      path: '',
+      message,
+    }));
+  });
 }

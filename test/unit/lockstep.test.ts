@@ -1,6 +1,10 @@
 import { armadaChartSpec, type ArmadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { formatProblem, validateFiles } from '../../cli/validate';
 import {
   holdingBack,
   lockstepView,
@@ -167,5 +171,53 @@ describe('the coordinator’s step arithmetic', () => {
       ['api', '2/3', '50 %', 'Progressing', 'hold'],
       ['db', '', '', 'not started', ''],
     ]);
+  });
+});
+
+describe('armadactl validate checks the lockstep sets the files hold', () => {
+  const object = (kind: string, name: string, spec: object) => ({
+    apiVersion: 'armada.airshipit.org/v1alpha1',
+    kind,
+    metadata: { name },
+    spec,
+  });
+  const canaryChart = (name: string, percents: number[]) =>
+    object('ArmadaChart', name, {
+      release: name,
+      namespace: 'apps',
+      source: { type: 'local', location: `charts/${name}` },
+      canary: { steps: percents.map((percent) => ({ percent })) },
+    });
+  const validate = async (docs: object[]) => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'lockstep-')), 'shop.yaml');
+    await writeFile(file, docs.map((d) => JSON.stringify(d)).join('\n---\n'));
+    return (await validateFiles([file])).problems.map((p) => formatProblem({ ...p, file: 'shop.yaml' }));
+  };
+
+  it("names the group, its members and their steps when a manifest's lockstep set disagrees", async () => {
+    expect(
+      await validate([
+        object('ArmadaManifest', 'm', { release_prefix: 'm', chart_groups: ['shop'], canary_lockstep: true }),
+        object('ArmadaChartGroup', 'shop', { chart_group: ['web', 'api'] }),
+        canaryChart('web', [10, 50]),
+        canaryChart('api', [20]),
+      ]),
+    ).toEqual([
+      "shop.yaml:2 ArmadaChartGroup/shop: ArmadaChartGroup shop: canary_lockstep members' step percentages differ: web [10, 50, 100], api [20, 100]",
+    ]);
+  });
+
+  it('passes a set whose steps agree, and a group without canary_lockstep', async () => {
+    const charts = [canaryChart('web', [10]), canaryChart('api', [20])];
+    expect(
+      await validate([object('ArmadaChartGroup', 'shop', { chart_group: ['web', 'api'] }), ...charts]),
+    ).toEqual([]);
+    expect(
+      await validate([
+        object('ArmadaChartGroup', 'shop', { chart_group: ['web', 'api'], canary_lockstep: true }),
+        canaryChart('web', [10]),
+        canaryChart('api', [10]),
+      ]),
+    ).toEqual([]);
   });
 });

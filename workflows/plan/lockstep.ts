@@ -42,13 +42,16 @@ export interface MemberState {
   ended?: 'deployed' | 'failed';
 }
 
+/** A chart as lockstep reads it: its name and spec. */
+type ChartOf = Pick<ChartPlan, 'chart' | 'spec'>;
+
 /** The canary charts of a group: the members of its lockstep set. */
-export function lockstepMembers(charts: readonly ChartPlan[]): ChartPlan[] {
+export function lockstepMembers<C extends ChartOf>(charts: readonly C[]): C[] {
   return charts.filter((c) => c.spec.canary);
 }
 
 /** `[10, 50, 100]`: a member's step percentages, with the implied final 100 %. */
-function percentsOf(chart: ChartPlan): number[] {
+function percentsOf(chart: ChartOf): number[] {
   return canarySteps(chart.spec.canary!.steps).map((s) => s.percent);
 }
 
@@ -60,7 +63,7 @@ function percentsOf(chart: ChartPlan): number[] {
  * Example: web [10, 50] and api [20] → `ArmadaChartGroup apps: canary_lockstep members' step
  * percentages differ: web [10, 50, 100], api [20, 100]`.
  */
-export function lockstepProblems(owner: string, sequenced: boolean, charts: readonly ChartPlan[]): string[] {
+export function lockstepProblems(owner: string, sequenced: boolean, charts: readonly ChartOf[]): string[] {
   const members = lockstepMembers(charts);
   const problems: string[] = [];
   if (sequenced && members.length > 1)
