@@ -213,6 +213,50 @@ spec:
     expect(events).toContain('on_timeout needs at least one step with approval');
   });
 
+  it("a lockstep group whose canary charts' steps differ is Invalid, naming the members and their steps", async () => {
+    const chart = (name: string, steps: string) => `---
+apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: ${name}}
+spec:
+  release: ${name}
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/hello}
+  canary: {steps: ${steps}}
+`;
+    const file = await tempFile(
+      'lockstep.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChartGroup
+metadata: {name: lockstep-shop}
+spec: {chart_group: [ls-web, ls-api], canary_lockstep: true}
+${chart('ls-web', '[{percent: 10}, {percent: 50}]')}${chart('ls-api', '[{percent: 20}]')}`,
+    );
+    await kubectl('apply', '-n', crs, '-f', file);
+    const lockstepProblem =
+      "ArmadaChartGroup lockstep-shop: canary_lockstep members' step percentages differ: ls-web [10, 50, 100], ls-api [20, 100]";
+    try {
+      // Until the bridge has seen the charts too, the group is Invalid for naming charts it cannot find.
+      await eventually('condition Invalid on the group for its lockstep set', async () => {
+        const group = await json('get', 'acg', 'lockstep-shop', '-n', crs);
+        const invalid = group.status?.conditions?.find(
+          (c: { type: string; status: string }) => c.type === 'Invalid' && c.status === 'True',
+        );
+        return invalid?.message === lockstepProblem ? true : undefined;
+      });
+      expect(await runsOf(objectWorkflowId('ArmadaChartGroup', crs, 'lockstep-shop'))).toHaveLength(0);
+    } finally {
+      // Gone again, so the namespace holds only the manifest's objects when it is deleted below.
+      await kubectl('delete', '-n', crs, '-f', file, '--wait=false');
+      await eventually('the lockstep objects gone', async () => {
+        const left = (await json('get', 'acg,act', '-n', crs)).items as { metadata: { name: string } }[];
+        return left.some((o) => ['lockstep-shop', 'ls-web', 'ls-api'].includes(o.metadata.name))
+          ? undefined
+          : true;
+      });
+    }
+  });
+
   it('annotations pause and resume a running Deployer canary, then are removed', async () => {
     const deployer = await tempFile(
       'deployer.yaml',
