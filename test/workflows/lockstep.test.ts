@@ -9,6 +9,7 @@ import {
   canaryProgressQuery,
   pauseSignal,
   progressQuery,
+  promoteUpdate,
   resumeSignal,
   rollbackSignal,
   type CanaryProgress,
@@ -222,5 +223,18 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
     const result = await group.result();
     expect(result.outcomes).toEqual([]);
     for (const m of members) expect(helm.releases.get(m)?.revision).toBe(1);
+  });
+
+  it('promotes every member on a promote sent to the group, and upgrades every release', async () => {
+    const members = [uniqueName('web'), uniqueName('api')];
+    const group = await startGroup(members, [{ percent: 30, sleep: '1h' }]);
+    await membersUntil(members, 'every member holding step 1', (p) => p.step === 1 && p.waitingOn === 'hold');
+    expect(await group.executeUpdate(promoteUpdate, { args: [{ by: 'ops' }] })).toMatch(/^promoting/);
+    for (const o of await outcomes(members)) {
+      expect(o.result).toBe('promoted');
+      expect(o.reason).toBe('promoted by ops');
+    }
+    expect((await group.result()).failed).toEqual([]);
+    for (const m of members) expect(helm.releases.get(m)?.revision).toBe(2);
   });
 });
