@@ -254,29 +254,39 @@ export const percentSteps = <Step extends z.ZodType<{ percent: number }>>(step: 
       'Percent steps, strictly increasing; a final 100 % is implied when the last step is below 100.',
     );
 
+/** A canary's timeouts, the same on ArmadaChart canaries and Deployers. */
+export const canaryTimeouts = {
+  approval_timeout: duration('approval_timeout').optional().describe('How long an approval step waits.'),
+  on_timeout: z
+    .enum(['rollback', 'promote'])
+    .optional()
+    .describe('What happens when an approval times out (default rollback).'),
+  step_timeout: duration('step_timeout')
+    .optional()
+    .describe('How long a step may take to become ready before the canary rolls back.'),
+};
+
+/** on_timeout says what an approval's timeout does: without an approval step it would do nothing. */
+export function onTimeoutNeedsApproval(
+  spec: { on_timeout?: string; steps: { approval?: boolean }[] },
+  ctx: z.RefinementCtx,
+): void {
+  if (spec.on_timeout && !spec.steps.some((step) => step.approval))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['on_timeout'],
+      message: 'on_timeout needs at least one step with approval',
+    });
+}
+
 export const canary = z
   .strictObject({
     steps: percentSteps(canaryStep),
-    approval_timeout: duration('approval_timeout').optional().describe('How long an approval step waits.'),
-    on_timeout: z
-      .enum(['rollback', 'promote'])
-      .optional()
-      .describe('What happens when an approval times out (default rollback).'),
-    step_timeout: duration('step_timeout')
-      .optional()
-      .describe('How long a step may take to become ready before the canary rolls back.'),
+    ...canaryTimeouts,
     analysis: canaryAnalysis.optional(),
     traffic: traffic.optional(),
   })
-  .superRefine((spec, ctx) => {
-    if (spec.on_timeout && !spec.steps.some((step) => step.approval)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['on_timeout'],
-        message: 'on_timeout needs at least one step with approval',
-      });
-    }
-  })
+  .superRefine(onTimeoutNeedsApproval)
   .describe('Step the release through percentages instead of switching at once (armada-temporal extension).');
 
 /** The key a `values_from` reference reads when it names none, as in Flux's HelmRelease. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryAnalysis } from './analysis';
-import { canaryStep, percentSteps } from './chart';
+import { canaryStep, canaryTimeouts, onTimeoutNeedsApproval, percentSteps } from './chart';
 import { traffic } from './traffic';
 import { notifications } from './notifications';
 import { deployWindows } from './windows';
@@ -31,12 +31,14 @@ export const deployerSpec = z
       })
       .describe('The Deployment to roll out.'),
     steps: percentSteps(canaryStep),
+    ...canaryTimeouts,
     analysis: canaryAnalysis.optional(),
     traffic: traffic.optional(),
     service_account_name: serviceAccountName(),
     notifications: notifications.optional(),
     windows: deployWindows,
   })
+  .superRefine(onTimeoutNeedsApproval)
   .describe('A canary rollout of a plain Deployment.');
 
 export const deployerStatus = z

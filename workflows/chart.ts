@@ -16,10 +16,9 @@ import { notificationSignal, RunNotifier } from './notify';
 import { endingEvent, notifyTarget } from './plan/notifications';
 import { passSafePoint } from './holds';
 import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
-import { durationSeconds } from '../api/duration';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { routeTraffic } from './traffic';
-import { canarySteps } from './plan/canary';
+import { canarySteps, canaryTimeoutsOf } from './plan/canary';
 import { routeWeights } from './plan/traffic';
 import { canaryWorkflowId, runServiceAccount } from './plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
@@ -419,8 +418,6 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
     return [];
   }
   const resourceNamespace = chartObject(run).namespace;
-  const seconds = (value: number | string | undefined) =>
-    value === undefined ? undefined : (durationSeconds(value) ?? undefined);
   const child = await startChild(canaryWorkflow, {
     workflowId: canaryWorkflowId(resourceNamespace, run.chart),
     args: [
@@ -429,9 +426,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         namespace,
         pairs,
         steps: canarySteps(canary.steps),
-        stepTimeoutSeconds: seconds(canary.step_timeout),
-        approvalTimeoutSeconds: seconds(canary.approval_timeout),
-        onTimeout: canary.on_timeout,
+        ...canaryTimeoutsOf(canary),
         analysis: canary.analysis,
         traffic: routeWeights(canary.traffic, release),
         ...(spec.windows && { windows: spec.windows }),

@@ -7,7 +7,13 @@ import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
 import { canaryProgressQuery, rootMessage, type CanaryStepRecord, type Carried } from './messages';
-import { canarySteps, continuedRun, type CanaryResume, type DeploymentPair } from './plan/canary';
+import {
+  canarySteps,
+  canaryTimeoutsOf,
+  continuedRun,
+  type CanaryResume,
+  type DeploymentPair,
+} from './plan/canary';
 import { deployerDeploymentName, runServiceAccount } from './plan/names';
 import { routeWeights } from './plan/traffic';
 import { report, reportHeld } from './status';
@@ -150,6 +156,7 @@ async function rollOut(
       traffic: firstDeploy ? undefined : traffic,
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
+      ...canaryTimeoutsOf(run.spec),
       // A first deploy is no canary: nothing runs beside it to judge it against, as a chart's first install.
       analysis: firstDeploy ? undefined : run.spec.analysis,
       resource: { kind: 'Deployer', namespace: run.namespace, name: run.name },

@@ -640,6 +640,36 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     });
   });
 
+  it("an approval's timeout with on_timeout promote goes to 100 %, as a chart canary's does", async () => {
+    const ns = uniqueName('dpl-timeout');
+    kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);
+    const outcome = await harness().client.workflow.execute(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('dpl'),
+      args: [
+        {
+          name: 'nginx',
+          namespace: 'default',
+          spec: {
+            ...spec(ns, '1.26.0'),
+            steps: [
+              { percent: 20, approval: true },
+              { percent: 50, sleep: 600 },
+            ],
+            approval_timeout: 1,
+            on_timeout: 'promote',
+          },
+        },
+      ],
+    });
+    expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0', previous: '1.25.3' });
+    // The approval's timeout promoted: the 50 % step and its 10-minute hold never started.
+    expect(outcome.steps.filter((s) => s.startedAt).map((s) => `${s.percent} ${s.ended}`)).toEqual([
+      '20 promoted',
+      '100 promoted',
+    ]);
+  });
+
   it('a re-plan mid-canary rolls the version in flight back, then steps the newest from the first step', async () => {
     const ns = uniqueName('dpl-replan');
     kube.deployments.set(ns, [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }]);

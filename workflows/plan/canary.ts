@@ -28,6 +28,21 @@ export function splitAt(total: number, percent: number): Split {
   return { percent, canary, stable: total - canary };
 }
 
+/** A canary spec's timeouts (ArmadaChart canaries' and Deployers' alike) as the canary takes them, in seconds. */
+export function canaryTimeoutsOf(spec: {
+  step_timeout?: number | string;
+  approval_timeout?: number | string;
+  on_timeout?: 'rollback' | 'promote';
+}): { stepTimeoutSeconds?: number; approvalTimeoutSeconds?: number; onTimeout?: 'rollback' | 'promote' } {
+  const seconds = (value: number | string | undefined) =>
+    value === undefined ? undefined : (durationSeconds(value) ?? undefined);
+  return {
+    stepTimeoutSeconds: seconds(spec.step_timeout),
+    approvalTimeoutSeconds: seconds(spec.approval_timeout),
+    onTimeout: spec.on_timeout,
+  };
+}
+
 /** One step as the canary workflow runs it: the percent, then a timed hold or an approval. */
 export interface CanaryStep {
   percent: number;
