@@ -332,7 +332,9 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     const broken = helloChart('broken', teamA, {
       source: { type: 'local', location: 'examples/charts/no-such-chart' },
     });
-    await applyObjects(teamA, [helloChart('first', teamA), broken, group, manifest]);
+    // What lists the charts first: a chart seen before its group starts a standalone run, which
+    // the manifest must then clear (bridge/standalone.ts) — a path of its own, not this test's.
+    await applyObjects(teamA, [manifest, group, helloChart('first', teamA), broken]);
     const reason = await eventually(
       'the manifest failed and rolled back',
       async () => {
