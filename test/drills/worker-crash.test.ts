@@ -9,7 +9,13 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
-import { eventTime, heartbeatRetries, resultWithin, summaryOf } from '../helpers/histories';
+import {
+  eventTime,
+  heartbeatRetries,
+  resultWithin,
+  summaryOf,
+  type HistoryEvent,
+} from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
 
@@ -186,10 +192,18 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       (await helmProcesses('upgrade', s.release(release))).length === 1;
     return waiting || undefined;
   };
+  /** The canary's hold timers started so far: durable, each fires on the server at its deadline. */
+  const holdTimers = (events: HistoryEvent[]) =>
+    events.filter((e) => e.timerStartedEventAttributes && summaryOf(e).includes('hold'));
+  /**
+   * In step `step`'s hold once its timer is in history. The workflow shows the deadline a moment
+   * before, while the status write's local activity runs: a kill then fails that workflow task,
+   * and its retry, a task timeout (10 s) later, starts the hold and shows the deadline anew.
+   */
   const holding = (s: Scenario, step: number) => async () => {
-    const progress = await client.workflow
-      .getHandle(canaryWorkflowId(s.namespace, 'web'))
-      .query(canaryProgressQuery);
+    const handle = client.workflow.getHandle(canaryWorkflowId(s.namespace, 'web'));
+    if (holdTimers((await handle.fetchHistory()).events!).length < step) return undefined;
+    const progress = await handle.query(canaryProgressQuery);
     if (progress.waitingOn !== 'hold' || progress.step !== step || !progress.nextStepAt) return undefined;
     s.holdDeadlines.set(step, Date.parse(progress.nextStepAt));
     return true;
@@ -353,11 +367,7 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       const canaryEvents = (
         await client.workflow.getHandle(canaryWorkflowId(drill.namespace, 'web')).fetchHistory()
       ).events!;
-      const holds = new Set(
-        canaryEvents
-          .filter((e) => e.timerStartedEventAttributes && summaryOf(e).includes('hold'))
-          .map((e) => String(e.eventId)),
-      );
+      const holds = new Set(holdTimers(canaryEvents).map((e) => String(e.eventId)));
       const fired = canaryEvents
         .filter((e) => holds.has(String(e.timerFiredEventAttributes?.startedEventId)))
         .map(eventTime);
