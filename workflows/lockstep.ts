@@ -6,8 +6,11 @@ import {
   setCurrentDetails,
   setHandler,
   workflowInfo,
+  type ChildWorkflowHandle,
   type SignalDefinition,
+  type Workflow,
 } from '@temporalio/workflow';
+import { hasPatch } from './patches';
 import type { RunControl, SignalForwarder } from './control';
 import {
   approveSignal,
@@ -26,6 +29,7 @@ import {
   releasedStep,
   takeReport,
   type LockstepLink,
+  type LockstepSteerable,
   type MemberReport,
   type MemberState,
 } from './plan/lockstep';
@@ -37,6 +41,8 @@ import { markdownOf } from './plan/progress-view';
 export const lockstepGoSignal = defineSignal<[number]>('lockstepGo');
 /** Member → coordinator: its progress, with each update. */
 export const lockstepReportSignal = defineSignal<[MemberReport]>('lockstepReport');
+/** Coordinator → its manifest: what approve and promote sent to the manifest may act on now. */
+export const lockstepSteerableSignal = defineSignal<[LockstepSteerable]>('lockstepSteerable');
 
 /** What a member needs of its canary: the progress it shows and the way it shows it. */
 interface SteppedCanary {
@@ -115,6 +121,12 @@ export class LockstepCoordinator {
   private stopFor: Request | null = null;
   /** Gates the group approved, with the approval each member gets when it waits there. */
   private readonly approvedGates = new Map<string, Approved>();
+  /** The manifest run this group belongs to, told what of the set it may steer (LockstepRelay). */
+  private readonly manifest = hasPatch('lockstep-steered-from-manifest')
+    ? workflowInfo().parent?.workflowId
+    : undefined;
+  /** What the manifest was told last. */
+  private told = JSON.stringify({ promotable: false });
 
   constructor(
     private readonly group: GroupPlan,
@@ -178,6 +190,23 @@ export class LockstepCoordinator {
       this.tell(name, lockstepGoSignal, waiting);
     }
     setCurrentDetails(markdownOf(lockstepView(this.group.name, this.members, this.stopFor?.reason)));
+    this.tellManifest();
+  }
+
+  /** Tells the manifest, when what it may steer changed: the gate the set waits at, a member to promote. */
+  private tellManifest(): void {
+    if (!this.manifest) return;
+    const gate = this.control.approved ? undefined : this.control.gate?.name;
+    const steerable: LockstepSteerable = {
+      ...(gate !== undefined && { gate }),
+      promotable: !this.control.promoteRequested && this.joined().length > 0,
+    };
+    const told = JSON.stringify(steerable);
+    if (told === this.told) return;
+    this.told = told;
+    getExternalWorkflowHandle(this.manifest)
+      .signal(lockstepSteerableSignal, steerable)
+      .catch(() => undefined);
   }
 
   /** Rolls back every member (once): those running now, and any that joins later. */
@@ -213,6 +242,7 @@ export class LockstepCoordinator {
       for (const [name, m] of this.members)
         if (m.report?.gate === approved.gate) this.passOnApproval(name, approved.gate);
       this.followGates();
+      this.tellManifest();
     }
   }
 
@@ -228,6 +258,7 @@ export class LockstepCoordinator {
   private async fanOutPromote(): Promise<void> {
     await condition(() => this.control.promoteRequested !== null);
     for (const name of this.joined()) this.tell(name, promoteSignal, this.control.promoteRequested!);
+    this.tellManifest();
   }
 
   /** Members whose canary has reported and whose chart run has not ended. */
@@ -239,5 +270,74 @@ export class LockstepCoordinator {
     getExternalWorkflowHandle(canaryWorkflowId(this.namespace, member))
       .signal(signal, ...args)
       .catch(() => undefined);
+  }
+}
+
+/**
+ * The manifest's side of its lockstep groups: approve and promote sent to the manifest go on to
+ * the group that runs now, when its set waits at an approval or has a canary to promote (the
+ * group says so: lockstepSteerableSignal). The set's gate opens on the manifest meanwhile, so an
+ * approval names it and is checked as the manifest's own gates are. Pause, resume and rollback
+ * reach the group as they always did.
+ */
+export class LockstepRelay {
+  private steerable: LockstepSteerable = { promotable: false };
+  /** The set's gate, while it is open on the manifest. */
+  private gate?: string;
+
+  constructor(
+    private readonly control: RunControl,
+    /** The group that runs now, if any. */
+    private readonly group: () => ChildWorkflowHandle<Workflow> | undefined,
+  ) {
+    setHandler(lockstepSteerableSignal, (steerable) => this.take(steerable));
+    const refusePromote = control.promoteRefusal;
+    control.promoteRefusal = () => (this.steerable.promotable ? undefined : refusePromote());
+    void CancellationScope.nonCancellable(() => Promise.all([this.passOnApprovals(), this.passOnPromotes()]));
+  }
+
+  /** The group ended: nothing of its set is left to steer. */
+  groupEnded(): void {
+    this.take({ promotable: false });
+  }
+
+  private take(steerable: LockstepSteerable): void {
+    this.steerable = steerable;
+    const { control } = this;
+    if (this.gate !== undefined && this.gate !== steerable.gate && control.gate?.name === this.gate) {
+      control.closeGate();
+      this.gate = undefined;
+    }
+    if (steerable.gate !== undefined && control.gate === null) {
+      control.openGate(steerable.gate);
+      this.gate = steerable.gate;
+    }
+  }
+
+  private async passOnApprovals(): Promise<void> {
+    const { control } = this;
+    for (;;) {
+      await condition(
+        () => this.gate !== undefined && control.gate?.name === this.gate && control.approved !== null,
+      );
+      const { gate, by, reason } = control.closeGate()!;
+      this.gate = undefined;
+      this.group()
+        ?.signal(approveSignal, { gate, by, reason })
+        .catch(() => undefined);
+    }
+  }
+
+  private async passOnPromotes(): Promise<void> {
+    const { control } = this;
+    for (;;) {
+      await condition(() => control.promoteRequested !== null);
+      const req = control.promoteRequested!;
+      control.promoteRequested = null;
+      this.steerable = { ...this.steerable, promotable: false };
+      this.group()
+        ?.signal(promoteSignal, req)
+        .catch(() => undefined);
+    }
   }
 }

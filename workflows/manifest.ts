@@ -43,6 +43,7 @@ import { decidePatches, hasPatch } from './patches';
 import { RunNotifier } from './notify';
 import { endingEvent } from './plan/notifications';
 import { passSafePoint } from './holds';
+import { LockstepRelay } from './lockstep';
 
 export interface ManifestRun {
   plan: ManifestPlan;
@@ -94,6 +95,8 @@ class ManifestDeploy {
   private approvedNote = '';
   /** Webhook notifications of this run's events; none for an uninstall. */
   private readonly notifier: RunNotifier;
+  /** Passes approve and promote on to a running lockstep group. */
+  private readonly lockstep: LockstepRelay;
 
   constructor(
     private readonly run: ManifestRun,
@@ -109,6 +112,7 @@ class ManifestDeploy {
       },
       () => this.cancelGroup(),
     );
+    this.lockstep = new LockstepRelay(control, () => this.currentGroup);
     setHandler(chartProgressSignal, (groupName, chart) => {
       const charts = this.groupProgress(groupName)?.charts ?? [];
       const i = charts.findIndex((c) => c.chart === chart.chart);
@@ -237,6 +241,7 @@ class ManifestDeploy {
     const { workflowId, firstExecutionRunId } = this.currentGroup;
     const outcome = await this.currentGroup.result();
     this.currentGroup = undefined;
+    this.lockstep.groupEnded();
     if (outcome.finalStatus) {
       const { phase, message } = outcome.finalStatus;
       // Linked to the group's run, as the group's own writes are.

@@ -19,6 +19,8 @@ const PATCHES = [
   'group-status-by-manifest',
   /** A run holds at its safe points for a cluster freeze (and outside its deploy windows): workflows/holds.ts. */
   'windows-and-freeze',
+  /** A lockstep group in a manifest tells it where its set can be approved or promoted: workflows/lockstep.ts. */
+  'lockstep-steered-from-manifest',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

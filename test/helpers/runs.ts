@@ -1,4 +1,4 @@
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
@@ -67,3 +67,17 @@ export async function runManifest(
   const end = await runToEnd<ManifestOutcome>(harness, manifestRun(docs));
   return { ...end, outcome: end.result ?? (end.failure.details?.[0] as ManifestOutcome) };
 }
+
+/** The message an Update's validator refused with. */
+export async function refusal(update: Promise<unknown>): Promise<string> {
+  const err = await update.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+  return (err as WorkflowUpdateFailedError).cause?.message ?? '';
+}
+
+/** A run's current details in the Temporal UI, as the UI reads them (the metadata query). */
+export const detailsOf = async (handle: WorkflowHandle): Promise<string> =>
+  ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';

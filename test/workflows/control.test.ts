@@ -1,4 +1,4 @@
-import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
@@ -19,25 +19,12 @@ import { planGroup, type ManifestPlan } from '../../workflows/plan/manifest';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
+import { detailsOf, refusal } from '../helpers/runs';
 import { demoPlan } from './demo-plan';
 import { fakeHelm } from './fake-helm';
 
 /** A manifest of "platform" (a, b) then "apps" (c, d) behind an approval gate. */
 const gatedPlan = (namespace?: string) => demoPlan({ approval: { before: ['apps'] } }, namespace);
-
-/** The message an Update's validator refused with. */
-async function refusal(update: Promise<unknown>): Promise<string> {
-  const err = await update.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
-  return (err as WorkflowUpdateFailedError).cause?.message ?? '';
-}
-
-/** The run's current details in the Temporal UI, as the UI reads them (the metadata query). */
-const detailsOf = async (handle: WorkflowHandle) =>
-  ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
 
 const progressOf = (handle: WorkflowHandle) => handle.query(progressQuery) as Promise<Progress>;
 const until = (what: string, handle: WorkflowHandle, check: (p: Progress) => boolean) =>

@@ -2,7 +2,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type * as activities from '../../activities';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
-import { groupWorkflow } from '../../workflows';
+import { groupWorkflow, manifestWorkflow } from '../../workflows';
 import type { CanaryOutcome } from '../../workflows/canary';
 import {
   approveUpdate,
@@ -19,6 +19,7 @@ import { canaryWorkflowId } from '../../workflows/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
+import { detailsOf, refusal } from '../helpers/runs';
 import { fakeHelm } from './fake-helm';
 
 /**
@@ -86,9 +87,28 @@ async function startGroup(members: string[], steps: Steps): Promise<WorkflowHand
   });
 }
 
-/** A run's current details in the Temporal UI, as the UI reads them (the metadata query). */
-const detailsOf = async (handle: WorkflowHandle) =>
-  ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
+/** A manifest run whose one group is a lockstep set. */
+async function startManifest(
+  members: string[],
+  steps: Steps,
+): Promise<WorkflowHandle<typeof manifestWorkflow>> {
+  const group = lockstepGroup(members, steps);
+  return harness().client.workflow.start(manifestWorkflow, {
+    taskQueue: harness().taskQueue,
+    workflowId: uniqueName('m'),
+    args: [
+      {
+        plan: {
+          manifest: uniqueName('m'),
+          namespace: 'default',
+          onFailure: 'stop',
+          targetState: 'deployed',
+          groups: [group],
+        },
+      },
+    ],
+  });
+}
 
 const canaryOf = (member: string) =>
   harness().client.workflow.getHandle<(run: unknown) => Promise<CanaryOutcome>>(
@@ -235,6 +255,43 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
       expect(o.reason).toBe('promoted by ops');
     }
     expect((await group.result()).failed).toEqual([]);
+    for (const m of members) expect(helm.releases.get(m)?.revision).toBe(2);
+  });
+
+  it('passes approve and promote sent to the manifest on to its running lockstep group', async () => {
+    const members = [uniqueName('web'), uniqueName('api')];
+    const manifest = await startManifest(members, [
+      { percent: 30, approval: true },
+      { percent: 60, sleep: '1h' },
+    ]);
+    // Before the set waits anywhere, the manifest has nothing to approve or promote.
+    expect(await refusal(manifest.executeUpdate(promoteUpdate, { args: [{ by: 'ops' }] }))).toMatch(
+      /this run has none/,
+    );
+    await membersUntil(members, 'every member waiting for approval', (p) => p.gate?.name === 'step 1 (30 %)');
+    // The set's gate opens on the manifest: an approval names it, and a wrong name is refused.
+    await eventually(
+      'the manifest shows the set’s gate',
+      async () => (await manifest.query(progressQuery)).gate?.name,
+    );
+    expect(
+      await refusal(manifest.executeUpdate(approveUpdate, { args: [{ by: 'ops', gate: 'step 2 (60 %)' }] })),
+    ).toBe('the gate waiting is "step 1 (30 %)", not "step 2 (60 %)"');
+    expect(await manifest.executeUpdate(approveUpdate, { args: [{ by: 'ops' }] })).toBe(
+      'approved step 1 (30 %)',
+    );
+    await membersUntil(members, 'every member holding step 2', (p) => p.step === 2 && p.waitingOn === 'hold');
+    for (const m of members)
+      expect((await canaryOf(m).query(canaryProgressQuery)).approvals).toEqual([
+        expect.objectContaining({ gate: 'step 1 (30 %)', by: 'ops' }),
+      ]);
+
+    expect(await manifest.executeUpdate(promoteUpdate, { args: [{ by: 'lead' }] })).toMatch(/^promoting/);
+    for (const o of await outcomes(members)) {
+      expect(o.result).toBe('promoted');
+      expect(o.reason).toBe('promoted by lead');
+    }
+    expect((await manifest.result()).state).toBe('deployed');
     for (const m of members) expect(helm.releases.get(m)?.revision).toBe(2);
   });
 });

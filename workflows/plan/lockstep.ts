@@ -33,6 +33,15 @@ export interface MemberReport {
   reason?: string;
 }
 
+/**
+ * What a manifest may pass on to its running lockstep group (group → manifest, at each change):
+ * the approval gate the set waits at, and whether a promote has a member to act on.
+ */
+export interface LockstepSteerable {
+  gate?: string;
+  promotable: boolean;
+}
+
 /** The coordinator's view of one member. */
 export interface MemberState {
   report?: MemberReport;
