@@ -15,3 +15,13 @@ export const CANARY_LABEL = 'armada.airshipit.org/canary';
 export const CANARY_OF_LABEL = 'armada.airshipit.org/canary-of';
 /** Appended to the stable Deployment's name to name its copy. */
 export const CANARY_SUFFIX = '-canary';
+
+/** On a Deployer's Deployments and pods: the Deployer's `deployment.name`. */
+export const DEPLOYER_LABEL = 'armada.airshipit.org/deployer';
+/** On a Deployer's Deployments and pods: the version they run. */
+export const VERSION_LABEL = 'armada.airshipit.org/version';
+
+/** The labels of one version's pods of a Deployer (`deployment.name`), and no other's. */
+export function deployerVersionLabels(name: string, version: string): Record<string, string> {
+  return { [DEPLOYER_LABEL]: name, [VERSION_LABEL]: version };
+}

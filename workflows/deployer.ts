@@ -16,6 +16,7 @@ import {
 } from './plan/canary';
 import { deployerDeploymentName, runServiceAccount } from './plan/names';
 import { routeWeights } from './plan/traffic';
+import { deployerVersionLabels } from '../kube/labels';
 import { report, reportHeld } from './status';
 import { routeTraffic } from './traffic';
 import { RunNotifier } from './notify';
@@ -122,7 +123,11 @@ async function rollOut(
   const old = running.filter((v) => v.version !== deployment.version);
   const stable = old[0];
   const firstDeploy = stable === undefined;
-  const traffic = routeWeights(run.spec.traffic, deployment.name);
+  const route = routeWeights(run.spec.traffic, deployment.name);
+  const traffic = route && {
+    ...route,
+    canarySelector: deployerVersionLabels(deployment.name, deployment.version),
+  };
 
   // A freeze or a closed window holds the rollout before it creates anything.
   if (!run.resume && control.holds.enabled)

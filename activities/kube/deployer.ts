@@ -1,12 +1,8 @@
 import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
+import { DEPLOYER_LABEL, VERSION_LABEL, deployerVersionLabels } from '../../kube/labels';
 import { deployerDeploymentName } from '../../workflows/plan/names';
 import { labelSelector } from './readiness';
-
-/** On a Deployer's Deployments and pods: the Deployer's name. */
-export const DEPLOYER_LABEL = 'armada.airshipit.org/deployer';
-/** On a Deployer's Deployments and pods: the version they run. */
-export const VERSION_LABEL = 'armada.airshipit.org/version';
 
 export interface DeployerRef extends ActingAs {
   /** The Deployer's `deployment.name` and `deployment.namespace`. */
@@ -34,7 +30,7 @@ export interface DeployerDeploymentRequest extends DeployerRef {
  * selector includes the version, so each version's Deployment owns only its own pods.
  */
 export function deployerDeployment(req: DeployerDeploymentRequest): V1Deployment {
-  const own = { [DEPLOYER_LABEL]: req.name, [VERSION_LABEL]: req.version };
+  const own = deployerVersionLabels(req.name, req.version);
   const podLabels = { ...req.labels, ...own };
   return {
     apiVersion: 'apps/v1',

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
 import { NonRetryable } from '../../workflows/failures';
 import type { RouteWeights } from '../../workflows/plan/traffic';
@@ -90,11 +90,42 @@ export function currentWeights(route: HttpRoute, req: RouteWeightsRequest): Weig
 }
 
 /**
+ * Merges `labels` into the canary Service's selector (its other keys stay), unless it has them
+ * already: a Deployer's canary Service follows the version it steps. A missing Service is final
+ * (TrafficRouteMissing), as a missing route is.
+ */
+async function pointCanaryService(req: RouteWeightsRequest, labels: Record<string, string>): Promise<void> {
+  const api = kubeApi(CoreV1Api, req.actAs);
+  const at = { name: req.canaryService, namespace: req.namespace };
+  let selector: Record<string, string>;
+  try {
+    selector = (await api.readNamespacedService(at)).spec?.selector ?? {};
+  } catch (err) {
+    if (isStatus(err, 404))
+      throw ApplicationFailure.nonRetryable(
+        `Service ${req.namespace}/${req.canaryService} not found (the canary Service of HTTPRoute ${req.route} rule ${req.rule})`,
+        NonRetryable.TrafficRouteMissing,
+      );
+    throw apiFailure(`read Service ${req.namespace}/${req.canaryService}`, err);
+  }
+  if (Object.entries(labels).every(([key, value]) => selector[key] === value)) return;
+  try {
+    await api.patchNamespacedService(
+      { ...at, body: { spec: { selector: labels } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  } catch (err) {
+    throw apiFailure(`point Service ${req.namespace}/${req.canaryService} at ${JSON.stringify(labels)}`, err);
+  }
+}
+
+/**
  * Activity: sets the weights of a canary's two Services in one rule of an HTTPRoute (see
  * withWeights), acting as the run's ServiceAccount. Lists cannot be merge-patched element by
  * element, so it reads the route, changes the rule and replaces the route at the version it
  * read, again on a conflict. Writes nothing when the weights are already set (idempotent).
- * Writes: the route's spec. Returns: the weights now set. A missing route, rule or backendRef
+ * With `canarySelector`, first points the canary Service at those pods (pointCanaryService).
+ * Writes: the route's spec (and the canary Service's selector). Returns: the weights now set. A missing route, rule or backendRef
  * is final (TrafficRouteMissing).
  */
 export async function setRouteWeights(req: RouteWeightsRequest): Promise<Weights> {
@@ -121,6 +152,9 @@ export async function setRouteWeights(req: RouteWeightsRequest): Promise<Weights
         throw ApplicationFailure.nonRetryable(err.message, NonRetryable.TrafficRouteMissing);
       throw err;
     }
+    // Once the route is known to fit: a route that does not leaves the Service as it was.
+    if (attempt === 1 && req.canarySelector && req.percent > 0)
+      await pointCanaryService(req, req.canarySelector);
     const now = currentWeights(route, req);
     if (now.stable === wanted.stable && now.canary === wanted.canary) return wanted;
     try {

@@ -310,12 +310,26 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
       namespaces.push(namespace, crNamespace);
       await kubectl('create', 'namespace', namespace);
       await kubectl('create', 'namespace', crNamespace);
-      // The Services the Deployer's traffic names by default: web (every version) and web-canary.
+      // The Services the Deployer's traffic names by default: web (every version) and web-canary,
+      // which the Deployer points at each new version as it steps it.
       await applyObjects(namespace, [
         service('web', { app: 'web' }),
-        service('web-canary', { app: 'web', 'armada.airshipit.org/version': '2.0.0' }),
+        service('web-canary', { app: 'web' }),
         httpRoute('web', 'web', 'web-canary'),
       ]);
+    });
+
+    /** The canary Service's selector, as the API server has it. */
+    const canarySelector = async () =>
+      (
+        JSON.parse(await kubectl('get', 'service', 'web-canary', '-n', namespace, '-o', 'json')) as {
+          spec: { selector: Record<string, string> };
+        }
+      ).spec.selector;
+    const selecting = (version: string) => ({
+      app: 'web',
+      'armada.airshipit.org/deployer': 'web',
+      'armada.airshipit.org/version': version,
     });
 
     it('a first deploy leaves the route alone; a version change steps it 70/30 → 0/100, then back to web', async () => {
@@ -334,6 +348,8 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
       const changes = await watched.untilDeleted('web-1.0.0');
 
       await expectBackOnStable(namespace, original, 'web', 'web-canary');
+      // The first deploy had no canary; the version change pointed the canary Service at 2.0.0.
+      expect(await canarySelector()).toEqual(selecting('2.0.0'));
       expect(changes).toEqual([
         'web-2.0.0 0',
         'web-2.0.0 3',
@@ -357,6 +373,8 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
         items: { metadata: { name: string }; spec: { replicas: number } }[];
       };
       expect(deployments.items.map((d) => `${d.metadata.name} ${d.spec.replicas}`)).toEqual(['web-2.0.0 10']);
+      // Nothing fits without the route: the canary Service still selects the version that serves.
+      expect(await canarySelector()).toEqual(selecting('2.0.0'));
     });
 
     it("sets the weights as the Deployer's ServiceAccount: refused until it may update the route", async () => {
@@ -389,6 +407,7 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
       });
       expect(await watched.untilDeleted('web-2.0.0')).toContain('route 70/30');
       expect(weights(await readRoute(namespace, 'web'), 'web', 'web-canary')).toBe('100/0');
+      expect(await canarySelector()).toEqual(selecting('3.1.0'));
     });
   });
 });

@@ -4,7 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { VERSION_LABEL } from '../../activities/kube/deployer';
+import { VERSION_LABEL } from '../../kube/labels';
 import { CANARY_LABEL } from '../../kube/labels';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';

@@ -9,6 +9,12 @@ export interface RouteWeights {
   rule: number;
   stableService: string;
   canaryService: string;
+  /**
+   * Labels the canary Service's selector gets before the canary takes a share: a Deployer's new
+   * version (kube/labels.ts deployerVersionLabels), so no one edits the Service per version. None
+   * for a chart: its canary copies carry one fixed label.
+   */
+  canarySelector?: Record<string, string>;
 }
 
 /**
