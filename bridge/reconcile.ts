@@ -148,8 +148,11 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
 
 type Mode = RunMemo['mode'];
 
-/** The run that drives an object (its request carries the specs it deploys in its memo). */
-function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
+/**
+ * The run that drives an object on its own (its request carries the specs it deploys in its
+ * memo); a chart's is also the uninstall of the release it installed on its own (standalone.ts).
+ */
+export function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
   const { namespace, name } = view;
   switch (view.kind) {
     case 'ArmadaManifest': {

@@ -1,12 +1,11 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { latestRun } from '../runs/control';
-import { chartRun } from '../runs/requests';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
-import type { BridgeContext } from './reconcile';
+import { runOf, type BridgeContext } from './reconcile';
 import { startObjectRun } from './start';
-import { chartRelease, ownedKeys, specsOf, validSpec, type ObjectView, type Views } from './view';
+import { chartRelease, ownedKeys, validSpec, type ObjectView, type Views } from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -26,7 +25,10 @@ import { chartRelease, ownedKeys, specsOf, validSpec, type ObjectView, type View
  *   or it ran for another namespace's object): left alone;
  * - a release another object claims now (a chart whose release is that unprefixed one): left alone;
  * - a deploy still running: cancelled; looked at again when it ends;
- * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock);
+ * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock),
+ *   acting as the ServiceAccount its standalone runs act as (its own service_account_name, else
+ *   the bridge's default; never the manifest's): an uninstall as the worker itself was refused
+ *   where the worker may not read a tenant's release Secrets, and, retried at once, looped;
  * - that uninstall completed: done. Failed: run again.
  *
  * Only the charts and groups that may have run on their own (BridgeContext.maybeRanAlone) are
@@ -168,8 +170,7 @@ async function clearChart(
   } else if (running) {
     return cancelRunning(ctx, workflowId, opts.manifestKey);
   }
-  const run = chartRun({ kind: 'ArmadaChart', namespace, name, spec }, 'uninstall', specsOf([chart]));
-  await startObjectRun(ctx, chart.key, run, {
+  await startObjectRun(ctx, chart.key, runOf(ctx, chart, 'uninstall'), {
     follow: opts.manifestKey,
     message: 'uninstalling a standalone release: a manifest lists its chart now',
     fields: {

@@ -352,6 +352,53 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     );
   }, 180_000);
 
+  it('a chart deployed on its own, then listed by a manifest with a release_prefix: its own release is uninstalled as its ServiceAccount, and the manifest deploys', async () => {
+    const releases = async (filter: string) =>
+      (
+        JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', filter)) as {
+          name: string;
+          status: string;
+        }[]
+      ).map((r) => `${r.name} ${r.status}`);
+    // No service_account_name: its standalone run acts as the bridge's default, `deployer`.
+    await applyObjects(teamA, [helloChart('alone', teamA)]);
+    await eventually(
+      'alone deployed on its own',
+      async () => ((await releases('^alone$')).join() === 'alone deployed' ? true : undefined),
+      { process: bridge },
+    );
+    await applyObjects(teamA, [
+      {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'ArmadaChartGroup',
+        metadata: { name: 'later' },
+        spec: { chart_group: ['alone'] },
+      },
+      {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'ArmadaManifest',
+        metadata: { name: 'later' },
+        spec: { release_prefix: 'later', chart_groups: ['later'] },
+      },
+    ]);
+    // On the code before, the uninstall of `alone` ran as the worker, which may not list team A's
+    // release Secrets: it failed, and the bridge started it again every ~150 ms, forever.
+    await eventually(
+      'the manifest satisfied',
+      async () => ((await json('get', 'amf', 'later', '-n', teamA)).status?.satisfied ? true : undefined),
+      { process: bridge },
+    );
+    expect([...(await releases('^alone$')), ...(await releases('^later-alone$'))]).toEqual([
+      'later-alone deployed',
+    ]);
+    const runs = [];
+    for await (const info of client.workflow.list({
+      query: `WorkflowId = '${releaseWorkflowId(teamA, 'alone')}'`,
+    }))
+      runs.push(`${(info.memo as { mode?: string } | undefined)?.mode} ${info.status.name}`);
+    expect(runs.sort()).toEqual(['deploy COMPLETED', 'uninstall COMPLETED']);
+  }, 180_000);
+
   it("the worker's own ServiceAccount reads no Secret and writes no workload, in any namespace: runs deploy with their ServiceAccount's rights alone", async () => {
     const asWorker = ['--as', `system:serviceaccount:${operator}:${fullname}-worker`];
     for (const ns of [teamA, teamB, shared, 'kube-system'])
