@@ -27,6 +27,7 @@ import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
 import type { ClaimIndex } from './claims';
+import type { LeftoverRetries } from './leftover-retries';
 import type { ReconcileMetrics } from './metrics';
 import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
@@ -79,6 +80,8 @@ export interface BridgeContext {
    * and then forgets it (bridge/standalone.ts).
    */
   maybeRanAlone: Set<string>;
+  /** The failed uninstalls of what they left behind, waiting for their retry (bridge/standalone.ts). */
+  leftoverRetries: LeftoverRetries;
   /** Queues an object's key for reconciling. */
   enqueue(key: string): void;
   /**

@@ -6,7 +6,7 @@ import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, uniqueName } from '../helpers/env';
 import { historyText } from '../helpers/histories';
-import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
 import { databaseFiles, placesHolding } from '../helpers/leaks';
 import {
@@ -368,18 +368,8 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       { process: bridge },
     );
     await applyObjects(teamA, [
-      {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'ArmadaChartGroup',
-        metadata: { name: 'later' },
-        spec: { chart_group: ['alone'] },
-      },
-      {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'ArmadaManifest',
-        metadata: { name: 'later' },
-        spec: { release_prefix: 'later', chart_groups: ['later'] },
-      },
+      armadaObject('ArmadaChartGroup', 'later', { chart_group: ['alone'] }),
+      armadaObject('ArmadaManifest', 'later', { release_prefix: 'later', chart_groups: ['later'] }),
     ]);
     // On the code before, the uninstall of `alone` ran as the worker, which may not list team A's
     // release Secrets: it failed, and the bridge started it again every ~150 ms, forever.
