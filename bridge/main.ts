@@ -17,6 +17,7 @@ import { policyViewOf, type PolicyView } from './policy';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
 import { ClaimIndex } from './claims';
+import { LeftoverRetries } from './leftover-retries';
 import { claimOf, gone, ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
       defaultServiceAccount: config.ARMADA_DEFAULT_SERVICE_ACCOUNT,
     },
     maybeRanAlone,
+    leftoverRetries: new LeftoverRetries(),
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key, started) {
       const followed = following.has(workflowId);

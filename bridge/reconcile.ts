@@ -27,6 +27,7 @@ import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
 import type { ClaimIndex } from './claims';
+import type { LeftoverRetries } from './leftover-retries';
 import type { ReconcileMetrics } from './metrics';
 import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
@@ -79,6 +80,8 @@ export interface BridgeContext {
    * and then forgets it (bridge/standalone.ts).
    */
   maybeRanAlone: Set<string>;
+  /** The failed uninstalls of what they left behind, waiting for their retry (bridge/standalone.ts). */
+  leftoverRetries: LeftoverRetries;
   /** Queues an object's key for reconciling. */
   enqueue(key: string): void;
   /**
@@ -148,8 +151,11 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
 
 type Mode = RunMemo['mode'];
 
-/** The run that drives an object (its request carries the specs it deploys in its memo). */
-function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
+/**
+ * The run that drives an object on its own (its request carries the specs it deploys in its
+ * memo); a chart's is also the uninstall of the release it installed on its own (standalone.ts).
+ */
+export function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
   const { namespace, name } = view;
   switch (view.kind) {
     case 'ArmadaManifest': {

@@ -1,12 +1,13 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { writeStatus } from '../kube/status';
 import { latestRun } from '../runs/control';
-import { chartRun } from '../runs/requests';
+import { rootMessage } from '../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
-import type { BridgeContext } from './reconcile';
+import { runOf, type BridgeContext } from './reconcile';
 import { startObjectRun } from './start';
-import { chartRelease, ownedKeys, specsOf, validSpec, type ObjectView, type Views } from './view';
+import { chartRelease, ownedKeys, validSpec, type ObjectView, type Views } from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -26,8 +27,15 @@ import { chartRelease, ownedKeys, specsOf, validSpec, type ObjectView, type View
  *   or it ran for another namespace's object): left alone;
  * - a release another object claims now (a chart whose release is that unprefixed one): left alone;
  * - a deploy still running: cancelled; looked at again when it ends;
- * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock);
- * - that uninstall completed: done. Failed: run again.
+ * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock),
+ *   acting as the ServiceAccount its standalone runs act as (its own service_account_name, else
+ *   the bridge's default; never the manifest's): an uninstall as the worker itself was refused
+ *   where the worker may not read a tenant's release Secrets, and, retried at once, looped;
+ * - that uninstall completed: done. Failed: run again after a backoff (leftover-retries.ts: 1 s
+ *   after the first failure, doubling up to 5 min; counted per chart in the bridge's memory, and
+ *   started afresh for a new chart spec, which is tried at once). Until then the manifest waits,
+ *   and its status (Ready False, Reconciling True, reason `StandaloneUninstallFailed`) and a
+ *   Warning Event name the release, the failed run, its failure and when it is tried again.
  *
  * Only the charts and groups that may have run on their own (BridgeContext.maybeRanAlone) are
  * looked at, and each is forgotten once nothing of it is left to clear: a manifest reconciled
@@ -52,12 +60,16 @@ export async function clearStandaloneLeftovers(
       ...groups.map((g) =>
         cancelRunning(ctx, objectWorkflowId('ArmadaChartGroup', g.namespace, g.name), manifest.key),
       ),
-      ...validCharts.map((c) => clearChart(ctx, c, { manifestKey: manifest.key, groupRuns, holders })),
+      ...validCharts.map((c) => clearChart(ctx, c, { manifest, groupRuns, holders })),
     ])
   ).some(Boolean);
   // Forgotten together, once nothing is pending: a group's run being cancelled may still start
   // a child run of a chart that was found clear.
-  if (!pending) for (const view of [...groups, ...validCharts]) ctx.maybeRanAlone.delete(view.key);
+  if (!pending)
+    for (const view of [...groups, ...validCharts]) {
+      ctx.maybeRanAlone.delete(view.key);
+      ctx.leftoverRetries.forget(view.key);
+    }
   return pending;
 }
 
@@ -108,6 +120,9 @@ export function releaseHolders(objects: Views): Map<string, string[]> {
   return holders;
 }
 
+/** The reason of a manifest's status and Event while a leftover's uninstall waits for its retry. */
+export const LEFTOVER_UNINSTALL_FAILED = 'StandaloneUninstallFailed';
+
 /** Cancels the run of `workflowId` if it runs; true while it does. */
 async function cancelRunning(ctx: BridgeContext, workflowId: string, key: string): Promise<boolean> {
   const latest = await latestRun(ctx.client, workflowId);
@@ -127,8 +142,8 @@ async function clearChart(
   ctx: BridgeContext,
   chart: ObjectView<'ArmadaChart'>,
   opts: {
-    /** The manifest's queue key, reconciled again when a run cleared here ends. */
-    manifestKey: string;
+    /** The manifest, reconciled again when a run cleared here ends, told when an uninstall failed. */
+    manifest: ObjectView<'ArmadaManifest'>;
     groupRuns: readonly string[];
     holders: ReadonlyMap<string, readonly string[]>;
   },
@@ -136,9 +151,10 @@ async function clearChart(
   const { namespace, name } = chart;
   const spec = validSpec(chart);
   const own = { namespace: spec.namespace, release: spec.release };
+  const release = `${own.namespace}/${own.release}`;
   const now = chartRelease(ctx.objects, chart);
   if (now?.namespace === own.namespace && now.release === own.release) return false;
-  const claimant = opts.holders.get(`${own.namespace}/${own.release}`)?.some((key) => key !== chart.key);
+  const claimant = opts.holders.get(release)?.some((key) => key !== chart.key);
   if (claimant) return false;
   const workflowId = releaseWorkflowId(own.namespace, own.release);
   let description;
@@ -149,7 +165,9 @@ async function clearChart(
     throw err;
   }
   const memo = (description.memo ?? {}) as unknown as RunMemo;
-  if (generationIn(memo.specs, 'ArmadaChart', name) === undefined) return false;
+  /** The chart's generation its latest run of the release ran with. */
+  const ranWith = generationIn(memo.specs, 'ArmadaChart', name);
+  if (ranWith === undefined) return false;
   const attributes = description.typedSearchAttributes;
   const parent = description.parentExecution?.workflowId;
   const itsOwn = parent
@@ -161,23 +179,89 @@ async function clearChart(
   const running = description.status.name === 'RUNNING';
   if (memo.mode === 'uninstall') {
     if (running) {
-      ctx.afterRun(workflowId, opts.manifestKey);
+      ctx.afterRun(workflowId, opts.manifest.key);
       return true;
     }
     if (description.status.name === 'COMPLETED') return false;
+    if (await retryLater(ctx, chart, release, { run: description, ranWith }, opts.manifest)) return true;
   } else if (running) {
-    return cancelRunning(ctx, workflowId, opts.manifestKey);
+    return cancelRunning(ctx, workflowId, opts.manifest.key);
   }
-  const run = chartRun({ kind: 'ArmadaChart', namespace, name, spec }, 'uninstall', specsOf([chart]));
-  await startObjectRun(ctx, chart.key, run, {
-    follow: opts.manifestKey,
+  await startObjectRun(ctx, chart.key, runOf(ctx, chart, 'uninstall'), {
+    follow: opts.manifest.key,
     message: 'uninstalling a standalone release: a manifest lists its chart now',
     fields: {
-      manifest: opts.manifestKey,
-      release: `${own.namespace}/${own.release}`,
+      manifest: opts.manifest.key,
+      release,
       deploys: now && `${now.namespace}/${now.release}`,
       after: `${description.status.name.toLowerCase()} ${memo.mode} run ${description.runId}`,
     },
   });
   return true;
+}
+
+/**
+ * Whether the failed uninstall run of `chart`'s leftover `release` (`failed`, run with the
+ * chart's generation `ranWith`) waits for its retry (see clearStandaloneLeftovers): not when the
+ * chart's spec has changed since, nor once the backoff has passed. The first time a failed run
+ * is seen, the manifest's status and a Warning Event say which release, why and when; the
+ * manifest is queued again when the retry is due.
+ */
+async function retryLater(
+  ctx: BridgeContext,
+  chart: ObjectView<'ArmadaChart'>,
+  release: string,
+  { run: failed, ranWith }: { run: WorkflowExecutionDescription; ranWith: number },
+  manifest: ObjectView<'ArmadaManifest'>,
+): Promise<boolean> {
+  if (ranWith !== chart.generation) return false;
+  const failure = ctx.leftoverRetries.failure(chart.key, {
+    runId: failed.runId,
+    generation: ranWith,
+    endedAt: (failed.closeTime ?? new Date()).getTime(),
+  });
+  if (failure.retryAt <= Date.now()) return false;
+  if (!failure.told) {
+    const error = await failureOf(ctx, failed);
+    const message = `the uninstall of release ${release}, which ArmadaChart ${chart.name} installed on its own, failed (${failed.workflowId}, run ${failed.runId}; ${failure.failures} in a row): ${error}; tried again at ${new Date(failure.retryAt).toISOString()}`;
+    const condition = (type: string, status: 'True' | 'False') => ({
+      type,
+      status,
+      reason: LEFTOVER_UNINSTALL_FAILED,
+      message,
+    });
+    await writeStatus({
+      kind: manifest.kind,
+      namespace: manifest.namespace,
+      name: manifest.name,
+      // kstatus: not Ready, and Reconciling, not Stalled: the bridge tries again by itself.
+      status: {
+        reason: message,
+        conditions: [condition('Ready', 'False'), condition('Reconciling', 'True')],
+      },
+      event: { type: 'Warning', reason: LEFTOVER_UNINSTALL_FAILED, message },
+    });
+    failure.told = true;
+    ctx.log('warn', 'a standalone release’s uninstall failed; trying again later', {
+      manifest: manifest.key,
+      chart: chart.key,
+      workflowId: failed.workflowId,
+      runId: failed.runId,
+      failures: failure.failures,
+      retryAt: new Date(failure.retryAt).toISOString(),
+      error,
+    });
+  }
+  ctx.leftoverRetries.wakeAt(chart.key, failure.retryAt, () => ctx.enqueue(manifest.key));
+  return true;
+}
+
+/** Why a run that did not complete ended (its root failure's message). */
+async function failureOf(ctx: BridgeContext, run: WorkflowExecutionDescription): Promise<string> {
+  try {
+    await ctx.client.workflow.getHandle(run.workflowId, run.runId, { followRuns: false }).result();
+    return 'it completed';
+  } catch (err) {
+    return rootMessage(err);
+  }
 }

@@ -6,7 +6,7 @@ import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, uniqueName } from '../helpers/env';
 import { historyText } from '../helpers/histories';
-import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
 import { databaseFiles, placesHolding } from '../helpers/leaks';
 import {
@@ -350,6 +350,43 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     expect(JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', '^undone-first$'))).toEqual(
       [],
     );
+  }, 180_000);
+
+  it('a chart deployed on its own, then listed by a manifest with a release_prefix: its own release is uninstalled as its ServiceAccount, and the manifest deploys', async () => {
+    const releases = async (filter: string) =>
+      (
+        JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', filter)) as {
+          name: string;
+          status: string;
+        }[]
+      ).map((r) => `${r.name} ${r.status}`);
+    // No service_account_name: its standalone run acts as the bridge's default, `deployer`.
+    await applyObjects(teamA, [helloChart('alone', teamA)]);
+    await eventually(
+      'alone deployed on its own',
+      async () => ((await releases('^alone$')).join() === 'alone deployed' ? true : undefined),
+      { process: bridge },
+    );
+    await applyObjects(teamA, [
+      armadaObject('ArmadaChartGroup', 'later', { chart_group: ['alone'] }),
+      armadaObject('ArmadaManifest', 'later', { release_prefix: 'later', chart_groups: ['later'] }),
+    ]);
+    // On the code before, the uninstall of `alone` ran as the worker, which may not list team A's
+    // release Secrets: it failed, and the bridge started it again every ~150 ms, forever.
+    await eventually(
+      'the manifest satisfied',
+      async () => ((await json('get', 'amf', 'later', '-n', teamA)).status?.satisfied ? true : undefined),
+      { process: bridge },
+    );
+    expect([...(await releases('^alone$')), ...(await releases('^later-alone$'))]).toEqual([
+      'later-alone deployed',
+    ]);
+    const runs = [];
+    for await (const info of client.workflow.list({
+      query: `WorkflowId = '${releaseWorkflowId(teamA, 'alone')}'`,
+    }))
+      runs.push(`${(info.memo as { mode?: string } | undefined)?.mode} ${info.status.name}`);
+    expect(runs.sort()).toEqual(['deploy COMPLETED', 'uninstall COMPLETED']);
   }, 180_000);
 
   it("the worker's own ServiceAccount reads no Secret and writes no workload, in any namespace: runs deploy with their ServiceAccount's rights alone", async () => {

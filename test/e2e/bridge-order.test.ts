@@ -5,11 +5,21 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { KindName } from '../../api/kinds';
 import { reconcile, type BridgeContext } from '../../bridge/reconcile';
 import { ClaimIndex } from '../../bridge/claims';
+import { LeftoverRetries, leftoverRetryDelayMs } from '../../bridge/leftover-retries';
+import { LEFTOVER_UNINSTALL_FAILED } from '../../bridge/standalone';
 import { claimOf, viewOf, type ObjectView } from '../../bridge/view';
+import { serviceAccountUser } from '../../kube/client';
 import { latestRun } from '../../runs/control';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import {
+  applyObjects,
+  armadaObject,
+  grantedRole,
+  installCrds,
+  kubectl,
+  settingsChart,
+} from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 /**
@@ -24,6 +34,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
     chartsFirst: uniqueName('order-a'),
     chartsDeployedFirst: uniqueName('order-b'),
     manifestFirst: uniqueName('order-c'),
+    uninstallFails: uniqueName('order-e'),
   };
   /** Watched by no bridge: the test below reconciles it from a cache of its own. */
   const cacheLag = uniqueName('order-d');
@@ -163,6 +174,120 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
   });
 
   /**
+   * The release a chart installed on its own cannot be uninstalled (its ServiceAccount lost its
+   * rights where the release is): the uninstall runs again after a backoff, never in a tight
+   * loop (on the code before, every ~150 ms), the manifest's status says why and when, and once
+   * the rights are back the leftover goes and the manifest deploys.
+   */
+  it('a leftover whose uninstall fails is retried with a backoff, named in the manifest’s status, and cleared once the cause is gone', async () => {
+    const crs = cases.uninstallFails;
+    const releases = `${crs}-rel`;
+    const workflowId = releaseWorkflowId(releases, 'web');
+    const owner = { namespace: crs, name: 'owner' };
+    const canList = () =>
+      kubectl('auth', 'can-i', 'list', 'secrets', '-n', releases, '--as', serviceAccountUser(owner)).then(
+        (out) => out.trim(),
+        (err: { stdout?: string }) => err.stdout?.trim() ?? String(err),
+      );
+    const grant = grantedRole('owner', owner, [{ apiGroups: [''], resources: ['*'], verbs: ['*'] }]);
+    // A run acting as a ServiceAccount creates no namespace.
+    await kubectl('create', 'namespace', releases);
+    await applyObjects(crs, [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'owner' } }]);
+    await applyObjects(releases, grant);
+    await eventually('the grant to reach the authorizer', async () =>
+      (await canList()) === 'yes' ? true : undefined,
+    );
+    await applyObjects(crs, [settingsChart('web', releases, { a: '1' }, { service_account_name: 'owner' })]);
+    await eventually(
+      'web deployed by its standalone run',
+      async () => ((await releasesIn(releases)).join() === 'web deployed' ? true : undefined),
+      { process: bridge },
+    );
+
+    // The cause: `owner` may no longer read the release's Secrets, so its uninstall is refused.
+    await kubectl('delete', 'rolebinding', 'owner', '-n', releases);
+    await eventually('the revocation to reach the authorizer', async () =>
+      (await canList()) === 'no' ? true : undefined,
+    );
+    await applyObjects(crs, [
+      armadaObject('ArmadaChartGroup', 'apps', { chart_group: ['web'] }),
+      armadaObject('ArmadaManifest', 'demo', { release_prefix: 'p', chart_groups: ['apps'] }),
+    ]);
+
+    /** The uninstall runs of the leftover, oldest first. */
+    const uninstalls = async () => {
+      const runs = [];
+      for await (const info of harness().client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+        if ((info.memo as { mode?: string } | undefined)?.mode === 'uninstall') runs.push(info);
+      return runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    };
+    // Four failures in a row take at least 1 + 2 + 4 s of waits between them.
+    const failed = await eventually(
+      'four failed uninstall runs',
+      async () => {
+        const runs = await uninstalls();
+        return runs.filter((r) => r.status.name === 'FAILED').length >= 4 ? runs : undefined;
+      },
+      { process: bridge, timeoutMs: 60_000 },
+    );
+    // Each run starts no sooner than the backoff after the failure before it ended.
+    const waits = failed
+      .slice(1)
+      .map((run, i) => ({
+        after: i + 1,
+        waitedMs: run.startTime.getTime() - failed[i].closeTime!.getTime(),
+      }))
+      .filter(({ after }) => after < 4);
+    expect(
+      waits.map(({ after, waitedMs }) => waitedMs >= leftoverRetryDelayMs(after) || { after, waitedMs }),
+    ).toEqual([true, true, true]);
+    // And so, in the 10 s after the first failure, at most 3 more runs (1 + 2 + 4 s ≤ 10 s < 1 + 2 + 4 + 8 s).
+    const firstEnded = failed[0].closeTime!.getTime();
+    expect(
+      failed.filter((r) => r.startTime.getTime() > firstEnded && r.startTime.getTime() <= firstEnded + 10_000)
+        .length,
+    ).toBeLessThanOrEqual(3);
+
+    const manifest = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json'));
+    const ready = manifest.status.conditions.find((c: { type: string }) => c.type === 'Ready');
+    expect(ready).toMatchObject({ status: 'False', reason: LEFTOVER_UNINSTALL_FAILED });
+    expect(ready.message).toContain(
+      `the uninstall of release ${releases}/web, which ArmadaChart web installed on its own, failed (${workflowId}, run `,
+    );
+    expect(ready.message).toMatch(/forbidden/i);
+    expect(ready.message).toMatch(/; tried again at \d{4}-\d\d-\d\dT/);
+    expect(manifest.status.reason).toBe(ready.message);
+    const events = JSON.parse(
+      await kubectl(
+        'get',
+        'events',
+        '-n',
+        crs,
+        '--field-selector',
+        `involvedObject.name=demo,reason=${LEFTOVER_UNINSTALL_FAILED}`,
+        '-o',
+        'json',
+      ),
+    ).items as { type: string; message: string }[];
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.type === 'Warning' && e.message.includes(`${releases}/web`))).toBe(true);
+
+    // The cause removed: the next retry clears the leftover and the manifest deploys.
+    await applyObjects(releases, grant);
+    await eventually(
+      'the manifest satisfied, p-web alone in the namespace',
+      async () => {
+        const status = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json')).status;
+        return status?.satisfied === true && (await releasesIn(releases)).join() === 'p-web deployed'
+          ? true
+          : undefined;
+      },
+      { process: bridge, timeoutMs: 150_000 },
+    );
+    expect((await uninstalls()).at(-1)?.status.name).toBe('COMPLETED');
+  }, 240_000);
+
+  /**
    * Each kind has its own watch, so a group created after its manifest can reach the bridge's
    * cache first (the manifests' watch busy with large objects, say). Reconciled then, from a
    * cache that holds the group and its chart but not yet the manifest, the group must not run
@@ -196,6 +321,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
       policies: () => [{ name: 'cache-lag', spec: { namespaces: [crs], target_namespaces: ['*'] } }],
       tenancy: { lockdown: false },
       maybeRanAlone: new Set(),
+      leftoverRetries: new LeftoverRetries(),
       enqueue: (key) => lines.push(`enqueued ${key}`),
       afterRun: (workflowId) => lines.push(`following ${workflowId}`),
       startedRunning: () => false,

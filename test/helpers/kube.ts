@@ -75,22 +75,22 @@ export async function recordEvents(
   return { events, stop: () => aborts.forEach((a) => a.abort()) };
 }
 
+/** An armada object of `kind` named `name`, for applyObjects. */
+export function armadaObject<S extends object>(kind: string, name: string, spec: S) {
+  return { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec };
+}
+
 /**
  * A standalone ArmadaChart of one of the example charts (examples/charts/`example`): release
  * `name` in `releases`; `spec` adds or replaces fields.
  */
 function exampleChart(example: 'hello' | 'settings', name: string, releases: string, spec: object) {
-  return {
-    apiVersion: `${GROUP}/${VERSION}`,
-    kind: 'ArmadaChart',
-    metadata: { name },
-    spec: {
-      release: name,
-      namespace: releases,
-      source: { type: 'local', location: `examples/charts/${example}` },
-      ...spec,
-    },
-  };
+  return armadaObject('ArmadaChart', name, {
+    release: name,
+    namespace: releases,
+    source: { type: 'local', location: `examples/charts/${example}` },
+    ...spec,
+  });
 }
 
 /**
