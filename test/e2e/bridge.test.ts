@@ -257,6 +257,125 @@ ${chart('ls-web', '[{percent: 10}, {percent: 50}]')}${chart('ls-api', '[{percent
     }
   });
 
+  /** A Deployer of Deployment `<name>-1.0.0` in the releases' namespace, with the given steps. */
+  const deployerDoc = (name: string, steps: string) => `---
+apiVersion: armada.airshipit.org/v1alpha1
+kind: Deployer
+metadata: {name: ${name}}
+spec:
+  type: canary
+  deployment: {name: ${name}, namespace: ${releases}, image: nginx, version: 1.0.0, replicas: 2}
+  steps: ${steps}
+`;
+
+  it('a lockstep group whose chart and Deployer step differently is Invalid naming both; the Deployer gets no run of its own', async () => {
+    const file = await tempFile(
+      'lockstep-deployer.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChartGroup
+metadata: {name: lsd-shop}
+spec: {chart_group: [lsd-web], deployers: [lsd-api], canary_lockstep: true}
+---
+apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: lsd-web}
+spec:
+  release: lsd-web
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/hello}
+  canary: {steps: [{percent: 10}, {percent: 50}]}
+${deployerDoc('lsd-api', '[{percent: 20}]')}`,
+    );
+    await kubectl('apply', '-n', crs, '-f', file);
+    const problem =
+      "ArmadaChartGroup lsd-shop: canary_lockstep members' step percentages differ: lsd-web [10, 50, 100], Deployer/lsd-api [20, 100]";
+    try {
+      await eventually('condition Invalid on the group for its lockstep set', async () => {
+        const group = await json('get', 'acg', 'lsd-shop', '-n', crs);
+        const invalid = group.status?.conditions?.find(
+          (c: { type: string; status: string }) => c.type === 'Invalid' && c.status === 'True',
+        );
+        return invalid?.message === problem ? true : undefined;
+      });
+      // The Deployer's own reconcile has run (it carries the finalizer), and deferred to its group.
+      await eventually('the Deployer reconciled', async () => {
+        const d = await json('get', 'dpl', 'lsd-api', '-n', crs);
+        return d.metadata.finalizers?.includes('armada.airshipit.org/finalizer') ? true : undefined;
+      });
+      expect(await runsOf(objectWorkflowId('ArmadaChartGroup', crs, 'lsd-shop'))).toHaveLength(0);
+      expect(await runsOf(objectWorkflowId('Deployer', crs, 'lsd-api'))).toHaveLength(0);
+    } finally {
+      await kubectl('delete', '-n', crs, '-f', file, '--wait=false');
+      await eventually('the lockstep objects gone', async () => {
+        const left = (await json('get', 'acg,act,dpl', '-n', crs)).items as { metadata: { name: string } }[];
+        return left.some((o) => o.metadata.name.startsWith('lsd-')) ? undefined : true;
+      });
+    }
+  });
+
+  it('a group rolls out the Deployer it lists in its own run; once the group goes, the Deployer runs on its own and keeps its Deployment', async () => {
+    const groupFile = await tempFile(
+      'deployer-group.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChartGroup
+metadata: {name: dg}
+spec: {chart_group: [dg-settings], deployers: [dg-nginx]}
+`,
+    );
+    const membersFile = await tempFile(
+      'deployer-group-members.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: dg-settings}
+spec:
+  release: dg-settings
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/settings}
+${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
+    );
+    const groupRun = objectWorkflowId('ArmadaChartGroup', crs, 'dg');
+    const deployerRuns = () => runsOf(objectWorkflowId('Deployer', crs, 'dg-nginx'));
+    const deployment = () =>
+      json('get', 'deploy', 'dg-nginx-1.0.0', '-n', releases).then((d) => d.spec.replicas as number);
+    await kubectl('apply', '-n', crs, '-f', groupFile);
+    await kubectl('apply', '-n', crs, '-f', membersFile);
+    try {
+      const group = await eventually('the group satisfied', async () => {
+        const g = await json('get', 'acg', 'dg', '-n', crs);
+        return g.status?.satisfied ? g : undefined;
+      });
+      expect(group.status.reason).toBe('1/1 charts deployed, 1/1 Deployers rolled out');
+      const byGroup = await deployerRuns();
+      expect(byGroup.length).toBeGreaterThan(0);
+      for (const run of byGroup) expect(run.parentExecution?.workflowId).toBe(groupRun);
+      const deployed = await json('get', 'dpl', 'dg-nginx', '-n', crs);
+      expect(deployed.status).toMatchObject({ phase: 'Completed', current_version: '1.0.0' });
+      expect(await deployment()).toBe(2);
+
+      // The group goes (its uninstall leaves Deployers): the Deployer's own reconcile takes it over.
+      await kubectl('delete', '-n', crs, '-f', groupFile, '--wait=false');
+      const own = await eventually('a run of the Deployer on its own', async () => {
+        const runs = (await deployerRuns()).filter((r) => r.parentExecution === undefined);
+        return runs.some((r) => r.status.name === 'COMPLETED') ? runs : undefined;
+      });
+      expect(own.map((r) => r.memo?.specs)).toContain(`Deployer/dg-nginx@${deployed.metadata.generation}`);
+      expect(await deployment()).toBe(2);
+    } finally {
+      await kubectl('delete', '-n', crs, '-f', membersFile, '--wait=false');
+      await kubectl('delete', '-n', crs, '-f', groupFile, '--wait=false', '--ignore-not-found');
+      await eventually("the objects and the Deployer's Deployment gone", async () => {
+        const left = (await json('get', 'acg,act,dpl', '-n', crs)).items as { metadata: { name: string } }[];
+        const deployments = (await json('get', 'deploy', '-n', releases)).items as {
+          metadata: { name: string };
+        }[];
+        return left.some((o) => o.metadata.name.startsWith('dg')) ||
+          deployments.some((d) => d.metadata.name.startsWith('dg-nginx'))
+          ? undefined
+          : true;
+      });
+    }
+  });
+
   it('annotations pause and resume a running Deployer canary, then are removed', async () => {
     const deployer = await tempFile(
       'deployer.yaml',

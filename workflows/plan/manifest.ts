@@ -342,7 +342,7 @@ export function claimsOf(
 
 /**
  * What each object that runs on its own would deploy: manifests, groups no manifest lists, and
- * charts no group lists (the rest are deployed by their parent). A claim reads
+ * charts and Deployers no group lists (the rest are deployed by their parent). A claim reads
  * `release apps/demo-web` (a Helm release), `ArmadaChart default/web` or `ArmadaChartGroup
  * default/apps` (an object a run deploys), or `Deployment web/nginx-*` (a Deployer's). Names that do not resolve claim nothing;
  * planManifest and planGroup report them.
