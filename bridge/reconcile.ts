@@ -158,8 +158,8 @@ function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
     }
     case 'ArmadaChartGroup': {
       const spec = validSpec(view);
-      const charts = listedCharts(ctx, namespace, spec.chart_group);
-      const deployers = listedDeployers(ctx, namespace, spec.deployers ?? []);
+      const charts = listedOf(ctx, 'ArmadaChart', namespace, spec.chart_group);
+      const deployers = listedOf(ctx, 'Deployer', namespace, spec.deployers ?? []);
       return groupRun(
         {
           namespace,
@@ -198,25 +198,16 @@ function actingAs(ctx: BridgeContext, inherited?: string) {
   };
 }
 
-/** The cached ArmadaCharts of a namespace that `names` lists. */
-function listedCharts(
+/** The cached objects of `kind` in a namespace that `names` lists (a group's charts or Deployers, a manifest's groups). */
+function listedOf<K extends 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer'>(
   ctx: BridgeContext,
+  kind: K,
   namespace: string,
   names: readonly string[],
-): ObjectView<'ArmadaChart'>[] {
-  // Looked up by name: what a group lists, not every chart of the namespace.
-  const charts = ctx.objects('ArmadaChart');
-  return [...new Set(names)].flatMap((name) => charts.get(namespace, name) ?? []);
-}
-
-/** The cached Deployers of a namespace that `names` lists (a group's `deployers`). */
-function listedDeployers(
-  ctx: BridgeContext,
-  namespace: string,
-  names: readonly string[],
-): ObjectView<'Deployer'>[] {
-  const deployers = ctx.objects('Deployer');
-  return [...new Set(names)].flatMap((name) => deployers.get(namespace, name) ?? []);
+): ObjectView<K>[] {
+  // Looked up by name: what a group lists, not every object of the namespace.
+  const cached = ctx.objects(kind);
+  return [...new Set(names)].flatMap((name) => cached.get(namespace, name) ?? []);
 }
 
 /** Parsed specs by object name, as the planners take them (`fill` completes each: actingAs). */
@@ -237,15 +228,16 @@ function manifestListed(
   charts: ObjectView<'ArmadaChart'>[];
   deployers: ObjectView<'Deployer'>[];
 } {
-  const cachedGroups = ctx.objects('ArmadaChartGroup');
-  const groups = [...new Set(groupNames)].flatMap((name) => cachedGroups.get(namespace, name) ?? []);
-  const charts = listedCharts(
+  const groups = listedOf(ctx, 'ArmadaChartGroup', namespace, groupNames);
+  const charts = listedOf(
     ctx,
+    'ArmadaChart',
     namespace,
     groups.flatMap((g) => g.lists),
   );
-  const deployers = listedDeployers(
+  const deployers = listedOf(
     ctx,
+    'Deployer',
     namespace,
     groups.flatMap((g) => g.deployers),
   );
@@ -294,8 +286,8 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
 function listedRunsOf(ctx: BridgeContext, view: ObjectView): ObjectView<'ArmadaChart' | 'Deployer'>[] {
   if (view.kind === 'ArmadaChartGroup')
     return [
-      ...listedCharts(ctx, view.namespace, view.lists),
-      ...listedDeployers(ctx, view.namespace, view.deployers),
+      ...listedOf(ctx, 'ArmadaChart', view.namespace, view.lists),
+      ...listedOf(ctx, 'Deployer', view.namespace, view.deployers),
     ];
   if (view.kind !== 'ArmadaManifest') return [];
   const { charts, deployers } = manifestListed(ctx, view.namespace, view.lists);

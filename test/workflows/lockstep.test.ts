@@ -356,6 +356,14 @@ describe('lockstep canaries with a Deployer (deployers of a group)', () => {
     // The new version is gone; the old one stays.
     expect(deleted).toContain(`${deployer}-v2`);
     expect(deleted).not.toContain(`${deployer}-v1`);
+    if (savingHistories) {
+      await saveHistory(group.workflowId, undefined, 'lockstep-deployer-rollback--group');
+      await saveHistory(
+        deployerRunOf(deployer).workflowId,
+        undefined,
+        'lockstep-deployer-rollback--deployer',
+      );
+    }
   });
 
   it("takes a Deployer's first deploy as no canary: the charts wait for it to be Ready, then step without it", async () => {
@@ -372,5 +380,57 @@ describe('lockstep canaries with a Deployer (deployers of a group)', () => {
     expectLockstep(records, 3);
     // No chart started its first step before the Deployer's one step (100 %) was Ready.
     for (const r of records) expect(time(r[0].startedAt)).toBeGreaterThanOrEqual(time(dpl.steps[0].readyAt));
+  });
+});
+
+describe("a group's Deployers without lockstep", () => {
+  it('a sequenced group rolls its Deployers out after its charts, in order, and counts them in its result', async () => {
+    const namespace = uniqueName('ns');
+    const chart = uniqueName('web');
+    const deployers = [uniqueName('dpl'), uniqueName('dpl')];
+    helm.releases.set(chart, { revision: 1, status: 'deployed', digest: 'old', lastDeployedRevision: 1 });
+    for (const name of deployers)
+      running.set(name, [{ deployment: `${name}-v1`, version: 'v1', replicas: 2 }]);
+    const plan = planGroup({
+      namespace: 'default',
+      name: uniqueName('seq'),
+      spec: armadaChartGroupSpec.parse({ chart_group: [chart], deployers, sequenced: true }),
+      charts: {
+        [chart]: armadaChartSpec.parse({
+          release: chart,
+          namespace,
+          source: { type: 'local', location: chart },
+        }),
+      },
+      deployers: Object.fromEntries(
+        deployers.map((name) => [
+          name,
+          deployerSpec.parse({
+            type: 'canary',
+            deployment: { name, namespace: name, image: 'registry.test/app', version: 'v2', replicas: 2 },
+            steps: [{ percent: 50 }],
+          }),
+        ]),
+      ),
+    });
+    const group = await harness().client.workflow.start(groupWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('g'),
+      args: [{ namespace: 'default', group: plan }],
+    });
+    const result = await group.result();
+    expect(result.failed).toEqual([]);
+    expect(result.deployers?.map((d) => [d.name, d.result])).toEqual(deployers.map((d) => [d, 'promoted']));
+    const describe = (workflowId: string) => harness().client.workflow.getHandle(workflowId).describe();
+    const chartRun = await describe(plan.charts[0].workflowId);
+    const [first, second] = await Promise.all(
+      deployers.map((d) => describe(objectWorkflowId('Deployer', 'default', d))),
+    );
+    expect(first.startTime.getTime()).toBeGreaterThanOrEqual(chartRun.closeTime!.getTime());
+    expect(second.startTime.getTime()).toBeGreaterThanOrEqual(first.closeTime!.getTime());
+    expect((await group.query(progressQuery)).groups?.[0].charts.map((c) => [c.chart, c.state])).toEqual([
+      [chart, 'deployed'],
+      ...deployers.map((d) => [`Deployer/${d}`, 'deployed']),
+    ]);
   });
 });

@@ -83,8 +83,8 @@ export interface GroupDocuments {
 /** What one plan has handed out so far: each chart and Deployer to one group, each release to one chart. */
 class Claims {
   readonly problems: string[] = [];
-  private readonly chartOwner = new Map<string, string>();
-  private readonly deployerOwner = new Map<string, string>();
+  /** The group each chart and Deployer went to, by `chart web` / `Deployer web`. */
+  private readonly listedBy = new Map<string, string>();
   private readonly releaseOwner = new Map<string, string>();
 
   /** The group's charts, with Armada release names; a chart that does not resolve is a problem. */
@@ -95,17 +95,8 @@ class Claims {
     releasePrefix?: string,
   ): ChartPlan[] {
     return group.chart_group.flatMap((chartName): ChartPlan[] => {
-      const spec = charts[chartName];
-      if (!spec) {
-        this.problems.push(`ArmadaChartGroup ${groupName} lists chart "${chartName}", which does not exist`);
-        return [];
-      }
-      const owner = this.chartOwner.get(chartName);
-      if (owner) {
-        this.problems.push(`chart "${chartName}" is listed by both group ${owner} and group ${groupName}`);
-        return [];
-      }
-      this.chartOwner.set(chartName, groupName);
+      const spec = this.listed(groupName, 'chart', chartName, charts);
+      if (!spec) return [];
       const release = prefixedRelease(releasePrefix, spec.release);
       const key = `${spec.namespace}/${release}`;
       const claimedBy = this.releaseOwner.get(key);
@@ -143,20 +134,31 @@ class Claims {
   ): { deployers?: DeployerPlan[] } {
     if (!group.deployers) return {};
     const planned = group.deployers.flatMap((name): DeployerPlan[] => {
-      const spec = deployers[name];
-      if (!spec) {
-        this.problems.push(`ArmadaChartGroup ${groupName} lists Deployer "${name}", which does not exist`);
-        return [];
-      }
-      const owner = this.deployerOwner.get(name);
-      if (owner) {
-        this.problems.push(`Deployer "${name}" is listed by both group ${owner} and group ${groupName}`);
-        return [];
-      }
-      this.deployerOwner.set(name, groupName);
-      return [{ name, workflowId: objectWorkflowId('Deployer', namespace, name), spec }];
+      const spec = this.listed(groupName, 'Deployer', name, deployers);
+      return spec ? [{ name, workflowId: objectWorkflowId('Deployer', namespace, name), spec }] : [];
     });
     return { deployers: planned };
+  }
+
+  /** The spec of an object a group lists, handed to that group; a problem when it does not exist or another group has it. */
+  private listed<S>(
+    groupName: string,
+    what: 'chart' | 'Deployer',
+    name: string,
+    specs: Record<string, S>,
+  ): S | undefined {
+    const spec = specs[name];
+    if (!spec) {
+      this.problems.push(`ArmadaChartGroup ${groupName} lists ${what} "${name}", which does not exist`);
+      return undefined;
+    }
+    const owner = this.listedBy.get(`${what} ${name}`);
+    if (owner) {
+      this.problems.push(`${what} "${name}" is listed by both group ${owner} and group ${groupName}`);
+      return undefined;
+    }
+    this.listedBy.set(`${what} ${name}`, groupName);
+    return spec;
   }
 
   /**
