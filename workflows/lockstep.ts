@@ -102,11 +102,11 @@ export class LockstepMember {
 }
 
 /**
- * The group run's side of a lockstep set: lets every member start step k once all have passed
- * step k−1 (and promote once all passed the last), rolls back every member when one fails, and
- * fans pause, resume, rollback, approve and promote sent to the group out to the members. A
- * member that joins late (its chart was still observing) gets what the set already got: the
- * pause, the rollback, the promote.
+ * The group run's side of a lockstep set (its canary charts and Deployers): lets every member
+ * start step k once all have passed step k−1 (and promote once all passed the last), rolls back
+ * every member when one fails, and fans pause, resume, rollback, approve and promote sent to the
+ * group out to the members. A member that joins late (its chart was still observing) gets what
+ * the set already got: the pause, the rollback, the promote.
  */
 export class LockstepCoordinator {
   /** Each member by its name in the set, with the workflow that takes its go, rollback and control. */
@@ -119,6 +119,7 @@ export class LockstepCoordinator {
   /** Gates the group approved, with the approval each member gets when it waits there. */
   private readonly approvedGates = new Map<string, Approved>();
 
+  /** `namespace`: the group's, where its charts' canary workflows are named (lockstepMembers). */
   constructor(
     private readonly group: GroupPlan,
     namespace: string,
