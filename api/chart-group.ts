@@ -7,7 +7,7 @@ export const canaryLockstep = z
   .boolean()
   .optional()
   .describe(
-    "true: the group's canary charts step together: step k starts for each only when every one has passed step k-1, one failing rolls back all, and pause, approve, promote and rollback sent to the group act on all. The charts must run in parallel (sequenced: false) and have the same step percentages.",
+    "true: the group's canary charts and Deployers step together: step k starts for each only when every one has passed step k-1, one failing rolls back all, and pause, approve, promote and rollback sent to the group act on all. They must run in parallel (sequenced: false) and have the same step percentages.",
   );
 
 export const armadaChartGroupSpec = z
@@ -21,6 +21,11 @@ export const armadaChartGroupSpec = z
       ),
     description: z.string().max(1024).optional().describe('What this group is for.'),
     target_state: targetState.default('deployed'),
+    deployers: orderedNames('Deployer')
+      .optional()
+      .describe(
+        'Deployer names (same namespace) the group rolls out with its charts: at once with them (sequenced: false), or after its charts, in order (sequenced: true). The group drives them: they get no run of their own while it lists them.',
+      ),
     canary_lockstep: canaryLockstep,
   })
   .describe('An ordered group of ArmadaCharts.');

@@ -164,11 +164,18 @@ export function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequ
     }
     case 'ArmadaChartGroup': {
       const spec = validSpec(view);
-      const charts = listedCharts(ctx, namespace, spec.chart_group);
+      const charts = listedOf(ctx, 'ArmadaChart', namespace, spec.chart_group);
+      const deployers = listedOf(ctx, 'Deployer', namespace, spec.deployers ?? []);
       return groupRun(
-        { namespace, name, spec, charts: specsByName(charts, actingAs(ctx)) },
+        {
+          namespace,
+          name,
+          spec,
+          charts: specsByName(charts, actingAs(ctx)),
+          ...(deployers.length && { deployers: specsByName(deployers, actingAs(ctx)) }),
+        },
         mode,
-        specsOf([view, ...charts]),
+        specsOf([view, ...charts, ...deployers]),
       );
     }
     case 'ArmadaChart':
@@ -197,39 +204,50 @@ function actingAs(ctx: BridgeContext, inherited?: string) {
   };
 }
 
-/** The cached ArmadaCharts of a namespace that `names` lists. */
-function listedCharts(
+/** The cached objects of `kind` in a namespace that `names` lists (a group's charts or Deployers, a manifest's groups). */
+function listedOf<K extends 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer'>(
   ctx: BridgeContext,
+  kind: K,
   namespace: string,
   names: readonly string[],
-): ObjectView<'ArmadaChart'>[] {
-  // Looked up by name: what a group lists, not every chart of the namespace.
-  const charts = ctx.objects('ArmadaChart');
-  return [...new Set(names)].flatMap((name) => charts.get(namespace, name) ?? []);
+): ObjectView<K>[] {
+  // Looked up by name: what a group lists, not every object of the namespace.
+  const cached = ctx.objects(kind);
+  return [...new Set(names)].flatMap((name) => cached.get(namespace, name) ?? []);
 }
 
 /** Parsed specs by object name, as the planners take them (`fill` completes each: actingAs). */
-function specsByName<K extends 'ArmadaChartGroup' | 'ArmadaChart'>(
+function specsByName<K extends 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer'>(
   views: ObjectView<K>[],
   fill: (spec: ReturnType<typeof validSpec<K>>) => ReturnType<typeof validSpec<K>> = (spec) => spec,
 ) {
   return Object.fromEntries(views.map((v) => [v.name, fill(validSpec<K>(v))]));
 }
 
-/** The cached groups a manifest lists (`groupNames`) and the charts they list. */
+/** The cached groups a manifest lists (`groupNames`) and the charts and Deployers they list. */
 function manifestListed(
   ctx: BridgeContext,
   namespace: string,
   groupNames: readonly string[],
-): { groups: ObjectView<'ArmadaChartGroup'>[]; charts: ObjectView<'ArmadaChart'>[] } {
-  const cachedGroups = ctx.objects('ArmadaChartGroup');
-  const groups = [...new Set(groupNames)].flatMap((name) => cachedGroups.get(namespace, name) ?? []);
-  const charts = listedCharts(
+): {
+  groups: ObjectView<'ArmadaChartGroup'>[];
+  charts: ObjectView<'ArmadaChart'>[];
+  deployers: ObjectView<'Deployer'>[];
+} {
+  const groups = listedOf(ctx, 'ArmadaChartGroup', namespace, groupNames);
+  const charts = listedOf(
     ctx,
+    'ArmadaChart',
     namespace,
     groups.flatMap((g) => g.lists),
   );
-  return { groups, charts };
+  const deployers = listedOf(
+    ctx,
+    'Deployer',
+    namespace,
+    groups.flatMap((g) => g.deployers),
+  );
+  return { groups, charts, deployers };
 }
 
 /** A manifest with the groups and charts it lists, from the cache, specs parsed. */
@@ -239,14 +257,16 @@ function manifestDocuments(
 ): { docs: ManifestDocuments; objects: ObjectView[] } {
   const { namespace } = view;
   const manifestSpec = validSpec(view);
-  const { groups, charts } = manifestListed(ctx, namespace, manifestSpec.chart_groups);
+  const { groups, charts, deployers } = manifestListed(ctx, namespace, manifestSpec.chart_groups);
+  const inherited = actingAs(ctx, manifestSpec.service_account_name);
   const docs: ManifestDocuments = {
     namespace,
     manifest: { name: view.name, spec: manifestSpec },
     groups: specsByName(groups),
-    charts: specsByName(charts, actingAs(ctx, manifestSpec.service_account_name)),
+    charts: specsByName(charts, inherited),
+    ...(deployers.length && { deployers: specsByName(deployers, inherited) }),
   };
-  return { docs, objects: [view, ...groups, ...charts] };
+  return { docs, objects: [view, ...groups, ...charts, ...deployers] };
 }
 
 /** The run an object gets, or why it can have none: a listed object missing, a rival's release. */
@@ -258,26 +278,34 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
     if (err instanceof PlanError) return { problem: err.message };
     throw err;
   }
-  // A listed chart the policies refuse is Invalid itself, and stops what lists it.
-  const refusals = listedChartsOf(ctx, view).flatMap((chart) => {
-    const refused = policyRefusal(ctx, chart);
-    return refused ? [`ArmadaChart ${chart.namespace}/${chart.name}: ${refused}`] : [];
+  // A listed chart or Deployer the policies refuse is Invalid itself, and stops what lists it.
+  const refusals = listedRunsOf(ctx, view).flatMap((listed) => {
+    const refused = policyRefusal(ctx, listed);
+    return refused ? [`${listed.kind} ${listed.namespace}/${listed.name}: ${refused}`] : [];
   });
   if (refusals.length) return { problem: refusals.join('; ') };
   const rivals = ctx.claims.rivals(view);
   return rivals.length ? { problem: rivals.join('; ') } : { run };
 }
 
-/** The charts a manifest (through its groups) or a group lists; none for the others. */
-function listedChartsOf(ctx: BridgeContext, view: ObjectView): ObjectView<'ArmadaChart'>[] {
-  if (view.kind === 'ArmadaChartGroup') return listedCharts(ctx, view.namespace, view.lists);
+/** The charts and Deployers a manifest (through its groups) or a group lists; none for the others. */
+function listedRunsOf(ctx: BridgeContext, view: ObjectView): ObjectView<'ArmadaChart' | 'Deployer'>[] {
+  if (view.kind === 'ArmadaChartGroup')
+    return [
+      ...listedOf(ctx, 'ArmadaChart', view.namespace, view.lists),
+      ...listedOf(ctx, 'Deployer', view.namespace, view.deployers),
+    ];
   if (view.kind !== 'ArmadaManifest') return [];
-  return manifestListed(ctx, view.namespace, view.lists).charts;
+  const { charts, deployers } = manifestListed(ctx, view.namespace, view.lists);
+  return [...charts, ...deployers];
 }
 
-/** The service_account_name of the manifest that lists a chart (through its group), if any. */
-function manifestServiceAccount(ctx: BridgeContext, chart: ObjectView<'ArmadaChart'>): string | undefined {
-  const group = ownerOf(ctx.objects, chart);
+/** The service_account_name of the manifest that lists a chart or Deployer (through its group), if any. */
+function manifestServiceAccount(
+  ctx: BridgeContext,
+  listed: ObjectView<'ArmadaChart' | 'Deployer'>,
+): string | undefined {
+  const group = ownerOf(ctx.objects, listed);
   const manifest = group && ownerOf(ctx.objects, group);
   return manifest?.kind === 'ArmadaManifest' && manifest.parsed.valid
     ? manifest.parsed.spec.service_account_name
@@ -322,7 +350,7 @@ function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined
       name,
       target: { field: 'spec.deployment.namespace', namespace: spec.deployment.namespace },
       analysisUrls: analysisUrls(spec.analysis, 'spec.analysis'),
-      serviceAccount: spec.service_account_name,
+      serviceAccount: spec.service_account_name ?? manifestServiceAccount(ctx, view),
     };
   } else return undefined;
   const problems = policyViolations(subject, ctx.policies(), ctx.tenancy);

@@ -7,7 +7,7 @@ import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { runOf, type BridgeContext } from './reconcile';
 import { startObjectRun } from './start';
-import { chartRelease, ownedKeys, validSpec, type ObjectView, type Views } from './view';
+import { chartRelease, ownedKeys, parseKey, validSpec, type ObjectView, type Views } from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -77,7 +77,8 @@ export async function clearStandaloneLeftovers(
 export function noteStandalone(ctx: BridgeContext, view: ObjectView): void {
   if (view.kind !== 'ArmadaChart' && view.kind !== 'ArmadaChartGroup') return;
   ctx.maybeRanAlone.add(view.key);
-  for (const chart of ownedKeys(view)) ctx.maybeRanAlone.add(chart);
+  // Its charts' releases a manifest would prefix; its Deployers' Deployments keep their names.
+  for (const key of ownedKeys(view)) if (parseKey(key).kind === 'ArmadaChart') ctx.maybeRanAlone.add(key);
 }
 
 /**

@@ -77,6 +77,8 @@ interface ViewOf<K extends KindName> {
    */
   /** The groups a manifest lists, or the charts a group lists, in order; empty for the others. */
   lists: string[];
+  /** The Deployers a group lists (`deployers`); empty for the others. */
+  deployers: string[];
   /** A manifest's release_prefix. */
   releasePrefix?: string;
   /** The Helm release a chart names itself (unprefixed). */
@@ -148,6 +150,7 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
           ? declared.chart_group
           : [],
     ),
+    deployers: texts(kind === 'ArmadaChartGroup' ? declared.deployers : []),
     releasePrefix: text(declared.release_prefix),
     release:
       kind === 'ArmadaChart' && release !== undefined && releaseNamespace !== undefined
@@ -211,21 +214,25 @@ export function validSpec<K extends KindName>(view: ViewOf<K>): Specs[K] {
 export const gone = <K extends KindName>(view: ObjectView<K>): boolean =>
   view.deleting && !view.finalizers.includes(FINALIZER);
 
-/** What a manifest or group lists. */
+/** What a manifest or group lists in `lists` (a group's Deployers are in `deployers`). */
 const LISTS = { ArmadaManifest: 'ArmadaChartGroup', ArmadaChartGroup: 'ArmadaChart' } as const;
-/** What lists a chart or group. */
-const LISTED_BY = { ArmadaChart: 'ArmadaChartGroup', ArmadaChartGroup: 'ArmadaManifest' } as const;
+/** What lists a chart, a Deployer or a group. */
+const LISTED_BY = {
+  ArmadaChart: 'ArmadaChartGroup',
+  Deployer: 'ArmadaChartGroup',
+  ArmadaChartGroup: 'ArmadaManifest',
+} as const;
 
-/** The kind that may list (and then drives) an object of this kind: none for manifests and Deployers. */
+/** The kind that may list (and then drives) an object of this kind: none for manifests. */
 export function ownerKindOf(kind: KindName): 'ArmadaChartGroup' | 'ArmadaManifest' | undefined {
   return kind in LISTED_BY ? LISTED_BY[kind as keyof typeof LISTED_BY] : undefined;
 }
 
 /** Whether `owner`, a manifest or group that is not gone, lists `view` (and so drives it). */
 export const drives = (owner: ObjectView, view: ObjectView): boolean =>
-  !gone(owner) && owner.lists.includes(view.name);
+  !gone(owner) && (view.kind === 'Deployer' ? owner.deployers : owner.lists).includes(view.name);
 
-/** The group that lists a chart, or the manifest that lists a group (it drives it), if any. */
+/** The group that lists a chart or Deployer, or the manifest that lists a group (it drives it), if any. */
 export function ownerOf(
   objects: Views,
   view: ObjectView,
@@ -239,11 +246,14 @@ export function ownerOf(
   );
 }
 
-/** The keys of what a manifest or group lists: reconciled again when it goes. */
+/** The keys of what a manifest or group lists (a group's Deployers too): reconciled again when it goes. */
 export function ownedKeys<K extends KindName>(view: ObjectView<K>): string[] {
   if (!(view.kind in LISTS)) return [];
   const listed = LISTS[view.kind as keyof typeof LISTS];
-  return view.lists.map((name) => objectKey(listed, view.namespace, name));
+  return [
+    ...view.lists.map((name) => objectKey(listed, view.namespace, name)),
+    ...view.deployers.map((name) => objectKey('Deployer', view.namespace, name)),
+  ];
 }
 
 /**
@@ -280,7 +290,7 @@ export function claimOf(view: ObjectView<ClaimDocument['kind']>): ClaimDocument 
       target_state: view.targetState,
       release_prefix: view.releasePrefix,
       ...(kind === 'ArmadaManifest' && { chart_groups: view.lists }),
-      ...(kind === 'ArmadaChartGroup' && { chart_group: view.lists }),
+      ...(kind === 'ArmadaChartGroup' && { chart_group: view.lists, deployers: view.deployers }),
       release: view.release?.release,
       namespace: view.release?.namespace,
       deployment: view.deployment,

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
+import type { DeployerSpec } from '../api/deployer';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { previewRelease, type PreviewRequest } from '../activities/charts/preview';
@@ -9,7 +10,7 @@ import type { StandaloneDocument } from '../runs/requests';
 import type { Target } from '../runs/targets';
 import { isCanary } from '../workflows/plan/progress-view';
 import { formatSeconds } from '../workflows/plan/canary';
-import { planGroup, planManifest, type ChartPlan } from '../workflows/plan/manifest';
+import { planGroup, planManifest, type ChartPlan, type GroupPlan } from '../workflows/plan/manifest';
 import { objectWorkflowId } from '../workflows/plan/names';
 import type { CanaryStepPreview, PreviewAction } from '../workflows/plan/preview';
 import { rootMessage, type AnyProgress } from '../workflows/messages';
@@ -60,6 +61,14 @@ function chartItem(chart: Omit<ChartPlan, 'workflowId'>, resourceNamespace: stri
 
 const nothingToDo = (what: string) => `${what}: target_state is uninitialized; a run does nothing`;
 
+/** A Deployer in a diff's scope (standalone, or listed by a group): noted, not diffed. */
+const deployerNote = (namespace: string, name: string) =>
+  `Deployer ${namespace}/${name}: not diffed, it has no Helm release (armadactl status dpl/${name})`;
+
+/** The notes for the Deployers a plan's groups roll out. */
+const groupDeployerNotes = (namespace: string, groups: readonly GroupPlan[]) =>
+  groups.flatMap((g) => (g.deployers ?? []).map((d) => deployerNote(namespace, d.name)));
+
 /**
  * What a diff of `applicable` covers (a file's documents, or the cluster's): a manifest's charts,
  * in plan order, with its mode; else each standalone ArmadaChart. Deployers have no Helm release
@@ -79,7 +88,7 @@ export function scopeOf(applicable: Applicable, deleting = false): DiffScope {
       ...(mode === 'deploy' && {
         previousRun: objectWorkflowId('ArmadaManifest', namespace, docs.manifest.name),
       }),
-      notes: [],
+      notes: groupDeployerNotes(namespace, plan.groups),
     };
   }
   return applicable.objects.reduce<DiffScope>((s, doc) => addStandalone(s, doc, deleting), {
@@ -92,7 +101,7 @@ export function scopeOf(applicable: Applicable, deleting = false): DiffScope {
 function addStandalone(scope: DiffScope, doc: StandaloneDocument, deleting: boolean): DiffScope {
   const what = `${doc.kind} ${doc.namespace}/${doc.name}`;
   if (doc.kind === 'Deployer') {
-    scope.notes.push(`${what}: not diffed, it has no Helm release (armadactl status dpl/${doc.name})`);
+    scope.notes.push(deployerNote(doc.namespace, doc.name));
     return scope;
   }
   const mode = modeOf(doc.spec.target_state, deleting);
@@ -148,18 +157,23 @@ export async function scopeOfObject(target: Target): Promise<DiffScope> {
   let scope: DiffScope;
   if (driver.kind === 'ArmadaChartGroup') {
     const spec = kinds.ArmadaChartGroup.spec.parse(driver.spec) as ArmadaChartGroupSpec;
-    const charts = Object.fromEntries(
-      docs.filter((d) => d.kind === 'ArmadaChart').map((d) => [d.name, d.spec as ArmadaChartSpec]),
-    );
+    const specsOf = <T>(kind: 'ArmadaChart' | 'Deployer') =>
+      Object.fromEntries(docs.filter((d) => d.kind === kind).map((d) => [d.name, d.spec as T]));
     const mode = modeOf(spec.target_state, deleting);
-    const group = planGroup({ namespace, name: driverRef.name, spec, charts });
+    const group = planGroup({
+      namespace,
+      name: driverRef.name,
+      spec,
+      charts: specsOf<ArmadaChartSpec>('ArmadaChart'),
+      deployers: specsOf<DeployerSpec>('Deployer'),
+    });
     scope = mode
       ? {
           items: group.charts.map((c) => chartItem(c, namespace, mode)),
           ...(mode === 'deploy' && {
             previousRun: objectWorkflowId('ArmadaChartGroup', namespace, driverRef.name),
           }),
-          notes: [],
+          notes: groupDeployerNotes(namespace, [group]),
         }
       : { items: [], notes: [nothingToDo(describeRef(driverRef))] };
   } else if (driver.kind === 'ArmadaManifest') {

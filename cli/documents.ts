@@ -49,7 +49,7 @@ export function applicableOf(
   return { kind: 'standalone', objects: standalone };
 }
 
-/** The manifest, groups and charts of a file. `manifestName` picks one when the file holds several. */
+/** The manifest, groups, charts and Deployers of a file. `manifestName` picks one when the file holds several. */
 function manifestDocuments(
   objects: FileObject[],
   file: string,
@@ -67,7 +67,7 @@ function manifestDocuments(
         : `${file} has several ArmadaManifests (${names}); pick one with --manifest NAME`,
     );
   }
-  const specsOf = <T>(kind: 'ArmadaChartGroup' | 'ArmadaChart') =>
+  const specsOf = <T>(kind: 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer') =>
     Object.fromEntries(objects.filter((o) => o.kind === kind).map((o) => [o.name, o.spec as T]));
   const [manifest] = manifests;
   return {
@@ -75,5 +75,6 @@ function manifestDocuments(
     manifest: { name: manifest.name, spec: manifest.spec as ArmadaManifestSpec },
     groups: specsOf<ArmadaChartGroupSpec>('ArmadaChartGroup'),
     charts: specsOf<ArmadaChartSpec>('ArmadaChart'),
+    deployers: specsOf<DeployerSpec>('Deployer'),
   };
 }

@@ -12,6 +12,7 @@ import { validateObject, type Validation } from '../api/validate';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import type { ArmadaManifestSpec } from '../api/manifest';
+import type { DeployerSpec } from '../api/deployer';
 import { lockstepProblems } from '../workflows/plan/lockstep';
 
 /** One problem, located the way `armadactl validate` prints it: `file:doc kind/name: path: reason`. */
@@ -169,14 +170,14 @@ interface FoundObject {
 
 /**
  * A group with canary_lockstep (its own, or that of a manifest listing it in the same namespace)
- * whose canary charts in the files cannot step together (see lockstepProblems). Charts the files
- * do not hold are left to the bridge, which plans against the cluster.
+ * whose canary charts and Deployers in the files cannot step together (see lockstepProblems).
+ * Charts and Deployers the files do not hold are left to the bridge, which plans against the cluster.
  */
 function lockstepSetProblems(found: FoundObject[]): LocatedProblem[] {
   const key = (o: FileObject, name = o.name) => `${o.object.metadata.namespace ?? ''}/${name}`;
-  const charts = new Map(
-    found.filter((f) => f.object.kind === 'ArmadaChart').map((f) => [key(f.object), f.object]),
-  );
+  const ofKind = (kind: string) =>
+    new Map(found.filter((f) => f.object.kind === kind).map((f) => [key(f.object), f.object]));
+  const [charts, deployers] = [ofKind('ArmadaChart'), ofKind('Deployer')];
   const byManifest = new Set(
     found.flatMap(({ object }) => {
       const spec = object.spec as ArmadaManifestSpec;
@@ -193,7 +194,17 @@ function lockstepSetProblems(found: FoundObject[]): LocatedProblem[] {
       const listed = charts.get(key(object, chart));
       return listed ? [{ chart, spec: listed.spec as ArmadaChartSpec }] : [];
     });
-    return lockstepProblems(`ArmadaChartGroup ${object.name}`, spec.sequenced, members).map((message) => ({
+    const deployerMembers = (spec.deployers ?? []).flatMap((name) => {
+      const listed = deployers.get(key(object, name));
+      return listed ? [{ name, spec: listed.spec as DeployerSpec }] : [];
+    });
+    const problems = lockstepProblems(
+      `ArmadaChartGroup ${object.name}`,
+      spec.sequenced,
+      members,
+      deployerMembers,
+    );
+    return problems.map((message) => ({
       file,
       doc: object.doc,
       object: `${object.kind}/${object.name}`,

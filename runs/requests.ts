@@ -116,7 +116,7 @@ export function groupRun(docs: GroupDocuments, mode: Mode = 'deploy', specs?: st
     input: { group, namespace, mode },
     memo: { specs, mode },
     options: {
-      staticSummary: `ArmadaChartGroup ${namespace}/${name}: ${group.charts.length} charts, ${group.sequenced ? 'sequenced' : 'parallel'}`,
+      staticSummary: `ArmadaChartGroup ${namespace}/${name}: ${group.charts.length} charts${group.deployers ? `, ${group.deployers.length} Deployers` : ''}, ${group.sequenced ? 'sequenced' : 'parallel'}`,
       typedSearchAttributes: searchAttributes('ArmadaChartGroup', namespace, name),
     },
     what: `group ${namespace}/${name}`,

@@ -21,6 +21,7 @@ import { report, reportHeld } from './status';
 import { routeTraffic } from './traffic';
 import { RunNotifier } from './notify';
 import { notifyTarget } from './plan/notifications';
+import type { LockstepLink } from './plan/lockstep';
 
 export interface DeployerRun {
   /** The Deployer custom resource. */
@@ -35,6 +36,8 @@ export interface DeployerRun {
   historyLimit?: number;
   /** Where the run this one continued from stood: its canary in a hold. */
   resume?: DeployerResume;
+  /** The lockstep set its canary steps with (its group's; see workflows/lockstep.ts). */
+  lockstep?: LockstepLink;
 }
 
 /**
@@ -168,6 +171,8 @@ async function rollOut(
       historyLimit: run.historyLimit,
       resume: run.resume?.canary,
       windows: run.spec.windows,
+      // A first deploy steps nothing: as a chart's first install, it leaves the set once it ends.
+      ...(run.lockstep && !firstDeploy && { lockstep: run.lockstep }),
     },
     control,
     (resume) =>

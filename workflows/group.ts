@@ -1,15 +1,12 @@
 import {
   ApplicationFailure,
   CancellationScope,
-  startChild,
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
-  ParentClosePolicy,
+  startChild,
   setHandler,
-  WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
@@ -28,8 +25,11 @@ import {
   type Request,
 } from './messages';
 import { ChildRuns } from './holds';
-import type { ChartPlan, GroupPlan } from './plan/manifest';
+import type { ChartPlan, DeployerPlan, GroupPlan } from './plan/manifest';
 import { LockstepCoordinator } from './lockstep';
+import { deployerFailure, lockedChild, pendingRows, startDeployer, underLock } from './group-deployers';
+import type { DeployerOutcome } from './deployer';
+import { deployerMember } from './plan/lockstep';
 import type { LockstepLink } from './plan/lockstep';
 
 export interface GroupRun {
@@ -57,6 +57,8 @@ export interface GroupOutcome {
   failed: { chart: string; error: string; written?: WrittenRelease }[];
   /** A rollback signal stopped the group before all its charts ran. */
   stopped: boolean;
+  /** What each of its Deployers' runs did, in the order they finished; absent when it lists none. */
+  deployers?: ({ name: string } & DeployerOutcome)[];
   /** Releases a standalone group's rollback put back, newest change first. */
   rolledBack?: string[];
   /** The group's final status, for its manifest to write (GroupRun.manifestWritesFinalStatus). */
@@ -113,13 +115,12 @@ class GroupDeploy {
       name: run.group.name,
       sequenced: run.group.sequenced,
       state: 'running',
-      charts: run.group.charts.map((c) => ({
-        chart: c.chart,
-        release: c.release,
-        namespace: c.namespace,
-        state: 'pending',
-      })),
+      charts: pendingRows(run.group),
     };
+    if (run.group.deployers && !this.uninstall) this.result.deployers = [];
+    // An uninstall leaves the Deployers (see group-deployers.ts).
+    if (this.uninstall)
+      for (const row of this.progress.charts.slice(run.group.charts.length)) row.state = 'skipped';
     setHandler(progressQuery, () => ({
       phase: this.progress.state,
       group: run.group.name,
@@ -143,8 +144,9 @@ class GroupDeploy {
     await Promise.all([...this.telling, statusWritesSettled()]);
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
     if (control.replan && !result.failed.length) return startOver(control.replan, control);
-    const ran = charts.length - (run.finished?.length ?? 0);
-    result.stopped = control.stopping && result.outcomes.length + result.failed.length < ran;
+    const deployers = result.deployers?.length ?? 0;
+    const ran = charts.length - (run.finished?.length ?? 0) + this.deployers().length;
+    result.stopped = control.stopping && result.outcomes.length + deployers + result.failed.length < ran;
     const ending = groupEnding({
       uninstall: this.uninstall,
       standalone: !this.parent,
@@ -167,7 +169,8 @@ class GroupDeploy {
       return result;
     }
     const retried = run.finished?.length ? ` (${run.finished.length} finished before this retry)` : '';
-    const summary = `${result.outcomes.length + (run.finished?.length ?? 0)}/${charts.length} charts ${this.uninstall ? 'uninstalled' : 'deployed'}${retried}`;
+    const rolledOut = result.deployers && `, ${deployers}/${this.deployers().length} Deployers rolled out`;
+    const summary = `${result.outcomes.length + (run.finished?.length ?? 0)}/${charts.length} charts ${this.uninstall ? 'uninstalled' : 'deployed'}${rolledOut ?? ''}${retried}`;
     const detail =
       ending.phase === 'Failed'
         ? `; failed: ${result.failed.map((f) => f.chart).join(', ')}`
@@ -180,7 +183,10 @@ class GroupDeploy {
     return result;
   }
 
-  /** All charts at once, or one at a time in order (the reverse to uninstall), until one fails. */
+  /**
+   * All charts and Deployers at once, or one at a time in order, charts first (the charts in
+   * reverse to uninstall; an uninstall leaves the Deployers), until one fails.
+   */
   private async deployCharts(): Promise<void> {
     const finished = new Set(this.run.finished);
     const order = this.run.group.charts
@@ -192,7 +198,10 @@ class GroupDeploy {
       });
     if (!this.run.group.sequenced) {
       if (await this.control.mayContinue())
-        await Promise.all(order.map(({ plan, chartProgress }) => this.deploy(plan, chartProgress)));
+        await Promise.all([
+          ...order.map(({ plan, chartProgress }) => this.deploy(plan, chartProgress)),
+          ...this.deployers().map(({ plan, row }) => this.rollOut(plan, row)),
+        ]);
       return;
     }
     // Uninstalling undoes the order: the chart deployed last goes first.
@@ -202,6 +211,49 @@ class GroupDeploy {
       await this.deploy(plan, chartProgress);
       if (this.result.failed.length) return;
     }
+    for (const { plan, row } of this.deployers()) {
+      if (!(await this.control.mayContinue())) return;
+      await this.rollOut(plan, row);
+      if (this.result.failed.length) return;
+    }
+  }
+
+  /** The Deployers this run rolls out, with their progress rows: none to uninstall. */
+  private deployers(): { plan: DeployerPlan; row: ChartProgress }[] {
+    const { charts, deployers = [] } = this.run.group;
+    if (this.uninstall) return [];
+    return deployers.map((plan, i) => ({ plan, row: this.progress.charts[charts.length + i] }));
+  }
+
+  /** One Deployer's run (it writes its Deployer's status itself); a rollback of it fails the group, as a chart's canary's does. */
+  private async rollOut(plan: DeployerPlan, row: ChartProgress): Promise<void> {
+    const { run, result } = this;
+    const member = deployerMember(plan.name);
+    row.state = 'deploying';
+    await this.publish(row);
+    let error: string | undefined;
+    try {
+      const child = await startDeployer(
+        plan,
+        run.namespace,
+        this.control.holds.frozen,
+        this.lockstep?.link(member),
+      );
+      const outcome = await this.charts.follow(child, child.result());
+      result.deployers!.push({ name: plan.name, ...outcome });
+      error = deployerFailure(outcome);
+      row.state = error === undefined ? 'deployed' : 'rolled-back';
+    } catch (err) {
+      error = rootMessage(err);
+      row.state = 'failed';
+      await report('Deployer', run.namespace, plan.name, 'Failed', error);
+    }
+    this.lockstep?.memberEnded(member, error);
+    if (error !== undefined) {
+      result.failed.push({ chart: member, error });
+      row.error = error;
+    }
+    await this.publish(row);
   }
 
   /** One chart's run, with its ArmadaChart's status and the manifest told of its progress. */
@@ -296,15 +348,15 @@ function writtenRelease(err: unknown): WrittenRelease | undefined {
  * Starts a chart's child workflow under its release lock. A release that another run drives is
  * refused with a message naming that run, never deployed twice at once.
  */
-async function startChart(
+function startChart(
   plan: ChartPlan,
   mode: ChartRun['mode'],
   resourceNamespace: string,
   frozen: Request | null,
   lockstep?: LockstepLink,
 ): Promise<ChildWorkflowHandle<typeof chartWorkflow>> {
-  try {
-    return await startChild(chartWorkflow, {
+  const start = () =>
+    startChild(chartWorkflow, {
       workflowId: plan.workflowId,
       args: [
         {
@@ -319,18 +371,7 @@ async function startChart(
         },
       ],
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,
-      // A finished run leaves the ID free; a running one makes this start fail (the lock).
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      memo: workflowInfo().memo,
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      ...lockedChild(),
     });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw ApplicationFailure.nonRetryable(
-        `release ${plan.namespace}/${plan.release} is being driven by another run (workflow ${plan.workflowId}); wait for it or stop it`,
-        NonRetryable.ReleaseLocked,
-      );
-    }
-    throw err;
-  }
+  return underLock(start, plan.workflowId, `release ${plan.namespace}/${plan.release}`);
 }

@@ -34,7 +34,6 @@ import {
   type MemberState,
 } from './plan/lockstep';
 import type { GroupPlan } from './plan/manifest';
-import { canaryWorkflowId } from './plan/names';
 import { markdownOf } from './plan/progress-view';
 
 /** Coordinator → member: you may start step index N (N = steps: promote). */
@@ -109,14 +108,18 @@ export class LockstepMember {
 }
 
 /**
- * The group run's side of a lockstep set: lets every member start step k once all have passed
- * step k−1 (and promote once all passed the last), rolls back every member when one fails, and
- * fans pause, resume, rollback, approve and promote sent to the group out to the members. A
- * member that joins late (its chart was still observing) gets what the set already got: the
- * pause, the rollback, the promote.
+ * The group run's side of a lockstep set (its canary charts and Deployers): lets every member
+ * start step k once all have passed step k−1 (and promote once all passed the last), rolls back
+ * every member when one fails, and fans pause, resume, rollback, approve and promote sent to the
+ * group out to the members. A member that joins late (its chart was still observing) gets what
+ * the set already got: the pause, the rollback, the promote.
  */
 export class LockstepCoordinator {
-  private readonly members = new Map<string, MemberState & { told: number; approvalsSent: Set<string> }>();
+  /** Each member by its name in the set, with the workflow that takes its go, rollback and control. */
+  private readonly members = new Map<
+    string,
+    MemberState & { workflowId: string; told: number; approvalsSent: Set<string> }
+  >();
   /** Why every member rolls back, once one failed or the group was told to roll back. */
   private stopFor: Request | null = null;
   /** Gates the group approved, with the approval each member gets when it waits there. */
@@ -128,13 +131,14 @@ export class LockstepCoordinator {
   /** What the manifest was told last. */
   private told = JSON.stringify({ promotable: false });
 
+  /** `namespace`: the group's, where its charts' canary workflows are named (lockstepMembers). */
   constructor(
     private readonly group: GroupPlan,
-    private readonly namespace: string,
+    namespace: string,
     private readonly control: RunControl,
   ) {
-    for (const { chart } of lockstepMembers(group.charts))
-      this.members.set(chart, { passedBefore: -1, told: -1, approvalsSent: new Set() });
+    for (const { member, workflowId } of lockstepMembers(group, namespace))
+      this.members.set(member, { workflowId, passedBefore: -1, told: -1, approvalsSent: new Set() });
     setHandler(lockstepReportSignal, (report) => this.onReport(report));
     control.approvalHint = 'no member of the lockstep set waits for approval now';
     control.promoteRefusal = () =>
@@ -143,9 +147,9 @@ export class LockstepCoordinator {
     void CancellationScope.nonCancellable(() => Promise.all([this.fanOutApprovals(), this.fanOutPromote()]));
   }
 
-  /** The link a member's chart run hands to its canary; none for a chart outside the set. */
-  link(chart: string): LockstepLink | undefined {
-    return this.members.has(chart) ? { coordinator: workflowInfo().workflowId, member: chart } : undefined;
+  /** The link a member's run hands to its canary (a chart's, `deployerMember` for a Deployer's); none outside the set. */
+  link(member: string): LockstepLink | undefined {
+    return this.members.has(member) ? { coordinator: workflowInfo().workflowId, member } : undefined;
   }
 
   /** The group's pause, resume and rollback, passed on to every member (see RunControl.listen); a freeze reaches them through their charts. */
@@ -155,13 +159,13 @@ export class LockstepCoordinator {
       for (const name of this.joined()) this.tell(name, signal, req);
   };
 
-  /** A member's chart run ended; a failure rolls back every other member. */
-  memberEnded(chart: string, error?: string): void {
-    const member = this.members.get(chart);
+  /** A member's chart or Deployer run ended; a failure rolls back every other member. */
+  memberEnded(name: string, error?: string): void {
+    const member = this.members.get(name);
     if (!member) return;
     member.ended = error === undefined ? 'deployed' : 'failed';
     if (error !== undefined)
-      this.stopAll({ by: `lockstep set ${this.group.name}`, reason: `${chart} failed: ${error}` });
+      this.stopAll({ by: `lockstep set ${this.group.name}`, reason: `${name} failed: ${error}` });
     this.release();
   }
 
@@ -267,7 +271,7 @@ export class LockstepCoordinator {
   }
 
   private tell<Args extends unknown[]>(member: string, signal: SignalDefinition<Args>, ...args: Args): void {
-    getExternalWorkflowHandle(canaryWorkflowId(this.namespace, member))
+    getExternalWorkflowHandle(this.members.get(member)!.workflowId)
       .signal(signal, ...args)
       .catch(() => undefined);
   }

@@ -26,6 +26,7 @@ import {
   type Progress,
 } from './messages';
 import { manifestEnding } from './plan/ending';
+import { pendingRows } from './group-deployers';
 import { finishedBefore, type Resume } from './plan/finished-runs';
 import type { GroupPlan, ManifestPlan } from './plan/manifest';
 import { changesOf, type ReleaseChange } from './plan/rollback';
@@ -361,11 +362,6 @@ function pendingGroup(g: GroupPlan): GroupProgress {
     name: g.name,
     sequenced: g.sequenced,
     state: 'pending',
-    charts: g.charts.map((c) => ({
-      chart: c.chart,
-      release: c.release,
-      namespace: c.namespace,
-      state: 'pending',
-    })),
+    charts: pendingRows(g),
   };
 }

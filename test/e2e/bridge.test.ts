@@ -82,6 +82,37 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
     await kubectl('delete', 'namespace', crs, '--wait=false');
   });
 
+  /** The message of an object's Invalid condition while it is True. */
+  const invalidMessage = async (resource: string, name: string): Promise<string | undefined> => {
+    const object = await json('get', resource, name, '-n', crs);
+    return object.status?.conditions?.find(
+      (c: { type: string; status: string }) => c.type === 'Invalid' && c.status === 'True',
+    )?.message;
+  };
+
+  /** A chart of the hello example, release `<name>` in the releases' namespace, with canary steps. */
+  const canaryChartDoc = (name: string, steps: string) => `---
+apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: ${name}}
+spec:
+  release: ${name}
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/hello}
+  canary: {steps: ${steps}}
+`;
+
+  /** A Deployer of Deployment `<name>-1.0.0` in the releases' namespace, with the given steps. */
+  const deployerDoc = (name: string, steps: string) => `---
+apiVersion: armada.airshipit.org/v1alpha1
+kind: Deployer
+metadata: {name: ${name}}
+spec:
+  type: canary
+  deployment: {name: ${name}, namespace: ${releases}, image: nginx, version: 1.0.0, replicas: 2}
+  steps: ${steps}
+`;
+
   const runsOf = async (workflowId: string) => {
     const runs = [];
     for await (const run of harness().client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
@@ -213,44 +244,99 @@ spec:
     expect(events).toContain('on_timeout needs at least one step with approval');
   });
 
-  it("a lockstep group whose canary charts' steps differ is Invalid, naming the members and their steps", async () => {
-    const chart = (name: string, steps: string) => `---
-apiVersion: armada.airshipit.org/v1alpha1
-kind: ArmadaChart
-metadata: {name: ${name}}
-spec:
-  release: ${name}
-  namespace: ${releases}
-  source: {type: local, location: examples/charts/hello}
-  canary: {steps: ${steps}}
-`;
+  it("a lockstep group whose members' steps differ (charts and a Deployer) is Invalid naming each; its Deployer gets no run of its own", async () => {
     const file = await tempFile(
       'lockstep.yaml',
       `apiVersion: armada.airshipit.org/v1alpha1
 kind: ArmadaChartGroup
 metadata: {name: lockstep-shop}
-spec: {chart_group: [ls-web, ls-api], canary_lockstep: true}
-${chart('ls-web', '[{percent: 10}, {percent: 50}]')}${chart('ls-api', '[{percent: 20}]')}`,
+spec: {chart_group: [ls-web, ls-api], deployers: [ls-worker], canary_lockstep: true}
+${canaryChartDoc('ls-web', '[{percent: 10}, {percent: 50}]')}${canaryChartDoc('ls-api', '[{percent: 20}]')}${deployerDoc('ls-worker', '[{percent: 30}]')}`,
     );
     await kubectl('apply', '-n', crs, '-f', file);
     const lockstepProblem =
-      "ArmadaChartGroup lockstep-shop: canary_lockstep members' step percentages differ: ls-web [10, 50, 100], ls-api [20, 100]";
+      "ArmadaChartGroup lockstep-shop: canary_lockstep members' step percentages differ: ls-web [10, 50, 100], ls-api [20, 100], Deployer/ls-worker [30, 100]";
     try {
       // Until the bridge has seen the charts too, the group is Invalid for naming charts it cannot find.
-      await eventually('condition Invalid on the group for its lockstep set', async () => {
-        const group = await json('get', 'acg', 'lockstep-shop', '-n', crs);
-        const invalid = group.status?.conditions?.find(
-          (c: { type: string; status: string }) => c.type === 'Invalid' && c.status === 'True',
-        );
-        return invalid?.message === lockstepProblem ? true : undefined;
+      await eventually('condition Invalid on the group for its lockstep set', async () =>
+        (await invalidMessage('acg', 'lockstep-shop')) === lockstepProblem ? true : undefined,
+      );
+      // The Deployer's own reconcile has run (it carries the finalizer) and deferred to its group.
+      await eventually('the Deployer reconciled', async () => {
+        const d = await json('get', 'dpl', 'ls-worker', '-n', crs);
+        return d.metadata.finalizers?.includes('armada.airshipit.org/finalizer') ? true : undefined;
       });
       expect(await runsOf(objectWorkflowId('ArmadaChartGroup', crs, 'lockstep-shop'))).toHaveLength(0);
+      expect(await runsOf(objectWorkflowId('Deployer', crs, 'ls-worker'))).toHaveLength(0);
     } finally {
       // Gone again, so the namespace holds only the manifest's objects when it is deleted below.
       await kubectl('delete', '-n', crs, '-f', file, '--wait=false');
       await eventually('the lockstep objects gone', async () => {
-        const left = (await json('get', 'acg,act', '-n', crs)).items as { metadata: { name: string } }[];
-        return left.some((o) => ['lockstep-shop', 'ls-web', 'ls-api'].includes(o.metadata.name))
+        const left = (await json('get', 'acg,act,dpl', '-n', crs)).items as { metadata: { name: string } }[];
+        return left.some((o) => ['lockstep-shop', 'ls-web', 'ls-api', 'ls-worker'].includes(o.metadata.name))
+          ? undefined
+          : true;
+      });
+    }
+  });
+
+  it('a group rolls out the Deployer it lists in its own run; once the group goes, the Deployer runs on its own and keeps its Deployment', async () => {
+    const groupFile = await tempFile(
+      'deployer-group.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChartGroup
+metadata: {name: dg}
+spec: {chart_group: [dg-settings], deployers: [dg-nginx]}
+`,
+    );
+    const membersFile = await tempFile(
+      'deployer-group-members.yaml',
+      `apiVersion: armada.airshipit.org/v1alpha1
+kind: ArmadaChart
+metadata: {name: dg-settings}
+spec:
+  release: dg-settings
+  namespace: ${releases}
+  source: {type: local, location: examples/charts/settings}
+${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
+    );
+    const groupRun = objectWorkflowId('ArmadaChartGroup', crs, 'dg');
+    const deployerRuns = () => runsOf(objectWorkflowId('Deployer', crs, 'dg-nginx'));
+    const deployment = () =>
+      json('get', 'deploy', 'dg-nginx-1.0.0', '-n', releases).then((d) => d.spec.replicas as number);
+    await kubectl('apply', '-n', crs, '-f', groupFile);
+    await kubectl('apply', '-n', crs, '-f', membersFile);
+    try {
+      const group = await eventually('the group satisfied', async () => {
+        const g = await json('get', 'acg', 'dg', '-n', crs);
+        return g.status?.satisfied ? g : undefined;
+      });
+      expect(group.status.reason).toBe('1/1 charts deployed, 1/1 Deployers rolled out');
+      const byGroup = await deployerRuns();
+      expect(byGroup.length).toBeGreaterThan(0);
+      for (const run of byGroup) expect(run.parentExecution?.workflowId).toBe(groupRun);
+      const deployed = await json('get', 'dpl', 'dg-nginx', '-n', crs);
+      expect(deployed.status).toMatchObject({ phase: 'Completed', current_version: '1.0.0' });
+      expect(await deployment()).toBe(2);
+
+      // The group goes (its uninstall leaves Deployers): the Deployer's own reconcile takes it over.
+      await kubectl('delete', '-n', crs, '-f', groupFile, '--wait=false');
+      const own = await eventually('a run of the Deployer on its own', async () => {
+        const runs = (await deployerRuns()).filter((r) => r.parentExecution === undefined);
+        return runs.some((r) => r.status.name === 'COMPLETED') ? runs : undefined;
+      });
+      expect(own.map((r) => r.memo?.specs)).toContain(`Deployer/dg-nginx@${deployed.metadata.generation}`);
+      expect(await deployment()).toBe(2);
+    } finally {
+      await kubectl('delete', '-n', crs, '-f', membersFile, '--wait=false');
+      await kubectl('delete', '-n', crs, '-f', groupFile, '--wait=false', '--ignore-not-found');
+      await eventually("the objects and the Deployer's Deployment gone", async () => {
+        const left = (await json('get', 'acg,act,dpl', '-n', crs)).items as { metadata: { name: string } }[];
+        const deployments = (await json('get', 'deploy', '-n', releases)).items as {
+          metadata: { name: string };
+        }[];
+        return left.some((o) => o.metadata.name.startsWith('dg')) ||
+          deployments.some((d) => d.metadata.name.startsWith('dg-nginx'))
           ? undefined
           : true;
       });

@@ -2,23 +2,29 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
+import { deployerSpec } from '../../api/deployer';
 import { groupWorkflow } from '../../workflows';
 import type { CanaryOutcome } from '../../workflows/canary';
+import type { DeployerOutcome } from '../../workflows/deployer';
 import { canaryProgressQuery, type CanaryProgress } from '../../workflows/messages';
 import { planGroup } from '../../workflows/plan/manifest';
-import { canaryWorkflowId } from '../../workflows/plan/names';
+import { canaryWorkflowId, objectWorkflowId } from '../../workflows/plan/names';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import { deploymentImages, kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
 /**
- * A lockstep set of two chart canaries (front, back) on the real stack: the worker, helm and the
- * sandbox cluster. Each canary's analysis asks a loopback server the test steers. A group holds
- * ArmadaCharts only, so the set has no Deployer (see README, "Lockstep canaries").
+ * A lockstep set of two chart canaries (front, back) and a Deployer (worker) on the real stack:
+ * the worker, helm and the sandbox cluster. Each member's analysis asks a loopback server the
+ * test steers.
  */
-describe('lockstep canaries across two charts (real worker, helm, sandbox cluster)', () => {
+describe('lockstep canaries across two charts and a Deployer (real worker, helm, sandbox cluster)', () => {
   const namespace = uniqueName('lockstep');
   const members = ['front', 'back'];
+  const steps = [
+    { percent: 25, sleep: 2 },
+    { percent: 50, sleep: 3 },
+  ];
   const harness = sharedWorker();
   /** Paths the analysis server answers 503 on; every other path is healthy. */
   const failing = new Set<string>();
@@ -36,18 +42,27 @@ describe('lockstep canaries across two charts (real worker, helm, sandbox cluste
           values: { replicaCount: 4, image: { tag } },
           wait: { timeout: 60 },
           canary: {
-            steps: [
-              { percent: 25, sleep: 2 },
-              { percent: 50, sleep: 3 },
-            ],
+            steps,
             step_timeout: 60,
             analysis: { url: `${analysisBase}/${name}`, interval: 1 },
           },
         }),
       ]),
     );
-    const spec = armadaChartGroupSpec.parse({ chart_group: members, canary_lockstep: true });
-    return planGroup({ namespace: 'default', name: 'shop', spec, charts });
+    // Deployment worker-<tag> in the releases' namespace, 4 replicas, the charts' steps.
+    const worker = deployerSpec.parse({
+      type: 'canary',
+      deployment: { name: 'worker', namespace, image: 'registry.local/worker', version: tag, replicas: 4 },
+      steps,
+      step_timeout: 60,
+      analysis: { url: `${analysisBase}/worker`, interval: 1 },
+    });
+    const spec = armadaChartGroupSpec.parse({
+      chart_group: members,
+      deployers: ['worker'],
+      canary_lockstep: true,
+    });
+    return planGroup({ namespace: 'default', name: 'shop', spec, charts, deployers: { worker } });
   };
   const deploy = (tag: string) =>
     harness().client.workflow.start(groupWorkflow, {
@@ -59,18 +74,21 @@ describe('lockstep canaries across two charts (real worker, helm, sandbox cluste
     harness().client.workflow.getHandle<(run: unknown) => Promise<CanaryOutcome>>(
       canaryWorkflowId('default', member),
     );
+  /** The Deployer's run: the group's child, under the Deployer's own workflow ID; it steps its canary itself. */
+  const workerRun = () =>
+    harness().client.workflow.getHandle<(run: unknown) => Promise<DeployerOutcome>>(
+      objectWorkflowId('Deployer', 'default', 'worker'),
+    );
   const revisions = (release: string) => releaseRevisions(release, namespace);
   const deployments = () => deploymentImages(namespace);
-  /** Each member's canary progress, or undefined while one does not answer yet. */
+  /** Each member's canary progress (front, back, worker), or undefined while one does not answer yet. */
   const progressOfAll = async (): Promise<CanaryProgress[] | undefined> => {
     const all = await Promise.all(
-      members.map((m) =>
-        canaryOf(m)
-          .query(canaryProgressQuery)
-          .catch(() => undefined),
+      [...members.map(canaryOf), workerRun()].map((handle) =>
+        handle.query(canaryProgressQuery).catch(() => undefined),
       ),
     );
-    return all.every((p) => p !== undefined) ? (all as CanaryProgress[]) : undefined;
+    return all.every((p) => p?.kind === 'canary') ? (all as CanaryProgress[]) : undefined;
   };
 
   beforeAll(async () => {
@@ -85,48 +103,56 @@ describe('lockstep canaries across two charts (real worker, helm, sandbox cluste
     await kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
   });
 
-  it('installs both releases directly the first time: nothing to step from', async () => {
+  it('installs both releases and the Deployer directly the first time: nothing to step from', async () => {
     await kubectl('create', 'namespace', namespace);
     const result = await (await deploy('1.0.0')).result();
     expect(result.outcomes.map((o) => `${o.release} ${o.action}`).sort()).toEqual([
       'back installed',
       'front installed',
     ]);
+    expect(result.deployers).toEqual([expect.objectContaining({ name: 'worker', result: 'deployed' })]);
+    expect((await deployments())['worker-1.0.0']).toBe('4 registry.local/worker:1.0.0');
   });
 
-  it('steps both canaries together, observed at every step, then upgrades both', async () => {
+  it('steps both canaries and the Deployer together, observed at every step, then upgrades all three', async () => {
     const run = await deploy('2.0.0');
-    // Each step, once both members hold it: the split on the cluster, for both releases.
+    // Each step, once every member holds it: the split on the cluster, for all three.
     const seen: Record<string, string>[] = [];
     /** The widest gap between the members' steps at any poll: lockstep keeps it below 2. */
     let widestGap = 0;
-    for (const [step, split] of [
-      [1, ['3 registry.local/hello:1.0.0', '1 registry.local/hello:2.0.0']],
-      [2, ['2 registry.local/hello:1.0.0', '2 registry.local/hello:2.0.0']],
+    for (const [step, percent, [stable, canary]] of [
+      [1, 25, [3, 1]],
+      [2, 50, [2, 2]],
     ] as const) {
       const atHold = await eventually(
-        `both members holding step ${step}`,
+        `every member holding step ${step}`,
         async () => {
           const all = await progressOfAll();
           if (all)
             widestGap = Math.max(widestGap, ...all.map((p) => p.step - Math.min(...all.map((q) => q.step))));
-          return all?.every((p) => p.step === step && p.waitingOn === 'hold') ? deployments() : undefined;
+          if (!all?.every((p) => p.step === step && p.waitingOn === 'hold')) return undefined;
+          return { percents: all.map((p) => p.percent), split: await deployments() };
         },
         { timeoutMs: 60_000, pauseMs: 100 },
       );
-      expect(atHold).toEqual({
-        front: split[0],
-        'front-canary': split[1],
-        back: split[0],
-        'back-canary': split[1],
+      expect(atHold.percents).toEqual([percent, percent, percent]);
+      // What the API server holds while the set holds the step: every member at the same split.
+      expect(atHold.split).toEqual({
+        front: `${stable} registry.local/hello:1.0.0`,
+        'front-canary': `${canary} registry.local/hello:2.0.0`,
+        back: `${stable} registry.local/hello:1.0.0`,
+        'back-canary': `${canary} registry.local/hello:2.0.0`,
+        'worker-1.0.0': `${stable} registry.local/worker:1.0.0`,
+        'worker-2.0.0': `${canary} registry.local/worker:2.0.0`,
       });
-      seen.push(atHold);
+      seen.push(atHold.split);
     }
     expect(seen).toHaveLength(2);
     expect(widestGap).toBeLessThan(2);
     const result = await run.result();
     expect(result.failed).toEqual([]);
-    const records = await Promise.all(members.map((m) => canaryOf(m).result()));
+    const records = await Promise.all([...members.map((m) => canaryOf(m).result()), workerRun().result()]);
+    expect(records[2]).toMatchObject({ result: 'promoted', version: '2.0.0', previous: '1.0.0' });
     for (let k = 1; k < 3; k++) {
       const lastPassed = Math.max(...records.map((o) => Date.parse(o.steps[k - 1].endedAt!)));
       for (const o of records) expect(Date.parse(o.steps[k].startedAt!)).toBeGreaterThanOrEqual(lastPassed);
@@ -135,29 +161,34 @@ describe('lockstep canaries across two charts (real worker, helm, sandbox cluste
     expect(await deployments()).toEqual({
       front: '4 registry.local/hello:2.0.0',
       back: '4 registry.local/hello:2.0.0',
+      'worker-2.0.0': '4 registry.local/worker:2.0.0',
     });
   });
 
-  it("rolls back both when one member's analysis fails; both releases stay at their old revision", async () => {
+  it("rolls back all three when one chart's analysis fails; the releases stay at their old revision, the Deployer's old version serves", async () => {
     const run = await deploy('3.0.0');
     await eventually(
-      'both members holding step 2',
+      'every member holding step 2',
       async () =>
         (await progressOfAll())?.every((p) => p.step === 2 && p.waitingOn === 'hold') ? true : undefined,
       { timeoutMs: 60_000, pauseMs: 100 },
     );
     failing.add('/back');
     const result = await run.result();
-    expect(result.failed.map((f) => f.chart).sort()).toEqual(['back', 'front']);
+    expect(result.failed.map((f) => f.chart).sort()).toEqual(['Deployer/worker', 'back', 'front']);
     const [front, back] = await Promise.all(members.map((m) => canaryOf(m).result()));
     expect(back.result).toBe('rolled-back');
     expect(back.reason).toMatch(/back canary 50 %: analysis failed 1 time\(s\).*503/);
-    expect(front.result).toBe('rolled-back');
-    expect(front.reason).toMatch(/^rollback requested by lockstep set shop: back: .*analysis failed/);
+    for (const other of [front, await workerRun().result()]) {
+      expect(other.result).toBe('rolled-back');
+      expect(other.reason).toMatch(/^rollback requested by lockstep set shop: back: .*analysis failed/);
+    }
     for (const m of members) expect(await revisions(m)).toEqual([1, 2]);
+    // The Deployer's new version is gone and its old one serves at full size.
     expect(await deployments()).toEqual({
       front: '4 registry.local/hello:2.0.0',
       back: '4 registry.local/hello:2.0.0',
+      'worker-2.0.0': '4 registry.local/worker:2.0.0',
     });
   });
 });

@@ -42,6 +42,12 @@ const chart = (name: string, spec: Record<string, unknown> = {}, metadata = {}) 
   );
 const group = (name: string, charts: string[], metadata = {}) =>
   object('ArmadaChartGroup', name, { chart_group: charts }, metadata);
+const deployer = (name: string) =>
+  object('Deployer', name, {
+    type: 'canary',
+    deployment: { name, namespace: 'web', image: 'registry.test/app', version: 'v1', replicas: 2 },
+    steps: [{ percent: 50 }],
+  });
 const manifest = (name: string, prefix: string, groups: string[]) =>
   object('ArmadaManifest', name, { release_prefix: prefix, chart_groups: groups });
 
@@ -184,8 +190,11 @@ describe('viewOf', () => {
 describe('relations between cached views', () => {
   const objects = cacheOf([
     manifest('demo', 'p', ['apps']),
-    group('apps', ['web']),
+    object('ArmadaChartGroup', 'apps', { chart_group: ['web'], deployers: ['web', 'nginx'] }),
     chart('web'),
+    deployer('web'),
+    deployer('nginx'),
+    deployer('solo'),
     chart('alone'),
     group('leaving', ['lonely'], { deletionTimestamp: new Date(0) }),
     chart('lonely'),
@@ -197,6 +206,14 @@ describe('relations between cached views', () => {
     expect(ownerOf(objects, get('ArmadaChartGroup', 'apps'))?.key).toBe('ArmadaManifest/default/demo');
     expect(ownerOf(objects, get('ArmadaChart', 'alone'))).toBeUndefined();
     expect(ownerOf(objects, get('ArmadaManifest', 'demo'))).toBeUndefined();
+  });
+
+  it('a Deployer is driven by the group that lists it in deployers, never by a chart of its name', () => {
+    expect(ownerOf(objects, get('Deployer', 'nginx'))?.key).toBe('ArmadaChartGroup/default/apps');
+    expect(ownerOf(objects, get('Deployer', 'web'))?.key).toBe('ArmadaChartGroup/default/apps');
+    expect(ownerOf(objects, get('Deployer', 'solo'))).toBeUndefined();
+    const chartsOnly = cacheOf([group('apps', ['nginx']), deployer('nginx')]);
+    expect(ownerOf(chartsOnly, chartsOnly('Deployer').get('default', 'nginx')!)).toBeUndefined();
   });
 
   it('a group being deleted without its finalizer drives nothing', () => {
@@ -213,7 +230,12 @@ describe('relations between cached views', () => {
 
   it('what a manifest or group lists is reconciled again when it goes; a chart lists nothing', () => {
     expect(ownedKeys(get('ArmadaManifest', 'demo'))).toEqual(['ArmadaChartGroup/default/apps']);
-    expect(ownedKeys(get('ArmadaChartGroup', 'apps'))).toEqual(['ArmadaChart/default/web']);
+    expect(ownedKeys(get('ArmadaChartGroup', 'apps'))).toEqual([
+      'ArmadaChart/default/web',
+      'Deployer/default/web',
+      'Deployer/default/nginx',
+    ]);
+    expect(ownedKeys(get('Deployer', 'nginx'))).toEqual([]);
     expect(ownedKeys(get('ArmadaChart', 'web'))).toEqual([]);
   });
 

@@ -73,6 +73,21 @@ describe('ClaimIndex (rival claims kept current one change at a time)', () => {
     ]);
   });
 
+  it('a Deployer a group lists claims through the group; a second group listing it is refused', () => {
+    const nginx = deployerDoc('nginx', 'web', 'nginx', 0);
+    const index = ClaimIndex.of([nginx, { ...groupDoc('shop', [], 1), spec: { deployers: ['nginx'] } }]);
+    expect(index.rivals(key(nginx))).toEqual([]); // deployed by its group
+    const rival = { ...groupDoc('other', [], 2), spec: { deployers: ['nginx'] } };
+    index.set(rival);
+    expect(index.rivals(key(rival))).toEqual([
+      'Deployer default/nginx is already deployed by ArmadaChartGroup default/shop',
+      'Deployment web/nginx-* is already deployed by ArmadaChartGroup default/shop',
+    ]);
+    // The first group stops listing it: the other group holds it now.
+    index.set(groupDoc('shop', [], 1));
+    expect(index.rivals(key(rival))).toEqual([]);
+  });
+
   it('answers as rivalClaims over every document, after any sequence of changes', () => {
     // A small world where names collide often: random sets and deletes, checked after each.
     // mulberry32: a seeded generator, so a failure repeats.
@@ -91,12 +106,14 @@ describe('ClaimIndex (rival claims kept current one change at a time)', () => {
       const minute = random(3);
       const doc = pick([
         () => chartDoc(name, pick(releases), minute, pick(['default', 'other'])),
-        () =>
-          groupDoc(
+        () => {
+          const group = groupDoc(
             name,
             names.filter(() => random(3) === 0),
             minute,
-          ),
+          );
+          return { ...group, spec: { ...group.spec, deployers: names.filter(() => random(4) === 0) } };
+        },
         () =>
           manifestDoc(
             name,

@@ -165,6 +165,37 @@ describe('scopeOf: which releases a diff covers, and how', () => {
     });
   });
 
+  it("a manifest's group's Deployers noted, not diffed; a lockstep set of them whose steps differ refused", () => {
+    const nginx = (percent: number) =>
+      deployerSpec.parse({
+        type: 'canary',
+        deployment: { name: 'nginx', namespace: 'web', image: 'nginx', version: '1', replicas: 2 },
+        steps: [{ percent }],
+      });
+    const docs = (spec: object, percent: number) => {
+      const { manifest: base } = manifest();
+      return {
+        kind: 'ArmadaManifest' as const,
+        manifest: {
+          ...base,
+          groups: {
+            apps: armadaChartGroupSpec.parse({ chart_group: ['web'], deployers: ['nginx'], ...spec }),
+          },
+          charts: { web: chartSpec('web', { canary: { steps: [{ percent: 50 }] } }) },
+          deployers: { nginx: nginx(percent) },
+        },
+      };
+    };
+    const scope = scopeOf(docs({}, 50));
+    expect(scope.items.map((i) => i.object)).toEqual(['ArmadaChart default/web']);
+    expect(scope.notes).toEqual([
+      'Deployer default/nginx: not diffed, it has no Helm release (armadactl status dpl/nginx)',
+    ]);
+    expect(() => scopeOf(docs({ canary_lockstep: true }, 20))).toThrow(
+      "ArmadaChartGroup apps: canary_lockstep members' step percentages differ: web [50, 100], Deployer/nginx [20, 100]",
+    );
+  });
+
   it('standalone charts by their own release; a Deployer noted, not diffed', () => {
     const scope = scopeOf({
       kind: 'standalone',

@@ -1,12 +1,14 @@
 import { armadaChartSpec, type ArmadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
+import { deployerSpec, type DeployerSpec } from '../../api/deployer';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { formatProblem, validateFiles } from '../../cli/validate';
 import {
   holdingBack,
+  lockstepMembers,
   lockstepView,
   releasedStep,
   takeReport,
@@ -23,8 +25,25 @@ const chart = (release: string, percents?: number[]): ArmadaChartSpec =>
     ...(percents && { canary: { steps: percents.map((percent) => ({ percent, sleep: '1s' })) } }),
   });
 
-const group = (spec: object, charts: Record<string, ArmadaChartSpec>) =>
-  planGroup({ namespace: 'default', name: 'apps', spec: armadaChartGroupSpec.parse(spec), charts });
+const deployer = (name: string, percents: number[]): DeployerSpec =>
+  deployerSpec.parse({
+    type: 'canary',
+    deployment: { name, namespace: 'apps', image: `registry.test/${name}`, version: 'v1', replicas: 2 },
+    steps: percents.map((percent) => ({ percent, sleep: '1s' })),
+  });
+
+const group = (
+  spec: object,
+  charts: Record<string, ArmadaChartSpec>,
+  deployers?: Record<string, DeployerSpec>,
+) =>
+  planGroup({
+    namespace: 'default',
+    name: 'apps',
+    spec: armadaChartGroupSpec.parse(spec),
+    charts,
+    ...(deployers && { deployers }),
+  });
 
 function problemOf(plan: () => unknown): string {
   try {
@@ -59,7 +78,7 @@ describe('canary_lockstep in plans', () => {
     const charts = { web: chart('web', [10]), api: chart('api', [10]) };
     expect(
       problemOf(() => group({ chart_group: ['web', 'api'], sequenced: true, canary_lockstep: true }, charts)),
-    ).toMatch(/^ArmadaChartGroup apps: canary_lockstep needs sequenced: false; its canary charts web, api/);
+    ).toMatch(/^ArmadaChartGroup apps: canary_lockstep needs sequenced: false; its members web, api/);
   });
 
   it("applies a manifest's canary_lockstep to each of its groups, checked group by group", () => {
@@ -91,6 +110,47 @@ describe('canary_lockstep in plans', () => {
     ).toMatch(
       /^ArmadaChartGroup one: canary_lockstep members' step percentages differ: web \[10, 100\], api \[30, 100\]/,
     );
+  });
+
+  it("names Deployers Deployer/<name> and refuses one whose steps differ from the charts'", () => {
+    const charts = { web: chart('web', [10, 50]), api: chart('api', [10, 50]) };
+    expect(
+      problemOf(() =>
+        group({ chart_group: ['web', 'api'], deployers: ['api'], canary_lockstep: true }, charts, {
+          api: deployer('api', [20]),
+        }),
+      ),
+    ).toBe(
+      "ArmadaChartGroup apps: canary_lockstep members' step percentages differ: web [10, 50, 100], api [10, 50, 100], Deployer/api [20, 100]",
+    );
+  });
+
+  it('counts Deployers as members of a sequenced set', () => {
+    expect(
+      problemOf(() =>
+        group(
+          { chart_group: ['web'], deployers: ['api'], sequenced: true, canary_lockstep: true },
+          {
+            web: chart('web', [10]),
+          },
+          { api: deployer('api', [10]) },
+        ),
+      ),
+    ).toMatch(
+      /^ArmadaChartGroup apps: canary_lockstep needs sequenced: false; its members web, Deployer\/api step/,
+    );
+  });
+
+  it('signals a chart member at its canary workflow and a Deployer member at its own run', () => {
+    const plan = group(
+      { chart_group: ['web', 'db'], deployers: ['web'], canary_lockstep: true },
+      { web: chart('web', [10]), db: chart('db') },
+      { web: deployer('web', [10]) },
+    );
+    expect(lockstepMembers(plan, 'shop')).toEqual([
+      { member: 'web', workflowId: 'ArmadaChart:shop/web/canary' },
+      { member: 'Deployer/web', workflowId: 'Deployer:default/web' },
+    ]);
   });
 
   it('is refused by the schema when not a boolean', () => {
@@ -204,6 +264,32 @@ describe('armadactl validate checks the lockstep sets the files hold', () => {
       ]),
     ).toEqual([
       "shop.yaml:2 ArmadaChartGroup/shop: ArmadaChartGroup shop: canary_lockstep members' step percentages differ: web [10, 50, 100], api [20, 100]",
+    ]);
+  });
+
+  it('names a Deployer of the set whose steps differ, as Deployer/<name>', async () => {
+    expect(
+      await validate([
+        object('ArmadaChartGroup', 'shop', {
+          chart_group: ['web'],
+          deployers: ['api'],
+          canary_lockstep: true,
+        }),
+        canaryChart('web', [10, 50]),
+        object('Deployer', 'api', {
+          type: 'canary',
+          deployment: {
+            name: 'api',
+            namespace: 'apps',
+            image: 'registry.test/api',
+            version: 'v2',
+            replicas: 2,
+          },
+          steps: [{ percent: 20 }],
+        }),
+      ]),
+    ).toEqual([
+      "shop.yaml:1 ArmadaChartGroup/shop: ArmadaChartGroup shop: canary_lockstep members' step percentages differ: web [10, 50, 100], Deployer/api [20, 100]",
     ]);
   });
 

@@ -2,6 +2,8 @@ import type { ArmadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaManifestSpec } from '../../api/manifest';
+import { deployerSpec, type DeployerSpec } from '../../api/deployer';
+import { deployerRun } from '../../runs/requests';
 import {
   planGroup,
   planManifest,
@@ -134,6 +136,71 @@ describe('planGroup (a group no manifest lists)', () => {
         charts: { settings: chart('web'), backend: chart('web') },
       });
     expect(twice).toThrow('charts "settings" and "backend" both deploy release apps/web');
+  });
+});
+
+describe("a group's Deployers in plans", () => {
+  const deployer = (name: string): DeployerSpec =>
+    deployerSpec.parse({
+      type: 'canary',
+      deployment: { name, namespace: 'web', image: `registry.test/${name}`, version: 'v2', replicas: 3 },
+      steps: [{ percent: 50 }],
+    });
+  const withDeployers = (groups: Record<string, string[]>, deployers: Record<string, DeployerSpec>) =>
+    docs({
+      manifest: {
+        name: 'demo',
+        spec: armadaManifestSpec.parse({ release_prefix: 'demo', chart_groups: Object.keys(groups) }),
+      },
+      groups: Object.fromEntries(
+        Object.entries(groups).map(([name, listed]) => [
+          name,
+          armadaChartGroupSpec.parse({ chart_group: ['web'], deployers: listed }),
+        ]),
+      ),
+      deployers,
+    });
+
+  it("resolves them in order, under the workflow ID of the Deployer's own runs, and leaves a group without them as it was", () => {
+    const plan = planGroup({
+      namespace: 'ops',
+      name: 'shop',
+      spec: armadaChartGroupSpec.parse({ chart_group: ['web'], deployers: ['nginx', 'api'] }),
+      charts: { web: chart('web') },
+      deployers: { api: deployer('api'), nginx: deployer('nginx') },
+    });
+    expect(plan.deployers).toEqual([
+      { name: 'nginx', workflowId: 'Deployer:ops/nginx', spec: deployer('nginx') },
+      { name: 'api', workflowId: 'Deployer:ops/api', spec: deployer('api') },
+    ]);
+    expect(plan.deployers![0].workflowId).toBe(
+      deployerRun({ kind: 'Deployer', namespace: 'ops', name: 'nginx', spec: deployer('nginx') }).workflowId,
+    );
+    expect('deployers' in planManifest(docs()).groups[0]).toBe(false);
+  });
+
+  it('names a Deployer that does not exist, as a missing chart', () => {
+    expect(() =>
+      planManifest(withDeployers({ apps: ['nginx', 'gone'] }, { nginx: deployer('nginx') })),
+    ).toThrow('ArmadaChartGroup apps lists Deployer "gone", which does not exist');
+  });
+
+  it('refuses one Deployer listed by two groups of a manifest, as one chart', () => {
+    const plan = () =>
+      planManifest({
+        ...withDeployers({ platform: ['nginx'], apps: ['nginx'] }, { nginx: deployer('nginx') }),
+        groups: {
+          platform: armadaChartGroupSpec.parse({ chart_group: ['settings'], deployers: ['nginx'] }),
+          apps: armadaChartGroupSpec.parse({ chart_group: ['web'], deployers: ['nginx'] }),
+        },
+      });
+    expect(plan).toThrow('Deployer "nginx" is listed by both group platform and group apps');
+  });
+
+  it('is refused by the schema when listed twice in one group', () => {
+    const parsed = armadaChartGroupSpec.safeParse({ chart_group: ['web'], deployers: ['nginx', 'nginx'] });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0].message).toBe('Deployer "nginx" is listed twice (also at index 0)');
   });
 });
 

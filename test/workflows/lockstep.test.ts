@@ -2,8 +2,11 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type * as activities from '../../activities';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
+import { deployerSpec } from '../../api/deployer';
+import type { DeployedVersion } from '../../activities/kube/deployer';
 import { groupWorkflow, manifestWorkflow } from '../../workflows';
 import type { CanaryOutcome } from '../../workflows/canary';
+import type { DeployerOutcome } from '../../workflows/deployer';
 import {
   approveUpdate,
   canaryProgressQuery,
@@ -15,7 +18,7 @@ import {
   type CanaryProgress,
 } from '../../workflows/messages';
 import { planGroup } from '../../workflows/plan/manifest';
-import { canaryWorkflowId } from '../../workflows/plan/names';
+import { canaryWorkflowId, objectWorkflowId } from '../../workflows/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
@@ -30,9 +33,11 @@ import { fakeHelm } from './fake-helm';
 const helm = fakeHelm();
 /** Analysis answers per URL, in order; a URL with none left answers healthy. */
 const analysis = new Map<string, boolean[]>();
-/** Extra milliseconds the new side of a release takes to become Ready, per release. */
+/** Extra milliseconds the new side of a release (a Deployer: `<namespace>/<name>-v2`) takes to become Ready. */
 const slowReadiness = new Map<string, number>();
 const deleted: string[] = [];
+/** The versions running per Deployment namespace, as observeDeployer finds them. */
+const running = new Map<string, DeployedVersion[]>();
 const stubs: Partial<typeof activities> = {
   ...helm.activities,
   async createCanaryCopies(req) {
@@ -42,13 +47,20 @@ const stubs: Partial<typeof activities> = {
     return req.replicas;
   },
   async waitForResources(req) {
-    const canaries = (req.targets ?? []).filter((t) => t.fieldSelector?.endsWith('-new'));
+    // The new side: a chart's canary copy (`-new`) or a Deployer's new version (`-v2`).
+    const canaries = (req.targets ?? []).filter((t) => /-(new|v2)$/.test(t.fieldSelector ?? ''));
     const delay = slowReadiness.get(req.release);
     if (canaries.length && delay) await new Promise((resolve) => setTimeout(resolve, delay));
     return helm.activities.waitForResources!(req);
   },
   async deleteDeployments(req) {
     deleted.push(...req.names);
+  },
+  async observeDeployer(ref) {
+    return running.get(ref.namespace) ?? [];
+  },
+  async createDeployerDeployment(req) {
+    return `${req.name}-${req.version}`;
   },
   async checkAnalysis(req) {
     const ok = analysis.get(req.url)?.shift() ?? true;
@@ -61,8 +73,22 @@ const harness = sharedWorker({ activities: stubs });
 type Steps = { percent: number; sleep?: string; approval?: boolean }[];
 
 /** A group of canary charts with `canary_lockstep: true`, each release existing at revision 1. */
-function lockstepGroup(members: string[], steps: Steps) {
+function lockstepGroup(members: string[], steps: Steps, deployers: string[] = []) {
   const namespace = uniqueName('ns');
+  // Each Deployer runs version v1 in a namespace of its own (none for a first deploy: `firstDeploys`).
+  const deployerSpecs = Object.fromEntries(
+    deployers.map((name) => {
+      if (!firstDeploys.has(name))
+        running.set(name, [{ deployment: `${name}-v1`, version: 'v1', replicas: 2 }]);
+      const spec = deployerSpec.parse({
+        type: 'canary',
+        deployment: { name, namespace: name, image: 'registry.test/app', version: 'v2', replicas: 2 },
+        steps,
+        analysis: { url: `http://analysis.test/${name}`, interval: '1h' },
+      });
+      return [name, spec];
+    }),
+  );
   const charts = Object.fromEntries(
     members.map((name) => {
       helm.releases.set(name, { revision: 1, status: 'deployed', digest: 'old', lastDeployedRevision: 1 });
@@ -75,15 +101,31 @@ function lockstepGroup(members: string[], steps: Steps) {
       return [name, spec];
     }),
   );
-  const spec = armadaChartGroupSpec.parse({ chart_group: members, canary_lockstep: true });
-  return planGroup({ namespace: 'default', name: uniqueName('lockstep'), spec, charts });
+  const spec = armadaChartGroupSpec.parse({
+    chart_group: members,
+    canary_lockstep: true,
+    ...(deployers.length && { deployers }),
+  });
+  return planGroup({
+    namespace: 'default',
+    name: uniqueName('lockstep'),
+    spec,
+    charts,
+    deployers: deployerSpecs,
+  });
 }
+/** Deployers that run no version yet: their run is a first deploy. */
+const firstDeploys = new Set<string>();
 
-async function startGroup(members: string[], steps: Steps): Promise<WorkflowHandle<typeof groupWorkflow>> {
+async function startGroup(
+  members: string[],
+  steps: Steps,
+  deployers: string[] = [],
+): Promise<WorkflowHandle<typeof groupWorkflow>> {
   return harness().client.workflow.start(groupWorkflow, {
     taskQueue: harness().taskQueue,
     workflowId: uniqueName('g'),
-    args: [{ namespace: 'default', group: lockstepGroup(members, steps) }],
+    args: [{ namespace: 'default', group: lockstepGroup(members, steps, deployers) }],
   });
 }
 
@@ -109,6 +151,12 @@ async function startManifest(
     ],
   });
 }
+
+/** A Deployer's run, which the group started under the Deployer's own workflow ID. */
+const deployerRunOf = (name: string) =>
+  harness().client.workflow.getHandle<(run: unknown) => Promise<DeployerOutcome>>(
+    objectWorkflowId('Deployer', 'default', name),
+  );
 
 const canaryOf = (member: string) =>
   harness().client.workflow.getHandle<(run: unknown) => Promise<CanaryOutcome>>(
@@ -293,5 +341,153 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
     }
     expect((await manifest.result()).state).toBe('deployed');
     for (const m of members) expect(helm.releases.get(m)?.revision).toBe(2);
+  });
+});
+
+describe('lockstep canaries with a Deployer (deployers of a group)', () => {
+  const steps = [
+    { percent: 30, sleep: '1s' },
+    { percent: 60, sleep: '1s' },
+  ];
+  /** Start and end times of each step, per member (charts' canaries, then the Deployer). */
+  const time = (iso?: string) => Date.parse(iso!);
+  function expectLockstep(records: { startedAt?: string; endedAt?: string }[][], through: number): void {
+    for (let k = 1; k < through; k++) {
+      const lastPassed = Math.max(...records.map((r) => time(r[k - 1].endedAt)));
+      for (const r of records) expect(time(r[k].startedAt)).toBeGreaterThanOrEqual(lastPassed);
+    }
+  }
+
+  it('steps two chart canaries and a Deployer together, then promotes all three', async () => {
+    const charts = [uniqueName('web'), uniqueName('api')];
+    const deployer = uniqueName('dpl');
+    // The Deployer's new version takes 1.5 s longer to become Ready at each step: the charts wait for it.
+    slowReadiness.set(`${deployer}/${deployer}-v2`, 1500);
+    const group = await startGroup(charts, steps, [deployer]);
+    const result = await group.result();
+    expect(result.failed).toEqual([]);
+    expect(result.deployers).toEqual([
+      expect.objectContaining({ name: deployer, result: 'promoted', version: 'v2', previous: 'v1' }),
+    ]);
+    const records = [
+      ...(await outcomes(charts)).map((o) => o.steps),
+      (await deployerRunOf(deployer).result()).steps,
+    ];
+    expectLockstep(records, 3);
+    const [web, , dpl] = records;
+    expect(time(web[1].startedAt)).toBeGreaterThanOrEqual(time(dpl[0].endedAt));
+    for (const m of charts) expect(helm.releases.get(m)?.revision).toBe(2);
+    // The old version goes once the new one serves.
+    expect(deleted).toContain(`${deployer}-v1`);
+    expect((await group.query(progressQuery)).groups?.[0].charts.at(-1)).toMatchObject({
+      chart: `Deployer/${deployer}`,
+      release: `${deployer}-v2`,
+      state: 'deployed',
+    });
+  });
+
+  it("rolls back both charts and the Deployer when the Deployer's analysis fails; every release stays at its old revision", async () => {
+    const charts = [uniqueName('web'), uniqueName('api')];
+    const deployer = uniqueName('dpl');
+    // The Deployer passes step 1's check, then fails step 2's.
+    analysis.set(`http://analysis.test/${deployer}`, [true, false]);
+    const group = await startGroup(charts, steps, [deployer]);
+    const result = await group.result();
+    expect(result.failed.map((f) => f.chart).sort()).toEqual([...charts, `Deployer/${deployer}`].sort());
+
+    const dpl = await deployerRunOf(deployer).result();
+    expect(dpl).toMatchObject({ result: 'rolled-back', version: 'v1' });
+    expect(dpl.reason).toMatch(/analysis failed 1 time\(s\)/);
+    for (const o of await outcomes(charts)) {
+      expect(o.result).toBe('rolled-back');
+      expect(o.reason).toMatch(
+        new RegExp(`^rollback requested by lockstep set .*: Deployer/${deployer}: .*analysis failed`),
+      );
+      expect(o.steps[2].startedAt).toBeUndefined();
+    }
+    expect(dpl.steps[2].startedAt).toBeUndefined();
+    for (const m of charts) {
+      expect(helm.releases.get(m)?.revision).toBe(1);
+      expect(deleted).toContain(`${m}-new`);
+    }
+    // The new version is gone; the old one stays.
+    expect(deleted).toContain(`${deployer}-v2`);
+    expect(deleted).not.toContain(`${deployer}-v1`);
+    if (savingHistories) {
+      await saveHistory(group.workflowId, undefined, 'lockstep-deployer-rollback--group');
+      await saveHistory(
+        deployerRunOf(deployer).workflowId,
+        undefined,
+        'lockstep-deployer-rollback--deployer',
+      );
+    }
+  });
+
+  it("takes a Deployer's first deploy as no canary: the charts wait for it to be Ready, then step without it", async () => {
+    const charts = [uniqueName('web'), uniqueName('api')];
+    const deployer = uniqueName('dpl');
+    firstDeploys.add(deployer);
+    const group = await startGroup(charts, steps, [deployer]);
+    const result = await group.result();
+    expect(result.failed).toEqual([]);
+    const dpl = await deployerRunOf(deployer).result();
+    expect(dpl).toMatchObject({ result: 'deployed', version: 'v2' });
+    expect(dpl.steps.map((s) => s.percent)).toEqual([100]);
+    const records = (await outcomes(charts)).map((o) => o.steps);
+    expectLockstep(records, 3);
+    // No chart started its first step before the Deployer's one step (100 %) was Ready.
+    for (const r of records) expect(time(r[0].startedAt)).toBeGreaterThanOrEqual(time(dpl.steps[0].readyAt));
+  });
+});
+
+describe("a group's Deployers without lockstep", () => {
+  it('a sequenced group rolls its Deployers out after its charts, in order, and counts them in its result', async () => {
+    const namespace = uniqueName('ns');
+    const chart = uniqueName('web');
+    const deployers = [uniqueName('dpl'), uniqueName('dpl')];
+    helm.releases.set(chart, { revision: 1, status: 'deployed', digest: 'old', lastDeployedRevision: 1 });
+    for (const name of deployers)
+      running.set(name, [{ deployment: `${name}-v1`, version: 'v1', replicas: 2 }]);
+    const plan = planGroup({
+      namespace: 'default',
+      name: uniqueName('seq'),
+      spec: armadaChartGroupSpec.parse({ chart_group: [chart], deployers, sequenced: true }),
+      charts: {
+        [chart]: armadaChartSpec.parse({
+          release: chart,
+          namespace,
+          source: { type: 'local', location: chart },
+        }),
+      },
+      deployers: Object.fromEntries(
+        deployers.map((name) => [
+          name,
+          deployerSpec.parse({
+            type: 'canary',
+            deployment: { name, namespace: name, image: 'registry.test/app', version: 'v2', replicas: 2 },
+            steps: [{ percent: 50 }],
+          }),
+        ]),
+      ),
+    });
+    const group = await harness().client.workflow.start(groupWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('g'),
+      args: [{ namespace: 'default', group: plan }],
+    });
+    const result = await group.result();
+    expect(result.failed).toEqual([]);
+    expect(result.deployers?.map((d) => [d.name, d.result])).toEqual(deployers.map((d) => [d, 'promoted']));
+    const describe = (workflowId: string) => harness().client.workflow.getHandle(workflowId).describe();
+    const chartRun = await describe(plan.charts[0].workflowId);
+    const [first, second] = await Promise.all(
+      deployers.map((d) => describe(objectWorkflowId('Deployer', 'default', d))),
+    );
+    expect(first.startTime.getTime()).toBeGreaterThanOrEqual(chartRun.closeTime!.getTime());
+    expect(second.startTime.getTime()).toBeGreaterThanOrEqual(first.closeTime!.getTime());
+    expect((await group.query(progressQuery)).groups?.[0].charts.map((c) => [c.chart, c.state])).toEqual([
+      [chart, 'deployed'],
+      ...deployers.map((d) => [`Deployer/${d}`, 'deployed']),
+    ]);
   });
 });

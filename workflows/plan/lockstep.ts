@@ -1,16 +1,17 @@
 import type { CanaryProgress } from '../messages';
 import { canarySteps } from './canary';
-import type { ChartPlan } from './manifest';
+import type { ChartPlan, DeployerPlan, GroupPlan } from './manifest';
+import { canaryWorkflowId } from './names';
 import type { ProgressView } from './progress-view';
 
 /**
- * Lockstep canaries: the canary charts of a group (`canary_lockstep: true`, or a manifest's)
- * step together. The group run coordinates; each member's canary reports to it and waits for
+ * Lockstep canaries: the canary charts and Deployers of a group (`canary_lockstep: true`, or a
+ * manifest's) step together. The group run coordinates; each member's canary reports to it and waits for
  * its go before each step and before it promotes. Step indexes are 0-based; index `steps` is
  * "promote" (the release upgrade that follows the last step).
  */
 
-/** What a member's canary knows of its set: the run that coordinates it and its own name. */
+/** What a member's canary knows of its set: the run that coordinates it and its own name in the set. */
 export interface LockstepLink {
   coordinator: string;
   member: string;
@@ -47,42 +48,80 @@ export interface MemberState {
   report?: MemberReport;
   /** The highest step index the member has been ready for: it passed every step before. */
   passedBefore: number;
-  /** Its chart run ended (promoted and upgraded, unchanged, installed without a canary, failed). */
+  /** Its chart or Deployer run ended (promoted, unchanged, installed without a canary, failed). */
   ended?: 'deployed' | 'failed';
 }
 
 /** A chart as lockstep reads it: its name and spec. */
 type ChartOf = Pick<ChartPlan, 'chart' | 'spec'>;
+/** A Deployer as lockstep reads it: its name and spec. */
+type DeployerOf = Pick<DeployerPlan, 'name' | 'spec'>;
 
-/** The canary charts of a group: the members of its lockstep set. */
-export function lockstepMembers<C extends ChartOf>(charts: readonly C[]): C[] {
-  return charts.filter((c) => c.spec.canary);
+/**
+ * A Deployer's name in its lockstep set, its messages and tables: `Deployer/web`, so that a chart
+ * and a Deployer of one name stay two members (charts keep their plain names).
+ */
+export const deployerMember = (name: string): string => `Deployer/${name}`;
+
+/** A member of a set as its plan knows it: its name in the set, and the canary steps it takes. */
+interface PlannedMember {
+  member: string;
+  steps: Parameters<typeof canarySteps>[0];
 }
 
-/** `[10, 50, 100]`: a member's step percentages, with the implied final 100 %. */
-function percentsOf(chart: ChartOf): number[] {
-  return canarySteps(chart.spec.canary!.steps).map((s) => s.percent);
+/** The members of a group's set: its canary charts, then its Deployers (each steps a canary). */
+function plannedMembers(charts: readonly ChartOf[], deployers: readonly DeployerOf[]): PlannedMember[] {
+  return [
+    ...charts.flatMap((c) => (c.spec.canary ? [{ member: c.chart, steps: c.spec.canary.steps }] : [])),
+    ...deployers.map((d) => ({ member: deployerMember(d.name), steps: d.spec.steps })),
+  ];
 }
 
 /**
- * Why a lockstep group cannot run, if it cannot: its members must deploy at once (a sequenced
- * group would start the second only after the first promoted, and the first waits for the
- * second), and step through the same percentages. `owner` names the group for the message.
- *
- * Example: web [10, 50] and api [20] → `ArmadaChartGroup apps: canary_lockstep members' step
- * percentages differ: web [10, 50, 100], api [20, 100]`.
+ * The members of a group's lockstep set and the workflow the coordinator signals for each: a
+ * chart's canary workflow (`ArmadaChart:<ns>/<chart>/canary`, `namespace` being the chart
+ * objects'), a Deployer's own run (its DeployerPlan's workflowId, which steps its canary in line).
  */
-export function lockstepProblems(owner: string, sequenced: boolean, charts: readonly ChartOf[]): string[] {
-  const members = lockstepMembers(charts);
+export function lockstepMembers(
+  group: Pick<GroupPlan, 'charts' | 'deployers'>,
+  namespace: string,
+): { member: string; workflowId: string }[] {
+  return [
+    ...group.charts.flatMap((c) =>
+      c.spec.canary ? [{ member: c.chart, workflowId: canaryWorkflowId(namespace, c.chart) }] : [],
+    ),
+    ...(group.deployers ?? []).map((d) => ({ member: deployerMember(d.name), workflowId: d.workflowId })),
+  ];
+}
+
+/**
+ * Why a lockstep group cannot run, if it cannot: its members (canary charts and Deployers) must
+ * deploy at once (a sequenced group would start the second only after the first promoted, and
+ * the first waits for the second), and step through the same percentages. `owner` names the
+ * group for the message.
+ *
+ * Example: web [10, 50] and Deployer api [20] → `ArmadaChartGroup apps: canary_lockstep members'
+ * step percentages differ: web [10, 50, 100], Deployer/api [20, 100]`.
+ */
+export function lockstepProblems(
+  owner: string,
+  sequenced: boolean,
+  charts: readonly ChartOf[],
+  deployers: readonly DeployerOf[] = [],
+): string[] {
+  const members = plannedMembers(charts, deployers);
   const problems: string[] = [];
   if (sequenced && members.length > 1)
     problems.push(
-      `${owner}: canary_lockstep needs sequenced: false; its canary charts ${members.map((m) => m.chart).join(', ')} step together, so they deploy at once`,
+      `${owner}: canary_lockstep needs sequenced: false; its members ${members.map((m) => m.member).join(', ')} step together, so they deploy at once`,
     );
-  const lists = members.map((m) => ({ chart: m.chart, percents: percentsOf(m) }));
+  const lists = members.map((m) => ({
+    member: m.member,
+    percents: canarySteps(m.steps).map((s) => s.percent),
+  }));
   if (new Set(lists.map((l) => l.percents.join())).size > 1)
     problems.push(
-      `${owner}: canary_lockstep members' step percentages differ: ${lists.map((l) => `${l.chart} [${l.percents.join(', ')}]`).join(', ')}`,
+      `${owner}: canary_lockstep members' step percentages differ: ${lists.map((l) => `${l.member} [${l.percents.join(', ')}]`).join(', ')}`,
     );
   return problems;
 }

@@ -2,9 +2,10 @@ import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
+import type { DeployerSpec } from '../../api/deployer';
 import type { DeployWindow } from '../../api/windows';
 import { lockstepProblems } from './lockstep';
-import { prefixedRelease, releaseWorkflowId } from './names';
+import { objectWorkflowId, prefixedRelease, releaseWorkflowId } from './names';
 import { notifyTarget, type NotifyTarget } from './notifications';
 
 /** One chart as a run deploys it: the CR name, the Helm release it drives, and its spec. */
@@ -16,12 +17,24 @@ export interface ChartPlan {
   spec: ArmadaChartSpec;
 }
 
+/**
+ * A Deployer a group rolls out with its charts: the CR name (in the group's namespace), its spec,
+ * and the workflow ID its standalone runs take, so that the group's run of it holds the same lock.
+ */
+export interface DeployerPlan {
+  name: string;
+  workflowId: string;
+  spec: DeployerSpec;
+}
+
 export interface GroupPlan {
   name: string;
   sequenced: boolean;
   /** Wait for an approve signal before this group starts, and what a timed-out wait does. */
   approval?: { timeoutSeconds?: number; onTimeout: 'stop' | 'rollback' | 'continue' };
   charts: ChartPlan[];
+  /** The Deployers it lists (`deployers`), in order; absent when it lists none. */
+  deployers?: DeployerPlan[];
   /** Its canary charts step together (canary_lockstep of the group or its manifest); absent when not. */
   lockstep?: true;
 }
@@ -45,6 +58,8 @@ export interface ManifestDocuments {
   manifest: { name: string; spec: ArmadaManifestSpec };
   groups: Record<string, ArmadaChartGroupSpec>;
   charts: Record<string, ArmadaChartSpec>;
+  /** The Deployers its groups may name; none: they list none. */
+  deployers?: Record<string, DeployerSpec>;
 }
 
 /** A manifest that names what is not there, or claims a release twice. */
@@ -61,12 +76,15 @@ export interface GroupDocuments {
   name: string;
   spec: ArmadaChartGroupSpec;
   charts: Record<string, ArmadaChartSpec>;
+  /** The Deployers it may name; none: it lists none. */
+  deployers?: Record<string, DeployerSpec>;
 }
 
-/** What one plan has handed out so far: each chart to one group, each release to one chart. */
+/** What one plan has handed out so far: each chart and Deployer to one group, each release to one chart. */
 class Claims {
   readonly problems: string[] = [];
-  private readonly chartOwner = new Map<string, string>();
+  /** The group each chart and Deployer went to, by `chart web` / `Deployer web`. */
+  private readonly listedBy = new Map<string, string>();
   private readonly releaseOwner = new Map<string, string>();
 
   /** The group's charts, with Armada release names; a chart that does not resolve is a problem. */
@@ -77,17 +95,8 @@ class Claims {
     releasePrefix?: string,
   ): ChartPlan[] {
     return group.chart_group.flatMap((chartName): ChartPlan[] => {
-      const spec = charts[chartName];
-      if (!spec) {
-        this.problems.push(`ArmadaChartGroup ${groupName} lists chart "${chartName}", which does not exist`);
-        return [];
-      }
-      const owner = this.chartOwner.get(chartName);
-      if (owner) {
-        this.problems.push(`chart "${chartName}" is listed by both group ${owner} and group ${groupName}`);
-        return [];
-      }
-      this.chartOwner.set(chartName, groupName);
+      const spec = this.listed(groupName, 'chart', chartName, charts);
+      if (!spec) return [];
       const release = prefixedRelease(releasePrefix, spec.release);
       const key = `${spec.namespace}/${release}`;
       const claimedBy = this.releaseOwner.get(key);
@@ -114,17 +123,64 @@ class Claims {
   }
 
   /**
-   * `{ lockstep: true }` for a group whose canary charts step together (its own canary_lockstep
-   * or its manifest's), nothing otherwise; a set that cannot step together is a problem.
+   * `{ deployers }`: the group's Deployers under their standalone runs' workflow IDs (nothing when
+   * it lists none); one that does not exist, or that another group of the plan lists, is a problem.
+   */
+  deployers(
+    groupName: string,
+    group: ArmadaChartGroupSpec,
+    namespace: string,
+    deployers: Record<string, DeployerSpec> = {},
+  ): { deployers?: DeployerPlan[] } {
+    if (!group.deployers) return {};
+    const planned = group.deployers.flatMap((name): DeployerPlan[] => {
+      const spec = this.listed(groupName, 'Deployer', name, deployers);
+      return spec ? [{ name, workflowId: objectWorkflowId('Deployer', namespace, name), spec }] : [];
+    });
+    return { deployers: planned };
+  }
+
+  /** The spec of an object a group lists, handed to that group; a problem when it does not exist or another group has it. */
+  private listed<S>(
+    groupName: string,
+    what: 'chart' | 'Deployer',
+    name: string,
+    specs: Record<string, S>,
+  ): S | undefined {
+    const spec = specs[name];
+    if (!spec) {
+      this.problems.push(`ArmadaChartGroup ${groupName} lists ${what} "${name}", which does not exist`);
+      return undefined;
+    }
+    const owner = this.listedBy.get(`${what} ${name}`);
+    if (owner) {
+      this.problems.push(`${what} "${name}" is listed by both group ${owner} and group ${groupName}`);
+      return undefined;
+    }
+    this.listedBy.set(`${what} ${name}`, groupName);
+    return spec;
+  }
+
+  /**
+   * `{ lockstep: true }` for a group whose canary charts and Deployers step together (its own
+   * canary_lockstep or its manifest's), nothing otherwise; a set that cannot step together is a
+   * problem.
    */
   lockstep(
     groupName: string,
     group: ArmadaChartGroupSpec,
-    charts: ChartPlan[],
+    planned: Pick<GroupPlan, 'charts' | 'deployers'>,
     manifestLockstep?: boolean,
   ): { lockstep?: true } {
     if (!group.canary_lockstep && !manifestLockstep) return {};
-    this.problems.push(...lockstepProblems(`ArmadaChartGroup ${groupName}`, group.sequenced, charts));
+    this.problems.push(
+      ...lockstepProblems(
+        `ArmadaChartGroup ${groupName}`,
+        group.sequenced,
+        planned.charts,
+        planned.deployers,
+      ),
+    );
     return { lockstep: true };
   }
 
@@ -135,9 +191,9 @@ class Claims {
 }
 
 /**
- * Resolves a manifest into its ordered groups and charts, with Armada release names
- * (`<release_prefix>-<release>`). Throws PlanError listing every reference that does not resolve,
- * every chart listed in two groups and every release claimed twice.
+ * Resolves a manifest into its ordered groups, their charts and Deployers, with Armada release
+ * names (`<release_prefix>-<release>`). Throws PlanError listing every reference that does not
+ * resolve, every chart or Deployer listed in two groups and every release claimed twice.
  */
 export function planManifest(docs: ManifestDocuments): ManifestPlan {
   const { manifest } = docs;
@@ -158,13 +214,15 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
       return [];
     }
     const charts = claims.charts(groupName, group, docs.charts, manifest.spec.release_prefix);
+    const deployers = claims.deployers(groupName, group, docs.namespace, docs.deployers);
     return [
       {
         name: groupName,
         sequenced: group.sequenced,
         approval: approvals.has(groupName) ? approval : undefined,
         charts,
-        ...claims.lockstep(groupName, group, charts, manifest.spec.canary_lockstep),
+        ...deployers,
+        ...claims.lockstep(groupName, group, { charts, ...deployers }, manifest.spec.canary_lockstep),
       },
     ];
   });
@@ -184,14 +242,15 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
 
 /**
  * Resolves a group no manifest lists (its releases are not prefixed). Throws PlanError when a
- * chart it lists does not resolve or two charts claim one release.
+ * chart or Deployer it lists does not resolve or two charts claim one release.
  */
 export function planGroup(docs: GroupDocuments): GroupPlan {
   const claims = new Claims();
   const charts = claims.charts(docs.name, docs.spec, docs.charts);
-  const lockstep = claims.lockstep(docs.name, docs.spec, charts);
+  const deployers = claims.deployers(docs.name, docs.spec, docs.namespace, docs.deployers);
+  const lockstep = claims.lockstep(docs.name, docs.spec, { charts, ...deployers });
   claims.check();
-  return { name: docs.name, sequenced: docs.spec.sequenced, charts, ...lockstep };
+  return { name: docs.name, sequenced: docs.spec.sequenced, charts, ...deployers, ...lockstep };
 }
 
 /**
@@ -209,6 +268,8 @@ export interface ClaimDocument {
     release_prefix?: string;
     chart_groups?: readonly string[];
     chart_group?: readonly string[];
+    /** A group's Deployers. */
+    deployers?: readonly string[];
     release?: string;
     namespace?: string;
     /** A Deployer's Deployments: `<name>-<version>` in `namespace`. */
@@ -222,12 +283,15 @@ export type ClaimKey = { kind: string; namespace: string; name: string };
 /** `ArmadaChart default/web`: how claims and rival problems name an object. */
 export const describeObject = (o: ClaimKey): string => `${o.kind} ${o.namespace}/${o.name}`;
 
-/** The objects a manifest (its groups) or a group (its charts) lists, as describeObject names them. */
+/** The objects a manifest (its groups) or a group (its charts and Deployers) lists, as describeObject names them. */
 export function listedObjects(doc: ClaimDocument): string[] {
   const kind = doc.kind === 'ArmadaManifest' ? 'ArmadaChartGroup' : 'ArmadaChart';
-  return (doc.spec.chart_groups ?? doc.spec.chart_group ?? []).map((name) =>
-    describeObject({ kind, namespace: doc.namespace, name }),
-  );
+  const described = (kind: ClaimDocument['kind']) => (name: string) =>
+    describeObject({ kind, namespace: doc.namespace, name });
+  return [
+    ...(doc.spec.chart_groups ?? doc.spec.chart_group ?? []).map(described(kind)),
+    ...(doc.spec.deployers ?? []).map(described('Deployer')),
+  ];
 }
 
 /** Objects with `target_state: uninitialized` start nothing and claim nothing. */
@@ -247,11 +311,22 @@ export function claimsOf(
     chart?.spec.release && chart.spec.namespace
       ? [`release ${chart.spec.namespace}/${prefixedRelease(prefix, chart.spec.release)}`]
       : [];
-  const groupClaims = (group: ClaimDocument | undefined, prefix?: string) =>
-    (group?.spec.chart_group ?? []).flatMap((c) => {
+  // Two Deployers of one base name in one namespace would step and delete each other's
+  // Deployments (they are found by that name's label).
+  const deployerClaims = (deployer: ClaimDocument) => {
+    const target = deployer.spec.deployment;
+    return target ? [`Deployment ${target.namespace}/${target.name}-*`] : [];
+  };
+  const groupClaims = (group: ClaimDocument | undefined, prefix?: string) => [
+    ...(group?.spec.chart_group ?? []).flatMap((c) => {
       const chart = lookUp('ArmadaChart', group!.namespace, c);
       return chart ? [describeObject(chart), ...chartClaims(chart, prefix)] : [];
-    });
+    }),
+    ...(group?.spec.deployers ?? []).flatMap((d) => {
+      const deployer = lookUp('Deployer', group!.namespace, d);
+      return deployer ? [describeObject(deployer), ...deployerClaims(deployer)] : [];
+    }),
+  ];
   switch (doc.kind) {
     case 'ArmadaManifest':
       return (doc.spec.chart_groups ?? []).flatMap((g) => {
@@ -262,18 +337,14 @@ export function claimsOf(
       return groupClaims(doc);
     case 'ArmadaChart':
       return chartClaims(doc);
-    case 'Deployer': {
-      // Two Deployers of one base name in one namespace would step and delete each other's
-      // Deployments (they are found by that name's label).
-      const target = doc.spec.deployment;
-      return target ? [`Deployment ${target.namespace}/${target.name}-*`] : [];
-    }
+    case 'Deployer':
+      return deployerClaims(doc);
   }
 }
 
 /**
  * What each object that runs on its own would deploy: manifests, groups no manifest lists, and
- * charts no group lists (the rest are deployed by their parent). A claim reads
+ * charts and Deployers no group lists (the rest are deployed by their parent). A claim reads
  * `release apps/demo-web` (a Helm release), `ArmadaChart default/web` or `ArmadaChartGroup
  * default/apps` (an object a run deploys), or `Deployment web/nginx-*` (a Deployer's). Names that do not resolve claim nothing;
  * planManifest and planGroup report them.

@@ -1,0 +1,112 @@
+import {
+  ApplicationFailure,
+  ParentClosePolicy,
+  startChild,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { deployerWorkflow, type DeployerOutcome } from './deployer';
+import { NonRetryable } from './failures';
+import type { ChartProgress, Request } from './messages';
+import { deployerMember, type LockstepLink } from './plan/lockstep';
+import type { DeployerPlan, GroupPlan } from './plan/manifest';
+import { deployerDeploymentName } from './plan/names';
+import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
+
+/**
+ * The Deployers a group rolls out with its charts (`deployers` of an ArmadaChartGroup): each runs
+ * as the group's child `deployerWorkflow` under the workflow ID its standalone runs take, so a
+ * Deployer is never driven by two runs at once. A group's uninstall leaves them: their
+ * Deployments are the Deployer's, removed only when the Deployer itself is deleted.
+ */
+
+/** A Deployer as a group's progress lists it: `Deployer/<name>`, deploying Deployment `<name>-<version>`. */
+export function deployerProgress({ name, spec }: DeployerPlan): ChartProgress {
+  return {
+    chart: deployerMember(name),
+    release: deployerDeploymentName(spec.deployment.name, spec.deployment.version),
+    namespace: spec.deployment.namespace,
+    state: 'pending',
+  };
+}
+
+/** A group's rows before it runs: its charts, then its Deployers. */
+export function pendingRows(group: GroupPlan): ChartProgress[] {
+  return [
+    ...group.charts.map((c): ChartProgress => ({
+      chart: c.chart,
+      release: c.release,
+      namespace: c.namespace,
+      state: 'pending',
+    })),
+    ...(group.deployers ?? []).map(deployerProgress),
+  ];
+}
+
+/** Why a Deployer's finished run fails its group: it rolled back (its canary, or its lockstep set). */
+export function deployerFailure(outcome: DeployerOutcome): string | undefined {
+  return outcome.result === 'rolled-back' ? `rolled back: ${outcome.reason ?? 'no reason given'}` : undefined;
+}
+
+/**
+ * The options of a group's child that its workflow ID locks: a finished run leaves the ID free, a
+ * running one makes the start fail (see underLock).
+ */
+export function lockedChild() {
+  return {
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    memo: workflowInfo().memo,
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+  };
+}
+
+/** Starts a locked child; a start refused because another run holds `workflowId` names that run (`locked`: what it drives). */
+export async function underLock<H>(start: () => Promise<H>, workflowId: string, locked: string): Promise<H> {
+  try {
+    return await start();
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw ApplicationFailure.nonRetryable(
+        `${locked} is being driven by another run (workflow ${workflowId}); wait for it or stop it`,
+        NonRetryable.ReleaseLocked,
+      );
+    }
+    throw err;
+  }
+}
+
+/** Starts a Deployer's run as the group's child; `resourceNamespace`: the Deployer object's. */
+export function startDeployer(
+  plan: DeployerPlan,
+  resourceNamespace: string,
+  frozen: Request | null,
+  lockstep?: LockstepLink,
+): Promise<ChildWorkflowHandle<typeof deployerWorkflow>> {
+  const { deployment } = plan.spec;
+  const what = `Deployer ${resourceNamespace}/${plan.name}`;
+  const start = () =>
+    startChild(deployerWorkflow, {
+      workflowId: plan.workflowId,
+      args: [
+        {
+          name: plan.name,
+          namespace: resourceNamespace,
+          spec: plan.spec,
+          mode: 'deploy',
+          ...(frozen && { carried: { frozen } }),
+          ...(lockstep && { lockstep }),
+        },
+      ],
+      staticSummary: `${what}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,
+      // Found by kind and name in the UI and `armadactl history`, as its standalone runs are.
+      typedSearchAttributes: [
+        { key: ArmadaKind, value: 'Deployer' },
+        { key: ArmadaName, value: plan.name },
+        { key: ArmadaNamespace, value: resourceNamespace },
+      ],
+      ...lockedChild(),
+    });
+  return underLock(start, plan.workflowId, what);
+}
