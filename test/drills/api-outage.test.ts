@@ -1,5 +1,6 @@
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -80,7 +81,7 @@ class OwnSandbox {
     await eventually(
       'kube-apiserver gone',
       async () =>
-        await this.kubectl('get', '--raw', '/readyz').then(
+        await this.kubectl('get', '--raw', '/readyz', '--request-timeout=5s').then(
           () => undefined,
           () => true,
         ),
@@ -100,8 +101,14 @@ class OwnSandbox {
     child.unref();
     await log.close();
     await writeFile(this.pidFile, String(child.pid));
-    await eventually('kube-apiserver ready again', async () =>
-      (await this.kubectl('get', '--raw', '/readyz')) === 'ok' ? true : undefined,
+    // Its log shows why, if it exits or never gets ready (one run waited 120 s in vain).
+    const logPath = path.join(this.clusterDir, 'logs', 'kube-apiserver.log');
+    const output = () => readFileSync(logPath, 'utf8').slice(-6000);
+    await eventually(
+      'kube-apiserver ready again',
+      async () =>
+        (await this.kubectl('get', '--raw', '/readyz', '--request-timeout=5s')) === 'ok' ? true : undefined,
+      { process: { child, output } },
     );
   }
 

@@ -196,7 +196,7 @@ export function startBridge(
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
-  opts: { process?: ProductProcess; timeoutMs?: number; pauseMs?: number } = {},
+  opts: { process?: Pick<ProductProcess, 'child' | 'output'>; timeoutMs?: number; pauseMs?: number } = {},
 ): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   const child = opts.process?.child;
