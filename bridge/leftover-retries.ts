@@ -1,3 +1,5 @@
+import { KeyedTimers } from './keyed-timers';
+
 /** The first wait before a failed leftover uninstall is run again. */
 const FIRST_RETRY_MS = 1_000;
 /** The longest wait: a cause a person must remove is still retried every 5 minutes. */
@@ -33,7 +35,7 @@ export interface LeftoverFailure {
  */
 export class LeftoverRetries {
   private readonly failed = new Map<string, LeftoverFailure>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new KeyedTimers();
 
   /**
    * The failure of run `runId` of `chart`, counted when first seen: the wait before its retry is
@@ -58,23 +60,12 @@ export class LeftoverRetries {
 
   /** Calls `due` at `at` (epoch ms), in place of what an earlier call for `chart` asked. */
   wakeAt(chart: string, at: number, due: () => void): void {
-    clearTimeout(this.timers.get(chart));
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(chart);
-        due();
-      },
-      Math.max(0, at - Date.now()),
-    );
-    // A pending retry never keeps a stopping bridge alive.
-    timer.unref();
-    this.timers.set(chart, timer);
+    this.timers.at(chart, at, due);
   }
 
   /** Forgets `chart`'s failures: its leftover is cleared, or no manifest asks for it now. */
   forget(chart: string): void {
     this.failed.delete(chart);
-    clearTimeout(this.timers.get(chart));
-    this.timers.delete(chart);
+    this.timers.cancel(chart);
   }
 }

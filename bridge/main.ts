@@ -18,6 +18,7 @@ import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
 import { ClaimIndex } from './claims';
 import { LeftoverRetries } from './leftover-retries';
+import { SpecChanges } from './settle';
 import { claimOf, gone, ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
   let policyWatch: ObjectWatch<PolicyView> | undefined;
   const maybeRanAlone = new Set<string>();
+  const specChanges = new SpecChanges();
   const claims = new ClaimIndex();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
     },
     maybeRanAlone,
     leftoverRetries: new LeftoverRetries(),
+    specChanges,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key, started) {
       const followed = following.has(workflowId);
@@ -125,8 +128,11 @@ async function main(): Promise<void> {
         namespaces: config.ARMADA_NAMESPACES,
         resyncSeconds: config.ARMADA_RESYNC_SECONDS,
         view: (obj) => viewOf(kind, obj),
-        onChange: (view, change) => {
+        onChange: (view, change, previous) => {
           metrics.watchEvent(kind, change);
+          if (change === 'delete') specChanges.forget(view.key);
+          else if (change === 'add' || (change === 'update' && previous?.generation !== view.generation))
+            specChanges.changed(view.key);
           // The claims follow the cache from the first list on; an object done with claims nothing.
           if (change === 'delete' || gone(view)) claims.delete(view);
           else if (change !== 'resync') claims.set(claimOf(view as ObjectView));

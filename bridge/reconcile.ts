@@ -28,6 +28,7 @@ import { replanSignal } from '../workflows/messages';
 import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
 import type { ClaimIndex } from './claims';
 import type { LeftoverRetries } from './leftover-retries';
+import type { SpecChanges } from './settle';
 import type { ReconcileMetrics } from './metrics';
 import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
@@ -82,6 +83,8 @@ export interface BridgeContext {
   maybeRanAlone: Set<string>;
   /** The failed uninstalls of what they left behind, waiting for their retry (bridge/standalone.ts). */
   leftoverRetries: LeftoverRetries;
+  /** When each object's spec last changed: a manifest's or group's run starts once they settle (bridge/settle.ts). */
+  specChanges: SpecChanges;
   /** Queues an object's key for reconciling. */
   enqueue(key: string): void;
   /**
@@ -389,6 +392,10 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest):
     return;
   }
   if (same) return; // these specs have had their run
+  if (view.kind === 'ArmadaManifest' || view.kind === 'ArmadaChartGroup') {
+    const settlesAt = ctx.specChanges.settlesAt(ctx.objects, view);
+    if (settlesAt !== undefined) return ctx.specChanges.wake(key, settlesAt, () => ctx.enqueue(key));
+  }
   if (await ownerNotCachedYet(view)) {
     ctx.log('info', 'not started: the API server has an object listing it that the cache lacks yet', { key });
     return;

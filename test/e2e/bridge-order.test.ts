@@ -6,6 +6,7 @@ import type { KindName } from '../../api/kinds';
 import { reconcile, type BridgeContext } from '../../bridge/reconcile';
 import { ClaimIndex } from '../../bridge/claims';
 import { LeftoverRetries, leftoverRetryDelayMs } from '../../bridge/leftover-retries';
+import { SpecChanges } from '../../bridge/settle';
 import { LEFTOVER_UNINSTALL_FAILED } from '../../bridge/standalone';
 import { claimOf, viewOf, type ObjectView } from '../../bridge/view';
 import { serviceAccountUser } from '../../kube/client';
@@ -322,6 +323,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
       tenancy: { lockdown: false },
       maybeRanAlone: new Set(),
       leftoverRetries: new LeftoverRetries(),
+      specChanges: new SpecChanges(),
       enqueue: (key) => lines.push(`enqueued ${key}`),
       afterRun: (workflowId) => lines.push(`following ${workflowId}`),
       startedRunning: () => false,

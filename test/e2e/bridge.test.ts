@@ -214,6 +214,44 @@ spec:
     expect(settings.version).toBe(1); // unchanged charts get no new revision
   });
 
+  it('changes written a moment apart (as kubectl apply writes a List) start one run with all of them', async () => {
+    const manifestId = objectWorkflowId('ArmadaManifest', crs, 'demo');
+    const before = (await runsOf(manifestId)).length;
+    const patch = (chart: string, values: object) =>
+      kubectl(
+        'patch',
+        'act',
+        chart,
+        '-n',
+        crs,
+        '--type',
+        'merge',
+        '-p',
+        JSON.stringify({ spec: { values } }),
+      );
+    await patch('web', { replicaCount: 6 });
+    // Less than SETTLE_MS later: the manifest has not started its run yet.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await patch('backend', { replicaCount: 3 });
+    const generation = async (chart: string) =>
+      (await json('get', 'act', chart, '-n', crs)).metadata.generation as number;
+    const wanted = [
+      `ArmadaChart/backend@${await generation('backend')}`,
+      `ArmadaChart/web@${await generation('web')}`,
+    ];
+    const run = await eventually('the manifest run with both changes', async () =>
+      (await runsOf(manifestId)).find((r) => wanted.every((spec) => String(r.memo?.specs).includes(spec))),
+    );
+    await harness().client.workflow.getHandle(manifestId, run.runId).result();
+    // One run: it started with both specs, so no re-plan made it start over as another.
+    expect((await runsOf(manifestId)).length).toBe(before + 1);
+    for (const [release, revision] of [
+      ['b-web', 3],
+      ['b-backend', 2],
+    ] as const)
+      expect(JSON.parse(await helm('status', release, '-n', releases, '-o', 'json')).version).toBe(revision);
+  });
+
   it('an object the validator refuses gets condition Invalid naming the field, and no workflow', async () => {
     const file = await tempFile(
       'bad.yaml',

@@ -1,5 +1,6 @@
 import type { KindName } from '../../api/kinds';
 import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
+import { SETTLE_MS, SpecChanges, planKeys } from '../../bridge/settle';
 import {
   chartRelease,
   claimOf,
@@ -296,5 +297,41 @@ describe('standaloneSuspects', () => {
   it('nothing to look at when none of them ran alone', () => {
     const found = standaloneSuspects(objects, demo, new Set());
     expect([found.groups, found.charts]).toEqual([[], []]);
+  });
+});
+
+describe('spec changes settle before a manifest or group starts its run', () => {
+  const objects = cacheOf([
+    manifest('m', 'p', ['apps', 'missing']),
+    object('ArmadaChartGroup', 'apps', { chart_group: ['web', 'api'], deployers: ['worker'] }),
+    chart('web'),
+    chart('api'),
+    deployer('worker'),
+    chart('elsewhere'),
+  ]);
+  const m = objects('ArmadaManifest').get('default', 'm')!;
+
+  it('covers the manifest, its groups and what they list (a missing one by its key), nothing else', () => {
+    expect(planKeys(objects, m)).toEqual([
+      'ArmadaManifest/default/m',
+      'ArmadaChartGroup/default/apps',
+      'ArmadaChart/default/web',
+      'ArmadaChart/default/api',
+      'Deployer/default/worker',
+      'ArmadaChartGroup/default/missing',
+    ]);
+  });
+
+  it('waits SETTLE_MS after the latest change of any of them; changes elsewhere do not count', () => {
+    const changes = new SpecChanges();
+    expect(changes.settlesAt(objects, m, 10_000)).toBeUndefined();
+    changes.changed('ArmadaChart/default/web', 10_000);
+    changes.changed('Deployer/default/worker', 10_300);
+    changes.changed('ArmadaChart/default/elsewhere', 10_900);
+    expect(changes.settlesAt(objects, m, 10_400)).toBe(10_300 + SETTLE_MS);
+    expect(changes.settlesAt(objects, m, 10_300 + SETTLE_MS)).toBeUndefined();
+    changes.changed('ArmadaChartGroup/default/missing', 11_000);
+    changes.forget('ArmadaChartGroup/default/missing');
+    expect(changes.settlesAt(objects, m, 11_400)).toBeUndefined();
   });
 });
