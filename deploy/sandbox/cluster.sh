@@ -31,6 +31,10 @@ kubeconfig="$dir/kubeconfig"
 kwokctl_log="$dir/kwokctl.log"
 stages="$root/deploy/sandbox/stages.yaml"
 gateway_crds="$bin/gateway-api.crds"
+# The kwok controller holds a Lease per node and serves the pods of the nodes it holds. A
+# restarted controller is a new holder: it waits for the stopped one's leases to run out
+# (kwokctl's 200 s), and no pod starts meanwhile. As a kubelet's, 40 s.
+node_lease_seconds=40
 
 export KWOK_WORKDIR="$dir/kwok"
 # kwokctl's own commands (e.g. `kwokctl kubectl`) would download kubectl; give it ours.
@@ -74,6 +78,17 @@ wait_ready() {
   done
 }
 
+# A restarted kwok controller serves pods once it holds every node's Lease again: renewed since `since`.
+wait_leases_renewed_since() {
+  local since=$1 deadline=$((SECONDS + ${SANDBOX_TIMEOUT:-180}))
+  log "waiting for the kwok controller to take the nodes over (once the stopped one's leases run out)"
+  until (($(kubectl get lease -n kube-node-lease -o jsonpath='{range .items[*]}{.spec.renewTime}{"\n"}{end}' |
+    awk -v since="$since" '$0 >= since' | wc -l) >= nodes)); do
+    ((SECONDS < deadline)) || die "the kwok controller did not take the nodes' leases over"
+    sleep 1
+  done
+}
+
 # Server-side, as every CRD here is applied: a restarted sandbox takes them again unchanged.
 install_gateway_api() {
   local crds
@@ -94,6 +109,7 @@ up() {
     log "$name already runs"
   elif exists; then
     log "restarting $name"
+    restarted_at=$(date -u +%Y-%m-%dT%H:%M:%S)
     grep -qF -- "$stages" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
       log "warning: $name was created without $stages (test pods never end); \`cluster.sh down\` and \`up\` recreate it"
     kwokctl start cluster --name "$name"
@@ -107,6 +123,7 @@ up() {
       --kube-scheduler-binary "$bin/kube-scheduler" \
       --kwok-controller-binary "$bin/kwok" \
       --extra-args "kwok-controller=config=$stages" \
+      --extra-args "kwok-controller=node-lease-duration-seconds=$node_lease_seconds" \
       --disable-qps-limits \
       --wait 0s
   fi
@@ -115,6 +132,7 @@ up() {
     kwokctl scale node --name "$name" --replicas "$nodes"
   fi
   wait_ready
+  [[ -z ${restarted_at:-} ]] || wait_leases_renewed_since "$restarted_at"
   install_gateway_api
   log "ready: $(kubectl get nodes --no-headers | wc -l) nodes; KUBECONFIG=$kubeconfig"
 }
