@@ -7,6 +7,7 @@ import type { ManifestOutcome } from '../workflows/manifest';
 import type { UndoRun } from '../workflows/undo';
 import { NonRetryable } from '../workflows/failures';
 import { changesToUndo, resumeOf, type FinishedRun, type Resume } from '../workflows/plan/finished-runs';
+import { deployerBackTo } from '../workflows/plan/rollback';
 import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import type { RunMemo } from '../workflows/plan/specs';
 import { searchAttributes, type RunRequest } from './requests';
@@ -167,7 +168,6 @@ export async function undoRequest(
         `run ${run.runId} of ${opts.target} was a first deploy (no version before it): nothing to go back to`,
       );
     const input = await inputOf<DeployerRun>(client, run);
-    const { spec } = input;
     return requestUnder(
       place,
       latest,
@@ -175,11 +175,7 @@ export async function undoRequest(
       {
         name: input.name,
         namespace: input.namespace,
-        spec: {
-          ...spec,
-          deployment: { ...spec.deployment, version: previous },
-          ...(opts.now && { steps: [{ percent: 100 }] }),
-        },
+        spec: deployerBackTo(input.spec, previous, opts.now ?? false),
         mode: 'deploy',
       },
       `undo of run ${run.runId}: back to version ${previous}${opts.now ? ' at once' : ' through the canary steps'}`,
