@@ -1,7 +1,9 @@
 import { deployerSpec } from '../../api/deployer';
 import type { GroupOutcome } from '../../workflows/group';
 import type { DeployerPlan, GroupPlan } from '../../workflows/plan/manifest';
+import { changesToUndo } from '../../workflows/plan/finished-runs';
 import {
+  changedName,
   changesOf,
   compensations,
   deployerChangesOf,
@@ -100,5 +102,48 @@ describe('deployerChangesOf', () => {
 
   it("leaves the releases' record as it was", () => {
     expect(changesOf(outcome)).toEqual([]);
+  });
+});
+
+describe('changesToUndo of a finished run with Deployers (armadactl rollback --to-run | --previous)', () => {
+  const group = (name: string, deployers: string[]): GroupPlan => ({
+    name,
+    sequenced: true,
+    charts: [],
+    deployers: deployers.map(plan),
+  });
+  const outcome = (name: string, chart: string, deployer: string): GroupOutcome => ({
+    group: name,
+    outcomes: [
+      {
+        chart,
+        release: chart,
+        namespace: 'apps',
+        action: 'upgraded',
+        before: 1,
+        revision: 2,
+      } as GroupOutcome['outcomes'][number],
+    ],
+    failed: [],
+    stopped: false,
+    deployers: [{ name: deployer, result: 'promoted', version: 'v2', previous: 'v1', steps: [] }],
+  });
+  const run = {
+    workflowType: 'manifestWorkflow' as const,
+    outcome: {
+      manifest: 'm',
+      state: 'deployed' as const,
+      groups: [outcome('ga', 'a', 'web'), outcome('gb', 'b', 'api')],
+      rolledBack: [],
+    },
+  };
+
+  it("with the run's plan: each group's releases, then its Deployers, group after group", () => {
+    const plan = { namespace: 'team', groups: [group('ga', ['web']), group('gb', ['api'])] };
+    expect(changesToUndo(run, plan).map(changedName)).toEqual(['a', 'Deployer/web', 'b', 'Deployer/api']);
+  });
+
+  it('without it, the releases only', () => {
+    expect(changesToUndo(run).map(changedName)).toEqual(['a', 'b']);
   });
 });

@@ -6,7 +6,7 @@ import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
 import { armadaManifestSpec } from '../../api/manifest';
-import { groupWorkflow, manifestWorkflow } from '../../workflows';
+import { groupWorkflow, manifestWorkflow, undoWorkflow } from '../../workflows';
 import type { GroupOutcome } from '../../workflows/group';
 import type { ManifestOutcome } from '../../workflows/manifest';
 import { rollbackSignal } from '../../workflows/messages';
@@ -181,5 +181,36 @@ describe('a rollback undoes the Deployers the run rolled out (stubbed activities
     expect(running.get(promoted.namespace)).toEqual([{ deployment: 'app-v1', version: 'v1', replicas: 3 }]);
     expect(running.get(held.namespace)).toEqual([{ deployment: 'app-v1', version: 'v1', replicas: 3 }]);
     expect(running.get(unchanged.namespace)).toEqual([{ deployment: 'app-v2', version: 'v2', replicas: 3 }]);
+  });
+
+  it('an undo of a finished run (armadactl rollback --to-run) puts its Deployer back as its releases', async () => {
+    const { namespace, spec } = deployer();
+    running.set(namespace, [{ deployment: 'app-v2', version: 'v2', replicas: 3 }]);
+    const release = uniqueName('r');
+    helm.releases.set(release, { revision: 2, status: 'deployed', digest: 'new', lastDeployedRevision: 2 });
+    const workflowId = objectWorkflowId('ArmadaManifest', 'default', uniqueName('m'));
+    const outcome = await harness().client.workflow.execute(undoWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [
+        {
+          kind: 'ArmadaManifest',
+          namespace: 'default',
+          name: 'm',
+          undoes: { workflowId, runId: 'earlier' },
+          changes: [
+            { chart: 'a', release, namespace: 'apps', before: 1 },
+            {
+              deployer: { name: 'web3', workflowId: objectWorkflowId('Deployer', 'default', 'web3'), spec },
+              namespace: 'default',
+              previous: 'v1',
+            },
+          ],
+        },
+      ],
+    });
+    expect(outcome.rolledBack).toEqual(['Deployer/default/web3 → v1', `apps/${release}`]);
+    expect(running.get(namespace)).toEqual([{ deployment: 'app-v1', version: 'v1', replicas: 3 }]);
+    expect(helm.releases.get(release)?.digest).toBe('rolled-back-to-1');
   });
 });

@@ -29,6 +29,15 @@ export interface DeployerChange {
 
 export type Change = ReleaseChange | DeployerChange;
 
+export function isReleaseChange(change: Change): change is ReleaseChange {
+  return !('deployer' in change);
+}
+
+/** A change as a summary names it: its release, or `Deployer/<name>`. */
+export function changedName(change: Change): string {
+  return isReleaseChange(change) ? change.release : deployerMember(change.deployer.name);
+}
+
 export type Compensation =
   | ((
       | { action: 'rollback'; release: string; namespace: string; revision: number }
