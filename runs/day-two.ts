@@ -2,11 +2,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { DeployerOutcome, DeployerRun } from '../workflows/deployer';
-import type { GroupOutcome } from '../workflows/group';
-import type { ManifestOutcome } from '../workflows/manifest';
+import type { GroupOutcome, GroupRun } from '../workflows/group';
+import type { ManifestOutcome, ManifestRun } from '../workflows/manifest';
 import type { UndoRun } from '../workflows/undo';
 import { NonRetryable } from '../workflows/failures';
-import { changesToUndo, resumeOf, type FinishedRun, type Resume } from '../workflows/plan/finished-runs';
+import {
+  changesToUndo,
+  resumeOf,
+  type FinishedRun,
+  type Resume,
+  type RunPlan,
+} from '../workflows/plan/finished-runs';
+import { changedName, deployerBackTo, type Change } from '../workflows/plan/rollback';
 import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import type { RunMemo } from '../workflows/plan/specs';
 import { searchAttributes, type RunRequest } from './requests';
@@ -148,7 +155,7 @@ export async function undoRequest(
       if (
         place.kind === 'Deployer'
           ? (found.left as DeployerOutcome)?.previous
-          : undoable(run, found.left).length
+          : (await undoable(client, run, found.left)).length
       ) {
         chosen = found;
         break;
@@ -167,7 +174,6 @@ export async function undoRequest(
         `run ${run.runId} of ${opts.target} was a first deploy (no version before it): nothing to go back to`,
       );
     const input = await inputOf<DeployerRun>(client, run);
-    const { spec } = input;
     return requestUnder(
       place,
       latest,
@@ -175,18 +181,14 @@ export async function undoRequest(
       {
         name: input.name,
         namespace: input.namespace,
-        spec: {
-          ...spec,
-          deployment: { ...spec.deployment, version: previous },
-          ...(opts.now && { steps: [{ percent: 100 }] }),
-        },
+        spec: deployerBackTo(input.spec, previous, opts.now ?? false),
         mode: 'deploy',
       },
       `undo of run ${run.runId}: back to version ${previous}${opts.now ? ' at once' : ' through the canary steps'}`,
       opts.target,
     );
   }
-  const changes = undoable(run, left);
+  const changes = await undoable(client, run, left);
   if (!changes.length)
     throw new RunRefused(
       `run ${run.runId} of ${opts.target} kept no change of any release (it changed nothing, rolled itself back, or failed before it wrote): nothing to undo`,
@@ -197,13 +199,22 @@ export async function undoRequest(
     latest,
     'undoWorkflow',
     { kind, namespace, name, undoes: { workflowId: run.workflowId, runId: run.runId }, changes, by: opts.by },
-    `undo of run ${run.runId}: ${changes.map((c) => c.release).join(', ')}`,
+    `undo of run ${run.runId}: ${changes.map(changedName).join(', ')}`,
     opts.target,
   );
 }
 
-function undoable(run: Execution, left: unknown) {
-  return left === undefined ? [] : changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun);
+/** What a finished run changed and kept; a manifest's or group's, with its Deployers (read from its input). */
+async function undoable(client: Client, run: Execution, left: unknown): Promise<Change[]> {
+  if (left === undefined) return [];
+  return changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, await planOf(client, run));
+}
+
+async function planOf(client: Client, run: Execution): Promise<RunPlan | undefined> {
+  if (run.type === 'manifestWorkflow') return (await inputOf<ManifestRun>(client, run)).plan;
+  if (run.type !== 'groupWorkflow') return undefined;
+  const { namespace, group } = await inputOf<GroupRun>(client, run);
+  return { namespace, groups: [group] };
 }
 
 /**

@@ -56,6 +56,8 @@ export interface DeployerOutcome {
   version: string;
   /** The version replaced (or kept, after a rollback); none on a first deploy. */
   previous?: string;
+  /** A first deploy that created the Deployer's first Deployment: undoing the run removes it. */
+  created?: true;
   reason?: string;
   steps: CanaryStepRecord[];
 }
@@ -212,6 +214,7 @@ async function rollOut(
     result: firstDeploy ? 'deployed' : 'promoted',
     version: deployment.version,
     previous: stable?.version,
+    ...(!running.length && { created: true as const }),
     steps: outcome.steps,
   };
 }

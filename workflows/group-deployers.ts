@@ -77,15 +77,23 @@ export async function underLock<H>(start: () => Promise<H>, workflowId: string, 
   }
 }
 
-/** Starts a Deployer's run as the group's child; `resourceNamespace`: the Deployer object's. */
+/**
+ * Starts a Deployer's run as the group's (or a rollback's) child; `resourceNamespace`: the
+ * Deployer object's. `uninstall` deletes its Deployments.
+ */
 export function startDeployer(
   plan: DeployerPlan,
   resourceNamespace: string,
   frozen: Request | null,
   lockstep?: LockstepLink,
+  mode: 'deploy' | 'uninstall' = 'deploy',
 ): Promise<ChildWorkflowHandle<typeof deployerWorkflow>> {
   const { deployment } = plan.spec;
   const what = `Deployer ${resourceNamespace}/${plan.name}`;
+  const doing =
+    mode === 'uninstall'
+      ? `remove every version of ${deployment.namespace}/${deployment.name}`
+      : `${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`;
   const start = () =>
     startChild(deployerWorkflow, {
       workflowId: plan.workflowId,
@@ -94,12 +102,12 @@ export function startDeployer(
           name: plan.name,
           namespace: resourceNamespace,
           spec: plan.spec,
-          mode: 'deploy',
+          mode,
           ...(frozen && { carried: { frozen } }),
           ...(lockstep && { lockstep }),
         },
       ],
-      staticSummary: `${what}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,
+      staticSummary: `${what}: ${doing}`,
       // Found by kind and name in the UI and `armadactl history`, as its standalone runs are.
       typedSearchAttributes: [
         { key: ArmadaKind, value: 'Deployer' },

@@ -14,7 +14,7 @@ import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSe
 import { decidePatches, hasPatch } from './patches';
 import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
 import { undoChanges } from './saga';
-import { changesOf } from './plan/rollback';
+import { changesOf, deployerChangesOf } from './plan/rollback';
 import {
   chartProgressSignal,
   progressQuery,
@@ -161,7 +161,10 @@ class GroupDeploy {
         'RollingBack',
         `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
       );
-      result.rolledBack = await undoChanges(changesOf(result));
+      const deployers = hasPatch('rollback-undoes-deployers')
+        ? deployerChangesOf(result, run.group, run.namespace)
+        : [];
+      result.rolledBack = await undoChanges([...changesOf(result), ...deployers]);
       await this.reportGroup(
         ending.phase,
         `rolled back: ${result.rolledBack.join(', ') || 'nothing had changed'}`,

@@ -29,7 +29,7 @@ import { manifestEnding } from './plan/ending';
 import { pendingRows } from './group-deployers';
 import { finishedBefore, type Resume } from './plan/finished-runs';
 import type { GroupPlan, ManifestPlan } from './plan/manifest';
-import { changesOf, type ReleaseChange } from './plan/rollback';
+import { changesOf, deployerChangesOf, undoes, type Change } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import {
@@ -85,7 +85,7 @@ class ManifestDeploy {
   private readonly plan: ManifestPlan;
   private readonly uninstall: boolean;
   private readonly progress: Progress;
-  private readonly changes: ReleaseChange[] = [];
+  private readonly changes: Change[] = [];
   private readonly outcomes: GroupOutcome[] = [];
   /** The group that runs now: signals and a cancellation go on to it. */
   private currentGroup?: ChildWorkflowHandle<typeof groupWorkflow>;
@@ -253,6 +253,8 @@ class ManifestDeploy {
     this.outcomes.push(outcome);
     // Chart states arrived by chartProgress signals; here only the saga's record of changes.
     this.changes.push(...changesOf(outcome));
+    if (hasPatch('rollback-undoes-deployers'))
+      this.changes.push(...deployerChangesOf(outcome, group, this.plan.namespace));
     groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
     if (outcome.failed.length) {
       this.failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
@@ -298,9 +300,9 @@ class ManifestDeploy {
       'RollingBack',
       this.failure ?? `rollback requested${requested ? `: ${requested}` : ''}`,
     );
-    return undoChanges(this.changes, (where) => {
+    return undoChanges(this.changes, (step) => {
       for (const g of this.progress.groups)
-        for (const c of g.charts) if (`${c.namespace}/${c.release}` === where) c.state = 'rolled-back';
+        for (const c of g.charts) if (undoes(step, c)) c.state = 'rolled-back';
     });
   }
 

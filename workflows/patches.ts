@@ -21,6 +21,8 @@ const PATCHES = [
   'windows-and-freeze',
   /** A lockstep group in a manifest tells it where its set can be approved or promoted: workflows/lockstep.ts. */
   'lockstep-steered-from-manifest',
+  /** A manifest's or standalone group's rollback also undoes the Deployers the run rolled out: workflows/saga.ts. */
+  'rollback-undoes-deployers',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

@@ -1,7 +1,7 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { decidePatches } from './patches';
 import type { KindName } from '../api/kinds';
-import type { ReleaseChange } from './plan/rollback';
+import { isReleaseChange, type Change } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import { report } from './status';
@@ -14,8 +14,8 @@ export interface UndoRun {
   name: string;
   /** The run undone. */
   undoes: { workflowId: string; runId: string };
-  /** Its changes in the order it made them (changesToUndo). */
-  changes: ReleaseChange[];
+  /** Its changes in the order it made them (changesToUndo): releases, and Deployers its groups rolled out. */
+  changes: Change[];
   /** Who asked (armadactl records the authenticated caller). */
   by?: string;
 }
@@ -41,8 +41,10 @@ export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);
   await report(kind, namespace, name, 'RollingBack', `${what}: ${changes.length} releases to put back`);
   const rolledBack = await undoChanges(changes);
+  // A Deployer's status is written by its own undo (workflows/saga.ts).
+  const releases = changes.filter(isReleaseChange);
   if (kind !== 'ArmadaChart')
-    for (const change of changes)
+    for (const change of releases)
       await report(
         'ArmadaChart',
         namespace,

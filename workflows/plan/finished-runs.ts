@@ -1,7 +1,8 @@
 import type { ChartOutcome, WrittenRelease } from '../chart';
 import type { GroupOutcome } from '../group';
 import type { ManifestOutcome } from '../manifest';
-import { changesOf, type ReleaseChange } from './rollback';
+import type { GroupPlan } from './manifest';
+import { changesOf, deployerChangesOf, type Change } from './rollback';
 
 /**
  * What a finished run left, read back by armadactl (a completed run's result, or the details of
@@ -14,16 +15,28 @@ export type FinishedRun =
   /** A chart run's outcome, or the release it had written when it failed after the write. */
   | { workflowType: 'chartWorkflow'; outcome: ChartOutcome | WrittenRelease };
 
+/** What a manifest's or group's run deployed (from its input): the plans of its groups, for their Deployers. */
+export interface RunPlan {
+  /** The namespace of its custom resources (its Deployers'). */
+  namespace: string;
+  groups: GroupPlan[];
+}
+
 /**
- * Every release change a finished run made and kept, in the order it made them: what undoing it
- * puts back (see compensations). A run that rolled itself back kept nothing.
+ * Every change a finished run made and kept, in the order it made them: what undoing it puts
+ * back (see compensations). With the run's `plan`, a manifest's or group's changes include the
+ * Deployers each group promoted or first deployed. A run that rolled itself back kept nothing.
  */
-export function changesToUndo(run: FinishedRun): ReleaseChange[] {
+export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
+  const groupChanges = (outcome: GroupOutcome): Change[] => {
+    const group = plan?.groups.find((g) => g.name === outcome.group);
+    return [...changesOf(outcome), ...(group ? deployerChangesOf(outcome, group, plan!.namespace) : [])];
+  };
   switch (run.workflowType) {
     case 'manifestWorkflow':
-      return run.outcome.state === 'rolled-back' ? [] : run.outcome.groups.flatMap(changesOf);
+      return run.outcome.state === 'rolled-back' ? [] : run.outcome.groups.flatMap(groupChanges);
     case 'groupWorkflow':
-      return run.outcome.rolledBack ? [] : changesOf(run.outcome);
+      return run.outcome.rolledBack ? [] : groupChanges(run.outcome);
     case 'chartWorkflow': {
       const outcome = run.outcome;
       if (!('action' in outcome)) return [outcome]; // written, then failed
