@@ -33,6 +33,11 @@ const configSchema = z
     ARMADA_RESYNC_SECONDS: seconds('ARMADA_RESYNC_SECONDS', 300).describe(
       'every object is reconciled this often',
     ),
+    ARMADA_SETTLE_SECONDS: z.coerce
+      .number()
+      .min(0, 'ARMADA_SETTLE_SECONDS must be 0 or more seconds')
+      .default(1)
+      .describe('a manifest or group run starts once it and what it lists have had no spec change this long'),
     // A reconcile mostly waits on the API server and Temporal (a new object's: its finalizer patch,
     // a describe, a list and a start call), so a burst of new objects needs many at once: 8 held
     // 1,000 created 50 at a time to 8 starts per round trip (benchmark 2).

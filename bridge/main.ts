@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
   let policyWatch: ObjectWatch<PolicyView> | undefined;
   const maybeRanAlone = new Set<string>();
-  const specChanges = new SpecChanges();
+  const specChanges = new SpecChanges(config.ARMADA_SETTLE_SECONDS * 1000);
   const claims = new ClaimIndex();
   const metrics = new BridgeMetrics(() => queue);
   const drift = new DriftTracker();

@@ -1,7 +1,7 @@
 import { KeyedTimers } from './keyed-timers';
 import { ownedKeys, parseKey, type ObjectView, type Views } from './view';
 
-/** How long a manifest and what it lists (or a group) must go without a spec change before its run starts. */
+/** The default of ARMADA_SETTLE_SECONDS, in ms. */
 export const SETTLE_MS = 1000;
 
 /**
@@ -10,12 +10,15 @@ export const SETTLE_MS = 1000;
  * old specs of the rest, and took the newer ones as a re-plan only once its running group had
  * ended: a lockstep set stepped without the members changed a moment later, and the others
  * stepped twice. The bridge starts a manifest's or a group's run once it and everything it lists
- * have had no spec change (a new object, a new generation) for SETTLE_MS. A re-plan of a run
+ * have had no spec change (a new object, a new generation) for `settleMs`
+ * (ARMADA_SETTLE_SECONDS: a tool that applies a large set slowly needs more). A re-plan of a run
  * already going is sent at once.
  */
 export class SpecChanges {
   private readonly changedAt = new Map<string, number>();
   private readonly timers = new KeyedTimers();
+
+  constructor(private readonly settleMs = SETTLE_MS) {}
 
   /** Notes a spec change of the object `key` (it was created, or its generation grew). */
   changed(key: string, now = Date.now()): void {
@@ -29,7 +32,7 @@ export class SpecChanges {
   }
 
   /**
-   * When (epoch ms) the run of `view` may start: SETTLE_MS after the latest spec change of it
+   * When (epoch ms) the run of `view` may start: `settleMs` after the latest spec change of it
    * and of what it lists, through its groups; undefined once they have settled.
    */
   settlesAt(objects: Views, view: ObjectView, now = Date.now()): number | undefined {
@@ -37,7 +40,7 @@ export class SpecChanges {
       -Infinity,
       ...planKeys(objects, view).map((key) => this.changedAt.get(key) ?? -Infinity),
     );
-    return latest + SETTLE_MS > now ? latest + SETTLE_MS : undefined;
+    return latest + this.settleMs > now ? latest + this.settleMs : undefined;
   }
 
   /** Calls `due` at `at`, in place of an earlier wait of `key`. */

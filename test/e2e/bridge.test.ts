@@ -30,6 +30,7 @@ async function tempFile(name: string, text: string): Promise<string> {
 
 /** The bridge process; what it printed is shown when a wait times out. */
 let bridge: ProductProcess | undefined;
+const SETTLE_SECONDS = 3;
 
 /** Polls until `check` returns a value (the cluster's or Temporal's own state, not a sleep). */
 async function eventually<T>(
@@ -74,6 +75,9 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
       ARMADA_NAMESPACES: crs,
       ARMADA_LEASE_NAMESPACE: crs,
       ARMADA_RESYNC_SECONDS: '2',
+      // Above the default 1 s: the settle test's two `kubectl patch` processes, 300 ms apart, took
+      // over a second between their writes on a loaded CI machine.
+      ARMADA_SETTLE_SECONDS: String(SETTLE_SECONDS),
     });
   });
   afterAll(async () => {
@@ -230,7 +234,7 @@ spec:
         JSON.stringify({ spec: { values } }),
       );
     await patch('web', { replicaCount: 6 });
-    // Less than SETTLE_MS later: the manifest has not started its run yet.
+    // Well within the bridge's settle window: the manifest has not started its run yet.
     await new Promise((resolve) => setTimeout(resolve, 300));
     await patch('backend', { replicaCount: 3 });
     const generation = async (chart: string) =>

@@ -142,9 +142,10 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
             release: stuck,
             namespace,
             source: { type: 'local', location: 'examples/charts/hello' },
-            // Pods that can never be scheduled: helm's --wait holds until it is stopped.
+            // Pods that can never be scheduled: helm's own --wait holds until it is stopped. (Without
+            // `native`, helm returns at once and the Armada wait holds: a probe could miss helm.)
             values: { replicaCount: 1, nodeSelector: { nowhere: 'true' } },
-            wait: { timeout: 120 },
+            wait: { timeout: 120, native: { enabled: true } },
           }),
         },
       ],

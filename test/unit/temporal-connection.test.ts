@@ -314,6 +314,14 @@ describe('the processes', () => {
     expect(temporalTarget(env)).toEqual({ ...expected, taskQueue: 'armada' });
   });
 
+  it('give the bridge a settle window of 1 s by default; 0 turns it off, a negative one is refused', () => {
+    expect(loadBridgeConfig(none()).ARMADA_SETTLE_SECONDS).toBe(1);
+    expect(loadBridgeConfig({ ...none(), ARMADA_SETTLE_SECONDS: '0' }).ARMADA_SETTLE_SECONDS).toBe(0);
+    expect(problems(() => loadBridgeConfig({ ...none(), ARMADA_SETTLE_SECONDS: '-1' }))).toEqual([
+      'ARMADA_SETTLE_SECONDS: ARMADA_SETTLE_SECONDS must be 0 or more seconds',
+    ]);
+  });
+
   it("report a bad TEMPORAL_ variable beside the process's own", () => {
     expect(problems(() => loadBridgeConfig({ ...none(), TEMPORAL_TLS: 'on', ARMADA_WORKERS: '0' }))).toEqual([
       'TEMPORAL_TLS: must be true or false, not "on"',
