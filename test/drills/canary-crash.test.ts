@@ -7,7 +7,7 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import { eventTime, summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
-import { WORKER_POLLING, startProcess, type ProductProcess } from '../helpers/processes';
+import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
 
 const HOLD_SECONDS = 10;
 
@@ -53,10 +53,16 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
 
     const change = { ...doc('2'), name: first.name };
     const handle = client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(change)));
-    let holding;
-    while ((holding = await handle.query(canaryProgressQuery)).waitingOn !== 'hold')
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    const deadline = Date.parse(holding.nextStepAt!);
+    // In the hold once its timer is in history. The deadline shows a moment before, while the
+    // status write's local activity runs: a kill then fails that workflow task, and its retry, a
+    // task timeout (10 s) later, starts the hold anew with a later deadline.
+    const holding = async () => {
+      const timerStarted = (await handle.fetchHistory()).events?.some((e) => e.timerStartedEventAttributes);
+      const progress = await handle.query(canaryProgressQuery);
+      return timerStarted && progress.waitingOn === 'hold' ? progress : undefined;
+    };
+    const hold = await eventually("the hold's timer in history", holding, { pauseMs: 50 });
+    const deadline = Date.parse(hold.nextStepAt!);
 
     // Mid-hold: kill -9, then a fresh worker process.
     await new Promise((resolve) => setTimeout(resolve, 3000));
