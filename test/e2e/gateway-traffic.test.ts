@@ -7,15 +7,19 @@ import { deployerSpec } from '../../api/deployer';
 import { CANARY_LABEL } from '../../kube/labels';
 import { chartWorkflow, deployerWorkflow } from '../../workflows';
 import { NonRetryable } from '../../workflows/failures';
-import { canaryProgressQuery, rollbackSignal } from '../../workflows/messages';
+import { approveUpdate, canaryProgressQuery, rollbackSignal } from '../../workflows/messages';
 import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import {
   applyObjects,
+  deploymentsWatch,
   grantedRole,
   installCrds,
   kubectl,
-  recordEvents,
+  recordChanges,
+  replicasOf,
+  sawDeleted,
+  watchedChanges,
   type WatchedEvent,
 } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
@@ -77,26 +81,14 @@ function untouched(route: HttpRoute, stable: string, canary: string): unknown {
 
 /**
  * The route's weights and the Deployments' replicas as the watches saw them change, in order:
- * `route 75/25`, `shop-canary 1`, `shop-canary deleted`. A Deployment event that leaves
- * spec.replicas as it was (a status update) adds nothing.
+ * `route 75/25`, `shop-canary 1`, `shop-canary deleted`.
  */
-function timeline(events: WatchedEvent[], stable: string, canary: string): string[] {
-  const last = new Map<string, string>();
-  const lines: string[] = [];
-  for (const { type, name, object } of events) {
-    const isRoute = object.kind === 'HTTPRoute';
-    const key = isRoute ? 'route' : name;
-    const value =
-      type === 'DELETED'
-        ? 'deleted'
-        : isRoute
-          ? weights(object as HttpRoute, stable, canary)
-          : String((object.spec as { replicas?: number }).replicas);
-    if (last.get(key) === value) continue;
-    last.set(key, value);
-    lines.push(`${key} ${value}`);
-  }
-  return lines;
+function timeline(events: readonly WatchedEvent[], listed: number, stable: string, canary: string): string[] {
+  return watchedChanges(events, listed, (event) =>
+    event.object.kind === 'HTTPRoute'
+      ? ['route', weights(event.object as HttpRoute, stable, canary)]
+      : replicasOf(event),
+  );
 }
 
 describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, sandbox cluster)', () => {
@@ -113,25 +105,24 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
    * resolves to the timeline of what changed since.
    */
   const record = async (namespace: string, present: number, stable: string, canary: string) => {
-    const recorded = await recordEvents([
-      {
-        path: `/apis/${HTTPROUTE.group}/${HTTPROUTE.version}/namespaces/${namespace}/httproutes`,
-        labelSelector: '',
-      },
-      { path: `/apis/apps/v1/namespaces/${namespace}/deployments`, labelSelector: '' },
-    ]);
-    await eventually('the watches to list what exists', async () =>
-      recorded.events.length >= present ? true : undefined,
+    const recording = await recordChanges(
+      [
+        {
+          path: `/apis/${HTTPROUTE.group}/${HTTPROUTE.version}/namespaces/${namespace}/httproutes`,
+          labelSelector: '',
+        },
+        deploymentsWatch(namespace),
+      ],
+      present,
     );
-    const before = recorded.events.length;
     return {
-      untilDeleted: async (name: string) => {
-        await eventually(`${name} deleted, as the watch sees it`, async () =>
-          recorded.events.some((e) => e.type === 'DELETED' && e.name === name) ? true : undefined,
-        );
-        recorded.stop();
-        return timeline(recorded.events.slice(before), stable, canary);
-      },
+      untilDeleted: async (name: string) =>
+        timeline(
+          await recording.until(`${name} deleted`, sawDeleted(name)),
+          recording.listed,
+          stable,
+          canary,
+        ),
     };
   };
   /** Checks the route is back on the stable Service, with nothing else of it changed since `original`. */
@@ -195,31 +186,36 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
     it('steps the weights with the replicas, 75/25 → 50/50 → 0/100, then back to the stable Service once upgraded', async () => {
       const original = await readRoute(namespace, 'shop');
       const watched = await record(namespace, 2, 'shop', 'shop-canary');
+      // Steps held until approved, not for a sleep: the route and the progress are read while the
+      // step surely holds (a 2 s sleep could end between a slow query and the read).
       const handle = await run('2.0.0', {
         steps: [
-          { percent: 25, sleep: 2 },
-          { percent: 50, sleep: 2 },
+          { percent: 25, approval: true },
+          { percent: 50, approval: true },
         ],
       });
-      // At every hold, read the route from the API server; the progress shows the weights too.
-      const atHolds: string[] = [];
+      // At every step, read the route from the API server; the progress shows the weights too.
+      const atSteps: string[] = [];
       const shown: (string | undefined)[] = [];
       for (const step of [1, 2]) {
         const progress = await eventually(
-          `the hold of step ${step}`,
+          `the approval of step ${step}`,
           async () => {
             const now = await canaryRun().query(canaryProgressQuery);
-            return now.waitingOn === 'hold' && now.step === step ? now : undefined;
+            return now.waitingOn === 'approval' && now.step === step ? now : undefined;
           },
           { pauseMs: 100 },
         );
-        atHolds.push(weights(await readRoute(namespace, 'shop'), 'shop', 'shop-canary'));
+        atSteps.push(weights(await readRoute(namespace, 'shop'), 'shop', 'shop-canary'));
         shown.push(progress.weights);
+        await canaryRun().executeUpdate(approveUpdate, {
+          args: [{ by: 'gateway-traffic test', gate: progress.gate?.name }],
+        });
       }
       expect(await handle.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
       const changes = await watched.untilDeleted('shop-canary');
 
-      expect(atHolds).toEqual(['75/25', '50/50']);
+      expect(atSteps).toEqual(['75/25', '50/50']);
       expect(shown).toEqual([
         'HTTPRoute shop rule 0: shop 75 / shop-canary 25',
         'HTTPRoute shop rule 0: shop 50 / shop-canary 50',

@@ -1,4 +1,10 @@
-import { ApiException, AppsV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  CustomObjectsApi,
+  Watch,
+  type V1DeploymentSpec,
+} from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -73,6 +79,100 @@ export async function recordEvents(
     ),
   );
   return { events, stop: () => aborts.forEach((a) => a.abort()) };
+}
+
+/** What recordChanges gives: every event, the first `listed` of them the listing of what existed. */
+export interface Recording {
+  events: WatchedEvent[];
+  listed: number;
+  /** Waits until `done` holds for the events (`what` names it on timeout), stops the watches, resolves to every event. */
+  until(what: string, done: (events: WatchedEvent[]) => boolean): Promise<WatchedEvent[]>;
+}
+
+/**
+ * Records the watches' events (recordEvents); resolves once they have listed the `present`
+ * objects that exist, so every event after those is a change made since.
+ */
+export async function recordChanges(
+  watches: { path: string; labelSelector: string }[],
+  present: number,
+): Promise<Recording> {
+  const recorded = await recordEvents(watches);
+  await eventually('the watches to list what exists', async () =>
+    recorded.events.length >= present ? true : undefined,
+  );
+  return {
+    events: recorded.events,
+    listed: recorded.events.length,
+    until: async (what, done) => {
+      try {
+        await eventually(`${what}, as the watches see it`, async () =>
+          done(recorded.events) ? true : undefined,
+        );
+      } finally {
+        recorded.stop();
+      }
+      return recorded.events;
+    },
+  };
+}
+
+/** The watch of every Deployment in `namespace`, for recordChanges. */
+export function deploymentsWatch(namespace: string): { path: string; labelSelector: string } {
+  return { path: `/apis/apps/v1/namespaces/${namespace}/deployments`, labelSelector: '' };
+}
+
+/** Whether the events include the deletion of every object named in `names`: an end for Recording.until. */
+export function sawDeleted(...names: string[]): (events: WatchedEvent[]) => boolean {
+  return (events) => names.every((name) => events.some((e) => e.type === 'DELETED' && e.name === name));
+}
+
+/**
+ * What changed after the first `listed` events, in the order the watches delivered it: `KEY VALUE`
+ * whenever the value `describe` gives an event's object (`deleted` once it is gone) differs from
+ * the last one of its key. An update that leaves the value as it was (a status write) adds nothing.
+ */
+export function watchedChanges(
+  events: readonly WatchedEvent[],
+  listed: number,
+  describe: (event: WatchedEvent) => [key: string, value: string],
+): string[] {
+  const last = new Map<string, string>();
+  const lines: string[] = [];
+  events.forEach((event, i) => {
+    const [key, shown] = describe(event);
+    const value = event.type === 'DELETED' ? 'deleted' : shown;
+    if (last.get(key) === value) return;
+    last.set(key, value);
+    if (i >= listed) lines.push(`${key} ${value}`);
+  });
+  return lines;
+}
+
+/** A watched Deployment's name and replicas, for `watchedChanges`: `web-2 3`. */
+export function replicasOf(event: WatchedEvent): [string, string] {
+  return [event.name, String((event.object.spec as V1DeploymentSpec).replicas)];
+}
+
+/** A watched Deployment's name and `replicas image`, for `watchedChanges`: `web 3 registry.local/web:2`. */
+export function replicasAndImageOf(event: WatchedEvent): [string, string] {
+  return [event.name, replicasAndImage(event.object.spec as V1DeploymentSpec)];
+}
+
+/**
+ * The Deployments after each change a watch of them delivered, as deploymentImages shows them
+ * (`name → replicas image`); an event that changes neither adds no state.
+ */
+export function deploymentStates(events: readonly WatchedEvent[]): Record<string, string>[] {
+  const now = new Map<string, string>();
+  const states: Record<string, string>[] = [];
+  for (const event of events) {
+    const [name, value] = replicasAndImageOf(event);
+    if (event.type === 'DELETED' ? !now.delete(name) : now.get(name) === value) continue;
+    if (event.type !== 'DELETED') now.set(name, value);
+    states.push(Object.fromEntries(now));
+  }
+  return states;
 }
 
 /** An armada object of `kind` named `name`, for applyObjects. */
@@ -208,10 +308,9 @@ export function grantedRole(
 /** Each Deployment of `namespace` as `replicas image`: what a canary test compares. */
 export async function deploymentImages(namespace: string): Promise<Record<string, string>> {
   const { items } = await kubeConfig().makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace });
-  return Object.fromEntries(
-    items.map((d) => [
-      d.metadata!.name!,
-      `${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`,
-    ]),
-  );
+  return Object.fromEntries(items.map((d) => [d.metadata!.name!, replicasAndImage(d.spec!)]));
+}
+
+function replicasAndImage(spec: V1DeploymentSpec): string {
+  return `${spec.replicas} ${spec.template.spec!.containers[0].image}`;
 }
