@@ -7,10 +7,19 @@ import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { main } from '../../cli/main';
 import { NonRetryable } from '../../workflows/failures';
 import { chartWorkflow } from '../../workflows';
-import { canaryProgressQuery, rootMessage } from '../../workflows/messages';
-import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { rootMessage } from '../../workflows/messages';
+import { releaseWorkflowId } from '../../workflows/plan/names';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
-import { deploymentImages, installCrds, kubectl } from '../helpers/kube';
+import {
+  deploymentImages,
+  deploymentsWatch,
+  installCrds,
+  kubectl,
+  recordChanges,
+  replicasAndImageOf,
+  sawDeleted,
+  watchedChanges,
+} from '../helpers/kube';
 
 describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
   const namespace = uniqueName('shop');
@@ -62,23 +71,24 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
   });
 
   it('steps a change through a -canary copy, then upgrades the release and deletes the copy', async () => {
-    const handle = await run({ image: { tag: '2.0.0' } });
-    const canary = harness().client.workflow.getHandle(canaryWorkflowId(crNamespace, 'shop'));
-    let atHold: Record<string, string> | undefined;
-    while (!atHold) {
-      const progress = await canary.query(canaryProgressQuery).catch(() => undefined);
-      if (progress?.waitingOn === 'hold') atHold = await deployments();
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    // 50 %: half the replicas run the new revision, beside the release's own Deployment.
-    expect(atHold).toEqual({
-      shop: '2 registry.local/hello:1.0.0',
-      'shop-canary': '2 registry.local/hello:2.0.0',
-    });
-    const outcome = await handle.result();
+    const watched = await recordChanges([deploymentsWatch(namespace)], 1);
+    const outcome = await (await run({ image: { tag: '2.0.0' } })).result();
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     expect(await revisions()).toEqual([1, 2]);
     expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    const events = await watched.until('shop-canary deleted', sawDeleted('shop-canary'));
+    // The Deployments as the API server held them, in order. 50 %: half the replicas run the new
+    // revision in the copy, beside the release's own Deployment (2 and 2); 100 %: the copy serves
+    // alone; then the upgrade puts the new revision in the release's Deployment, and the copy goes.
+    expect(watchedChanges(events, watched.listed, replicasAndImageOf)).toEqual([
+      'shop-canary 0 registry.local/hello:2.0.0',
+      'shop-canary 2 registry.local/hello:2.0.0',
+      'shop 2 registry.local/hello:1.0.0',
+      'shop-canary 4 registry.local/hello:2.0.0',
+      'shop 0 registry.local/hello:1.0.0',
+      'shop 4 registry.local/hello:2.0.0',
+      'shop-canary deleted',
+    ]);
     const cr = JSON.parse(await kubectl('get', 'act', 'shop', '-n', crNamespace, '-o', 'json'));
     expect(cr.status.progress).toMatchObject({ step: 2, steps: 2, percent: 100 });
     // The hold's deadline went with the hold (a merge patch keeps a field the writer leaves out).

@@ -2,11 +2,17 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { canaryProgressQuery } from '../../workflows/messages';
-import { objectWorkflowId } from '../../workflows/plan/names';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import {
+  deploymentsWatch,
+  installCrds,
+  kubectl,
+  recordChanges,
+  replicasOf,
+  sawDeleted,
+  watchedChanges,
+} from '../helpers/kube';
 
 const example = path.resolve(__dirname, '../../examples/deployer.yaml');
 
@@ -27,7 +33,7 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
   const apps = kubeConfig().makeApiClient(AppsV1Api);
   const harness = sharedWorker();
 
-  const replicasOf = async () => {
+  const replicaCounts = async () => {
     const list = await apps.listNamespacedDeployment({ namespace });
     return Object.fromEntries(list.items.map((d) => [d.metadata!.name!, d.spec!.replicas!]));
   };
@@ -48,30 +54,31 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
     const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
     expect(out).toContain('nginx: deployed, serving 1.25.3');
     expect(code).toBe(0);
-    expect(await replicasOf()).toEqual({ 'nginx-1.25.3': 10 });
+    expect(await replicaCounts()).toEqual({ 'nginx-1.25.3': 10 });
   });
 
   it('a version change goes 1/9 → 3/7 → 6/4 → 10/0 as the API server sees it, then deletes the old Deployment', async () => {
     const file = await deployerFile(namespace, '1.26.0', 2);
-    const applied = armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
-    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crNamespace, 'nginx'));
-    // At every hold, read the replica split from the API server.
-    const observed: string[] = [];
-    let step = 0;
-    while (step < 3) {
-      const progress = await handle.query(canaryProgressQuery).catch(() => undefined);
-      if (progress?.waitingOn === 'hold' && progress.step > step) {
-        step = progress.step;
-        const replicas = await replicasOf();
-        observed.push(`${replicas['nginx-1.26.0']}/${replicas['nginx-1.25.3']}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const { code, printed: out } = await applied;
+    const watched = await recordChanges([deploymentsWatch(namespace)], 1);
+    const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
     expect(code).toBe(0);
     expect(out).toContain('nginx: promoted, serving 1.26.0');
-    expect(observed).toEqual(['1/9', '3/7', '6/4']);
-    expect(await replicasOf()).toEqual({ 'nginx-1.26.0': 10 });
+    const events = await watched.until('nginx-1.25.3 deleted', sawDeleted('nginx-1.25.3'));
+    // Every replica count the API server held, in order: each step scales the new Deployment up
+    // before the old one down (1/9, 3/7, 6/4, 10/0); the old one goes once the new serves in full.
+    expect(watchedChanges(events, watched.listed, replicasOf)).toEqual([
+      'nginx-1.26.0 0',
+      'nginx-1.26.0 1',
+      'nginx-1.25.3 9',
+      'nginx-1.26.0 3',
+      'nginx-1.25.3 7',
+      'nginx-1.26.0 6',
+      'nginx-1.25.3 4',
+      'nginx-1.26.0 10',
+      'nginx-1.25.3 0',
+      'nginx-1.25.3 deleted',
+    ]);
+    expect(await replicaCounts()).toEqual({ 'nginx-1.26.0': 10 });
 
     const status = await armadactl('status', 'dpl/nginx', '-n', crNamespace);
     expect(status.code).toBe(0);
