@@ -17,8 +17,6 @@ import {
   kubectl,
   recordChanges,
   replicasAndImageOf,
-  sawDeleted,
-  watchedChanges,
 } from '../helpers/kube';
 
 describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
@@ -76,11 +74,10 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     expect(await revisions()).toEqual([1, 2]);
     expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
-    const events = await watched.until('shop-canary deleted', sawDeleted('shop-canary'));
     // The Deployments as the API server held them, in order. 50 %: half the replicas run the new
     // revision in the copy, beside the release's own Deployment (2 and 2); 100 %: the copy serves
     // alone; then the upgrade puts the new revision in the release's Deployment, and the copy goes.
-    expect(watchedChanges(events, watched.listed, replicasAndImageOf)).toEqual([
+    expect(await watched.changesUntilDeleted('shop-canary', replicasAndImageOf)).toEqual([
       'shop-canary 0 registry.local/hello:2.0.0',
       'shop-canary 2 registry.local/hello:2.0.0',
       'shop 2 registry.local/hello:1.0.0',

@@ -4,15 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
-import {
-  deploymentsWatch,
-  installCrds,
-  kubectl,
-  recordChanges,
-  replicasOf,
-  sawDeleted,
-  watchedChanges,
-} from '../helpers/kube';
+import { deploymentsWatch, installCrds, kubectl, recordChanges, replicasOf } from '../helpers/kube';
 
 const example = path.resolve(__dirname, '../../examples/deployer.yaml');
 
@@ -63,10 +55,9 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
     const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
     expect(code).toBe(0);
     expect(out).toContain('nginx: promoted, serving 1.26.0');
-    const events = await watched.until('nginx-1.25.3 deleted', sawDeleted('nginx-1.25.3'));
     // Every replica count the API server held, in order: each step scales the new Deployment up
     // before the old one down (1/9, 3/7, 6/4, 10/0); the old one goes once the new serves in full.
-    expect(watchedChanges(events, watched.listed, replicasOf)).toEqual([
+    expect(await watched.changesUntilDeleted('nginx-1.25.3', replicasOf)).toEqual([
       'nginx-1.26.0 0',
       'nginx-1.26.0 1',
       'nginx-1.25.3 9',

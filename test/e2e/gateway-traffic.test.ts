@@ -18,9 +18,7 @@ import {
   kubectl,
   recordChanges,
   replicasOf,
-  sawDeleted,
-  watchedChanges,
-  type WatchedEvent,
+  type Describe,
 } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
@@ -79,16 +77,12 @@ function untouched(route: HttpRoute, stable: string, canary: string): unknown {
   };
 }
 
-/**
- * The route's weights and the Deployments' replicas as the watches saw them change, in order:
- * `route 75/25`, `shop-canary 1`, `shop-canary deleted`.
- */
-function timeline(events: readonly WatchedEvent[], listed: number, stable: string, canary: string): string[] {
-  return watchedChanges(events, listed, (event) =>
+/** The route's weights or a Deployment's replicas, for watchedChanges: `route 75/25`, `shop-canary 1`. */
+function routeOrReplicas(stable: string, canary: string): Describe {
+  return (event) =>
     event.object.kind === 'HTTPRoute'
       ? ['route', weights(event.object as HttpRoute, stable, canary)]
-      : replicasOf(event),
-  );
+      : replicasOf(event);
 }
 
 describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, sandbox cluster)', () => {
@@ -116,13 +110,7 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
       present,
     );
     return {
-      untilDeleted: async (name: string) =>
-        timeline(
-          await recording.until(`${name} deleted`, sawDeleted(name)),
-          recording.listed,
-          stable,
-          canary,
-        ),
+      untilDeleted: (name: string) => recording.changesUntilDeleted(name, routeOrReplicas(stable, canary)),
     };
   };
   /** Checks the route is back on the stable Service, with nothing else of it changed since `original`. */

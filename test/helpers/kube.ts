@@ -81,12 +81,17 @@ export async function recordEvents(
   return { events, stop: () => aborts.forEach((a) => a.abort()) };
 }
 
+/** An object's key and value as watchedChanges shows them: a Deployment's name and replicas. */
+export type Describe = (event: WatchedEvent) => [key: string, value: string];
+
 /** What recordChanges gives: every event, the first `listed` of them the listing of what existed. */
 export interface Recording {
   events: WatchedEvent[];
   listed: number;
   /** Waits until `done` holds for the events (`what` names it on timeout), stops the watches, resolves to every event. */
   until(what: string, done: (events: WatchedEvent[]) => boolean): Promise<WatchedEvent[]>;
+  /** Waits until the watches see `name` deleted, stops them, and resolves to what changed since the listing (watchedChanges). */
+  changesUntilDeleted(name: string, describe: Describe): Promise<string[]>;
 }
 
 /**
@@ -101,19 +106,23 @@ export async function recordChanges(
   await eventually('the watches to list what exists', async () =>
     recorded.events.length >= present ? true : undefined,
   );
+  const listed = recorded.events.length;
+  const until: Recording['until'] = async (what, done) => {
+    try {
+      await eventually(`${what}, as the watches see it`, async () =>
+        done(recorded.events) ? true : undefined,
+      );
+    } finally {
+      recorded.stop();
+    }
+    return recorded.events;
+  };
   return {
     events: recorded.events,
-    listed: recorded.events.length,
-    until: async (what, done) => {
-      try {
-        await eventually(`${what}, as the watches see it`, async () =>
-          done(recorded.events) ? true : undefined,
-        );
-      } finally {
-        recorded.stop();
-      }
-      return recorded.events;
-    },
+    listed,
+    until,
+    changesUntilDeleted: async (name, describe) =>
+      watchedChanges(await until(`${name} deleted`, sawDeleted(name)), listed, describe),
   };
 }
 
@@ -132,11 +141,7 @@ export function sawDeleted(...names: string[]): (events: WatchedEvent[]) => bool
  * whenever the value `describe` gives an event's object (`deleted` once it is gone) differs from
  * the last one of its key. An update that leaves the value as it was (a status write) adds nothing.
  */
-export function watchedChanges(
-  events: readonly WatchedEvent[],
-  listed: number,
-  describe: (event: WatchedEvent) => [key: string, value: string],
-): string[] {
+function watchedChanges(events: readonly WatchedEvent[], listed: number, describe: Describe): string[] {
   const last = new Map<string, string>();
   const lines: string[] = [];
   events.forEach((event, i) => {
