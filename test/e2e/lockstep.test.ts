@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
@@ -10,8 +11,18 @@ import { canaryProgressQuery, type CanaryProgress } from '../../workflows/messag
 import { planGroup } from '../../workflows/plan/manifest';
 import { canaryWorkflowId, objectWorkflowId } from '../../workflows/plan/names';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
-import { deploymentImages, kubectl } from '../helpers/kube';
+import {
+  deploymentImages,
+  deploymentStates,
+  deploymentsWatch,
+  kubectl,
+  recordChanges,
+  sawDeleted,
+} from '../helpers/kube';
 import { eventually } from '../helpers/processes';
+
+/** What a canary waits on at a step once its split is in place: its hold, a check, the others. */
+const SPLIT_IN_PLACE = ['hold', 'analysis', 'the lockstep set'];
 
 /**
  * A lockstep set of two chart canaries (front, back) and a Deployer (worker) on the real stack:
@@ -26,8 +37,8 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
     { percent: 50, sleep: 3 },
   ];
   const harness = sharedWorker();
-  /** Paths the analysis server answers 503 on; every other path is healthy. */
-  const failing = new Set<string>();
+  /** Per chart, the step its analysis fails at; every other check is healthy. */
+  const failingAt = new Map<string, number>();
   let server: Server;
   let analysisBase = '';
 
@@ -91,9 +102,23 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
     return all.every((p) => p?.kind === 'canary') ? (all as CanaryProgress[]) : undefined;
   };
 
+  /**
+   * What the analysis server answers a chart's check: 503 while its canary runs the step it fails
+   * at. The canary waits on the check, so its progress shows the step the check is for.
+   */
+  const analysisStatus = async (path: string): Promise<number> => {
+    const chart = path.slice(1);
+    const step = failingAt.get(chart);
+    if (step === undefined) return 200;
+    const progress = await canaryOf(chart)
+      .query(canaryProgressQuery)
+      .catch(() => undefined);
+    return progress?.step === step ? 503 : 200;
+  };
+
   beforeAll(async () => {
     server = createServer((req, res) => {
-      res.writeHead(failing.has(req.url ?? '') ? 503 : 200).end();
+      void analysisStatus(req.url ?? '').then((status) => res.writeHead(status).end());
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     analysisBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -115,39 +140,33 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
   });
 
   it('steps both canaries and the Deployer together, observed at every step, then upgrades all three', async () => {
+    const watched = await recordChanges([deploymentsWatch(namespace)], 3);
     const run = await deploy('2.0.0');
-    // Each step, once every member holds it: the split on the cluster, for all three.
-    const seen: Record<string, string>[] = [];
     /** The widest gap between the members' steps at any poll: lockstep keeps it below 2. */
     let widestGap = 0;
-    for (const [step, percent, [stable, canary]] of [
-      [1, 25, [3, 1]],
-      [2, 50, [2, 2]],
+    for (const [step, percent] of [
+      [1, 25],
+      [2, 50],
     ] as const) {
-      const atHold = await eventually(
-        `every member holding step ${step}`,
+      // Each member once seen at the step with its split in place (holding, checking, or done and
+      // waiting for the set), with the percent it shows. Seen one at a time: after its hold a
+      // member waits for the set, so all three need not hold at once.
+      const shown = new Map<number, number>();
+      await eventually(
+        `every member at step ${step} with its split in place`,
         async () => {
           const all = await progressOfAll();
-          if (all)
-            widestGap = Math.max(widestGap, ...all.map((p) => p.step - Math.min(...all.map((q) => q.step))));
-          if (!all?.every((p) => p.step === step && p.waitingOn === 'hold')) return undefined;
-          return { percents: all.map((p) => p.percent), split: await deployments() };
+          if (!all) return undefined;
+          widestGap = Math.max(widestGap, ...all.map((p) => p.step - Math.min(...all.map((q) => q.step))));
+          all.forEach((p, member) => {
+            if (p.step === step && SPLIT_IN_PLACE.includes(p.waitingOn ?? '')) shown.set(member, p.percent);
+          });
+          return shown.size === all.length ? true : undefined;
         },
         { timeoutMs: 60_000, pauseMs: 100 },
       );
-      expect(atHold.percents).toEqual([percent, percent, percent]);
-      // What the API server holds while the set holds the step: every member at the same split.
-      expect(atHold.split).toEqual({
-        front: `${stable} registry.local/hello:1.0.0`,
-        'front-canary': `${canary} registry.local/hello:2.0.0`,
-        back: `${stable} registry.local/hello:1.0.0`,
-        'back-canary': `${canary} registry.local/hello:2.0.0`,
-        'worker-1.0.0': `${stable} registry.local/worker:1.0.0`,
-        'worker-2.0.0': `${canary} registry.local/worker:2.0.0`,
-      });
-      seen.push(atHold.split);
+      expect([0, 1, 2].map((member) => shown.get(member))).toEqual([percent, percent, percent]);
     }
-    expect(seen).toHaveLength(2);
     expect(widestGap).toBeLessThan(2);
     const result = await run.result();
     expect(result.failed).toEqual([]);
@@ -163,17 +182,34 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
       back: '4 registry.local/hello:2.0.0',
       'worker-2.0.0': '4 registry.local/worker:2.0.0',
     });
+    // What the API server held at each step once every member's split was in place, all three at
+    // once (lockstep: none scales on before the others reach it), in the steps' order.
+    const states = deploymentStates(
+      await watched.until(
+        'the canaries and the old Deployer version deleted',
+        sawDeleted('front-canary', 'back-canary', 'worker-1.0.0'),
+      ),
+    );
+    const splits = (
+      [
+        [3, 1],
+        [2, 2],
+      ] as const
+    ).map(([stable, canary]) => ({
+      front: `${stable} registry.local/hello:1.0.0`,
+      'front-canary': `${canary} registry.local/hello:2.0.0`,
+      back: `${stable} registry.local/hello:1.0.0`,
+      'back-canary': `${canary} registry.local/hello:2.0.0`,
+      'worker-1.0.0': `${stable} registry.local/worker:1.0.0`,
+      'worker-2.0.0': `${canary} registry.local/worker:2.0.0`,
+    }));
+    expect(states.filter((state) => splits.some((split) => isDeepStrictEqual(state, split)))).toEqual(splits);
   });
 
   it("rolls back all three when one chart's analysis fails; the releases stay at their old revision, the Deployer's old version serves", async () => {
+    // Back's first check at step 2 fails, whatever the others are doing then.
+    failingAt.set('back', 2);
     const run = await deploy('3.0.0');
-    await eventually(
-      'every member holding step 2',
-      async () =>
-        (await progressOfAll())?.every((p) => p.step === 2 && p.waitingOn === 'hold') ? true : undefined,
-      { timeoutMs: 60_000, pauseMs: 100 },
-    );
-    failing.add('/back');
     const result = await run.result();
     expect(result.failed.map((f) => f.chart).sort()).toEqual(['Deployer/worker', 'back', 'front']);
     const [front, back] = await Promise.all(members.map((m) => canaryOf(m).result()));
