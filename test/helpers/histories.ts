@@ -21,6 +21,61 @@ export function summaryOf(e: HistoryEvent): string {
     : '';
 }
 
+/**
+ * A timer as its run's history records it. `deadline` is durable: the server fires the timer
+ * then, whatever happens to the worker. A deadline the workflow showed (Workflow.now() of the
+ * task that started the timer, plus the wait) can lie off it by that task's processing time.
+ */
+export interface HistoryTimer {
+  summary: string;
+  /** When the TimerStarted event was written, in epoch milliseconds. */
+  startedAt: number;
+  /** `startedAt` plus the timer's startToFireTimeout: when the server fires it. */
+  deadline: number;
+  /** Its TimerFired event; undefined while it has not fired (or once cancelled). */
+  fired?: HistoryEvent;
+  /** When the TimerFired event was written. */
+  firedAt?: number;
+}
+
+/** How far a server-side timer may fire from its durable deadline: the server's timer queue under load. */
+export const TIMER_FIRING_TOLERANCE_MS = 1_000;
+
+/**
+ * How far a timer's durable deadline may lie from the deadline its workflow showed: the showing
+ * task's processing time (its Workflow.now() is the task's start; the timer starts when the task
+ * completes, shortened only by its status writes). Wider than the firing's, as that time grows
+ * with the machine's load; a kill inside the task would move the deadline by a task timeout (10 s).
+ */
+export const SHOWN_DEADLINE_TOLERANCE_MS = 2_000;
+
+/**
+ * The timers started in `events` whose summary includes `text` (every timer for ''), oldest
+ * first. Once a timer is here, the workflow task that started it has completed: a worker killed
+ * after that cannot move its deadline.
+ */
+export function historyTimers(events: readonly HistoryEvent[], text = ''): HistoryTimer[] {
+  const fired = new Map(
+    events
+      .filter((e) => e.timerFiredEventAttributes)
+      .map((e) => [String(e.timerFiredEventAttributes!.startedEventId), e]),
+  );
+  return events
+    .filter((e) => e.timerStartedEventAttributes && summaryOf(e).includes(text))
+    .map((e) => {
+      const timeout = e.timerStartedEventAttributes!.startToFireTimeout!;
+      const startedAt = eventTime(e);
+      const firing = fired.get(String(e.eventId));
+      return {
+        summary: summaryOf(e),
+        startedAt,
+        deadline: startedAt + Number(timeout.seconds ?? 0) * 1000 + Math.floor((timeout.nanos ?? 0) / 1e6),
+        fired: firing,
+        firedAt: firing && eventTime(firing),
+      };
+    });
+}
+
 /** Whether this run refreshes test/histories (`ARMADA_SAVE_HISTORIES=1`). */
 export const savingHistories = Boolean(process.env.ARMADA_SAVE_HISTORIES);
 
