@@ -29,7 +29,9 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
   const namespace = uniqueName('wproc');
   /** Chart values never to be logged (values may carry secrets). */
   const secret = `s3cret-${randomUUID()}`;
-  const GRACE_SECONDS = 3;
+  // Within the grace the test polls /readyz, reads /metrics and sends two more signals, waiting
+  // for the first to be logged: 3 s was not always enough for that on a loaded machine.
+  const GRACE_SECONDS = 10;
   let worker: ProductProcess;
   let base = '';
   let connection: Connection;
