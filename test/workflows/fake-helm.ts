@@ -24,9 +24,10 @@ export interface StatusWrite {
  * Activities for workflow tests: an in-memory stand-in for Helm releases, so the workflow
  * logic runs on the real Temporal dev server without a cluster. `failOn` makes one release's
  * upgrade fail for good; `gate` holds upgrades until it is opened; `delayMs` makes calls overlap
- * measurably.
+ * measurably; the upgrades of the releases `together` each wait until all of them have started
+ * (a barrier), so they pass only when run in parallel, and fail after 30 s when run one by one.
  */
-export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
+export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: string[] } = {}) {
   const t0 = Date.now();
   const calls: Call[] = [];
   const statusWrites: StatusWrite[] = [];
@@ -49,6 +50,29 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
     }
   };
   const pause = (ms = opts.delayMs ?? 0) => new Promise((r) => setTimeout(r, ms));
+  const arrived = new Set<string>();
+  let allArrived: () => void = () => {};
+  const everyoneArrived = new Promise<void>((resolve) => (allArrived = resolve));
+  const barrier = async (release: string) => {
+    const together = opts.together ?? [];
+    if (!together.includes(release)) return;
+    arrived.add(release);
+    if (together.every((r) => arrived.has(r))) allArrived();
+    let timer: NodeJS.Timeout | undefined;
+    const alone = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const missing = together.filter((r) => !arrived.has(r)).join(', ');
+        reject(
+          ApplicationFailure.nonRetryable(`upgrade ${release} ran alone: ${missing} did not start in 30 s`),
+        );
+      }, 30_000);
+    });
+    try {
+      await Promise.race([everyoneArrived, alone]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
   const stubs: Partial<typeof activities> = {
     async helmObserve({ release }) {
@@ -63,7 +87,7 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number } = {}) {
     async helmUpgradeInstall(req) {
       return record('upgrade', req.release, async () => {
         // Held as a real upgrade is while helm runs: heartbeating (the helm profile's timeout).
-        await heartbeating(() => gate);
+        await heartbeating(() => Promise.all([gate, barrier(req.release)]));
         await pause();
         if (req.release === opts.failOn) {
           throw ApplicationFailure.nonRetryable(`helm upgrade ${req.release} failed: boom`, 'InvalidChart');

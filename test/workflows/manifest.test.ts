@@ -52,7 +52,8 @@ async function saveHistories(h: Awaited<ReturnType<typeof temporalHarness>>, nam
 
 describe('manifest workflow (stubbed activities, real dev server)', () => {
   it('runs groups in order, a sequenced group one chart at a time and a parallel group at once', async () => {
-    const fake = fakeHelm({ delayMs: 300 });
+    // c's and d's upgrades each wait for the other to start: run one after the other, they fail.
+    const fake = fakeHelm({ delayMs: 300, together: ['demo-c', 'demo-d'] });
     const outcome = await withRun(
       fake,
       (h) =>
