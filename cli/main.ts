@@ -393,6 +393,16 @@ async function outcomeOf<T>(followed: () => Promise<T>): Promise<T | { error: st
   }
 }
 
+/**
+ * Whether `e` is the caller's mistake (exit 2, with the usage): ours, or node's parseArgs
+ * (`code` ERR_PARSE_ARGS_*). A gRPC error's `code` is a number, and such an error is the run's.
+ */
+export function isUsageError(e: unknown): boolean {
+  if (e instanceof UsageError) return true;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+}
+
 /** Runs one armadactl command line; returns the exit code. */
 export async function main(
   argv: string[],
@@ -423,7 +433,7 @@ export async function main(
     }
     return await command.run({ values, positionals, terminal, err }, out);
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (isUsageError(e)) {
       err(`armadactl ${name}: ${(e as Error).message}\n\nUsage: ${command.usage}`);
       return 2;
     }

@@ -29,7 +29,7 @@ import { manifestEnding } from './plan/ending';
 import { pendingRows } from './group-deployers';
 import { finishedBefore, type Resume } from './plan/finished-runs';
 import type { GroupPlan, ManifestPlan } from './plan/manifest';
-import { changesOf, deployerChangesOf, undoes, type Change } from './plan/rollback';
+import { changesOf, deployerChangesOf, undoes, undoneState, type Change } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import {
@@ -302,7 +302,7 @@ class ManifestDeploy {
     );
     return undoChanges(this.changes, (step) => {
       for (const g of this.progress.groups)
-        for (const c of g.charts) if (undoes(step, c)) c.state = 'rolled-back';
+        for (const c of g.charts) if (undoes(step, c)) c.state = undoneState(step);
     });
   }
 

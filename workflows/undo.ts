@@ -1,10 +1,12 @@
-import { upsertSearchAttributes } from '@temporalio/workflow';
-import { decidePatches } from './patches';
+import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
-import { isReleaseChange, type Change } from './plan/rollback';
+import { deployerProgress } from './group-deployers';
+import { progressQuery, type ChartProgress, type GroupProgress } from './messages';
+import { decidePatches } from './patches';
+import { isReleaseChange, undoes, undoneState, type Change } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
-import { report } from './status';
+import { report, statusWriteFailures } from './status';
 
 /** A finished run to undo (`armadactl rollback --to-run RUN_ID | --previous`): what it changed and kept. */
 export interface UndoRun {
@@ -36,11 +38,27 @@ export interface UndoOutcome {
  */
 export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
   decidePatches();
-  const { kind, namespace, name, undoes, changes } = run;
-  const what = `undo of run ${undoes.runId}${run.by ? ` asked by ${run.by}` : ''}`;
+  const { kind, namespace, name, changes } = run;
+  const undoneRun = run.undoes.runId;
+  const what = `undo of run ${undoneRun}${run.by ? ` asked by ${run.by}` : ''}`;
+  // `armadactl status`, `get` and the UI ask every run of an object's workflow ID for its progress.
+  let phase = 'RollingBack';
+  const rows = undoRows(changes);
+  const undo: GroupProgress = {
+    name: `undo of run ${undoneRun}`,
+    sequenced: true,
+    state: 'running',
+    charts: rows,
+  };
+  setHandler(progressQuery, () => ({ phase, groups: [undo], ...statusWriteFailures() }));
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);
   await report(kind, namespace, name, 'RollingBack', `${what}: ${changes.length} releases to put back`);
-  const rolledBack = await undoChanges(changes);
+  const rolledBack = await undoChanges(changes, (step) => {
+    for (const row of rows) if (undoes(step, row)) row.state = undoneState(step);
+  }).catch((err: unknown) => {
+    [phase, undo.state] = ['Failed', 'failed'];
+    throw err;
+  });
   // A Deployer's status is written by its own undo (workflows/saga.ts).
   const releases = changes.filter(isReleaseChange);
   if (kind !== 'ArmadaChart')
@@ -51,10 +69,22 @@ export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
         change.chart,
         'RolledBack',
         change.before === null
-          ? `${change.release} uninstalled: run ${undoes.runId} installed it (${what})`
+          ? `${change.release} uninstalled: run ${undoneRun} installed it (${what})`
           : `${change.release} back to revision ${change.before} (${what})`,
       );
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RolledBack' }]);
+  [phase, undo.state] = ['RolledBack', 'done'];
   await report(kind, namespace, name, 'RolledBack', `${what}: ${rolledBack.join(', ')}`);
-  return { undid: undoes.runId, rolledBack };
+  return { undid: undoneRun, rolledBack };
+}
+
+/** What the undo puts back as progress rows, in the order it does (newest change first), each pending. */
+function undoRows(changes: readonly Change[]): ChartProgress[] {
+  return [...changes]
+    .reverse()
+    .map((change) =>
+      isReleaseChange(change)
+        ? { chart: change.chart, release: change.release, namespace: change.namespace, state: 'pending' }
+        : deployerProgress(change.deployer),
+    );
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { hostPort } from '../../runs/connect';
 import { formatHistory, historyQuery, outcomeOf, type RunRecord } from '../../cli/history';
-import { main } from '../../cli/main';
+import { isUsageError, main } from '../../cli/main';
 import { formatProgress } from '../../runs/progress';
 import { resolveTarget, targetWorkflowId } from '../../runs/targets';
 import { changedLines, describeOutcome, frame, watchLines } from '../../cli/watch';
@@ -33,6 +33,18 @@ kind: ArmadaChart
 metadata: {name: web}
 spec: {release: web, namespace: apps, source: {type: local, location: charts/web}}
 `;
+
+describe('isUsageError', () => {
+  it("takes parseArgs' errors for the caller's, and a gRPC error (a numeric code) for the run's", async () => {
+    const { code, err } = await run('status', '--no-such-option');
+    expect(code).toBe(2);
+    expect(err[0]).toMatch(/^armadactl status: Unknown option '--no-such-option'/);
+    // A query of a run with no progress handler fails with INVALID_ARGUMENT, code 3: it crashed
+    // the error handling (`code.startsWith` of a number) before.
+    expect(isUsageError(Object.assign(new Error('no handler for progress'), { code: 3 }))).toBe(false);
+    expect(isUsageError(null)).toBe(false);
+  });
+});
 
 describe('armadactl validate', () => {
   it('accepts every example and exits 0', async () => {

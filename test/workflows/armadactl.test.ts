@@ -8,6 +8,7 @@ import type { RunRecord } from '../../cli/history';
 import { main } from '../../cli/main';
 import { chartRun, manifestRun, startRun, type RunRequest } from '../../runs/requests';
 import type { Terminal } from '../../cli/watch';
+import { undoWorkflow } from '../../workflows';
 import { approveSignal, progressQuery, replanSignal } from '../../workflows/messages';
 import { temporalHarness, uniqueName, type Harness } from '../helpers/env';
 import { fakeHelm } from './fake-helm';
@@ -249,6 +250,51 @@ describe('armadactl history and status --output json (stubbed activities, real d
         },
       });
       expect(status.code).toBe(0);
+    });
+  });
+
+  it('status of an object whose last run undid a deploy shows what that run put back', async () => {
+    const ns = uniqueName('ns');
+    const fake = fakeHelm();
+    const [kept, installed] = [uniqueName('a'), uniqueName('b')];
+    fake.releases.set(kept, { revision: 2, status: 'deployed', digest: 'new', lastDeployedRevision: 2 });
+    fake.releases.set(installed, { revision: 1, status: 'deployed', digest: 'new', lastDeployedRevision: 1 });
+    await withWorker(fake, async (h) => {
+      const workflowId = `ArmadaManifest:${ns}/demo`;
+      await h.client.workflow.execute(undoWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [
+          {
+            kind: 'ArmadaManifest',
+            namespace: ns,
+            name: 'demo',
+            undoes: { workflowId, runId: 'earlier' },
+            changes: [
+              { chart: 'a', release: kept, namespace: 'apps', before: 1 },
+              { chart: 'b', release: installed, namespace: 'apps', before: null },
+            ],
+          },
+        ],
+      });
+      const status = await armadactl(['status', 'demo', '-n', ns, '-o', 'json']);
+      expect(status.err).toEqual([]);
+      expect(JSON.parse(status.out.join('\n')).progress).toMatchObject({
+        phase: 'RolledBack',
+        groups: [
+          {
+            name: 'undo of run earlier',
+            state: 'done',
+            charts: [
+              { chart: 'b', release: installed, namespace: 'apps', state: 'uninstalled' },
+              { chart: 'a', release: kept, namespace: 'apps', state: 'rolled-back' },
+            ],
+          },
+        ],
+      });
+      const text = await armadactl(['status', 'demo', '-n', ns]);
+      expect(text.out.join('\n')).toContain('undo of run earlier');
+      expect(text.code).toBe(0);
     });
   });
 

@@ -108,6 +108,11 @@ export function undoneName(step: Compensation): string {
   }
 }
 
+/** A progress row's state once `step` is done: a release or Deployer the run created is gone. */
+export function undoneState(step: Compensation): 'rolled-back' | 'uninstalled' {
+  return step.action === 'uninstall' || step.action === 'remove-deployer' ? 'uninstalled' : 'rolled-back';
+}
+
 /** Whether a progress row (a chart's, or a Deployer's `Deployer/<name>`) is what `step` put back. */
 export function undoes(
   step: Compensation,
