@@ -107,11 +107,16 @@ function readDocument({ doc, value }: SourceDocument): Read {
   const name = String((metadata as { name?: unknown } | undefined)?.name ?? '?');
   if (apiVersion === OPERATOR_API_VERSION) {
     const label = `${OPERATOR_API_VERSION} ${String(kind)} ${name}`;
+    const unknownField = "not a field of the armada-operator's ArmadaChart";
+    // Our own ArmadaChart under the operator's apiVersion: say which one was meant.
+    const ours = 'spec' in (value as object) && !('data' in (value as object));
     const { data, problems } = parse(
       operatorDocument,
       value,
       [],
-      "not a field of the armada-operator's ArmadaChart",
+      ours
+        ? `${unknownField}, which keeps its fields under data; armada-temporal's ArmadaChart, with a spec, is ${API_VERSION}`
+        : unknownField,
     );
     return { doc, label, name, problems, ...(data && { parsed: { kind: 'Operator', document: data } }) };
   }

@@ -590,10 +590,24 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
     expect(problemsOf(operator(data))).toEqual([{ path, message: expect.stringMatching(message) }]),
   );
 
-  it('refuses what its CRD does not define, and asks for a namespace when it has none', () => {
-    expect(problemsOf({ ...operator(), spec: {} })).toEqual([
+  it('refuses what its CRD does not define', () => {
+    expect(problemsOf({ ...operator(), status: {}, spec: {} })).toEqual([
       { path: 'spec', message: "not a field of the armada-operator's ArmadaChart" },
     ]);
+  });
+
+  it('names our own apiVersion for an ArmadaChart with a spec and no data under the operator’s', () => {
+    const { apiVersion, kind, metadata } = operator();
+    expect(problemsOf({ apiVersion, kind, metadata, spec: {} })).toEqual([
+      {
+        path: 'spec',
+        message:
+          "not a field of the armada-operator's ArmadaChart, which keeps its fields under data; armada-temporal's ArmadaChart, with a spec, is armada.airshipit.org/v1alpha1",
+      },
+    ]);
+  });
+
+  it('asks for a namespace when it has none', () => {
     expect(problemsOf(operator({ namespace: undefined }, { namespace: undefined }))).toEqual([
       { path: 'data.namespace', message: expect.stringMatching(/^required: /) },
     ]);
