@@ -11,6 +11,7 @@ import type { Terminal } from '../../cli/watch';
 import { undoWorkflow } from '../../workflows';
 import { approveSignal, progressQuery, replanSignal } from '../../workflows/messages';
 import { temporalHarness, uniqueName, type Harness } from '../helpers/env';
+import { eventually } from '../helpers/processes';
 import { fakeHelm } from './fake-helm';
 
 /**
@@ -70,24 +71,20 @@ async function withWorker<T>(
   }
 }
 
-/** The value `probe` returns once it is not undefined, asked every 50 ms; fails after 20 s. */
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Asked every 50 ms, for 20 s: what these tests wait for comes within a few workflow tasks. */
+const quickly = { timeoutMs: 20_000, pauseMs: 50 };
 
 /** The runs `armadactl history -o json` lists once it lists `count` closed ones (visibility lags a little). */
 function closedRuns(argv: string[], count: number): Promise<RunRecord[]> {
-  return eventually(`${count} closed runs of ${argv.join(' ')}`, async () => {
-    const { out } = await armadactl(['history', ...argv, '-o', 'json']);
-    const runs = JSON.parse(out.join('\n')) as RunRecord[];
-    return runs.length === count && runs.every((r) => r.closeTime) ? runs : undefined;
-  });
+  return eventually(
+    `${count} closed runs of ${argv.join(' ')}`,
+    async () => {
+      const { out } = await armadactl(['history', ...argv, '-o', 'json']);
+      const runs = JSON.parse(out.join('\n')) as RunRecord[];
+      return runs.length === count && runs.every((r) => r.closeTime) ? runs : undefined;
+    },
+    quickly,
+  );
 }
 
 const time = /^\d\d:\d\d:\d\d /;
@@ -166,16 +163,21 @@ describe('armadactl watch (stubbed activities, real dev server)', () => {
       await eventually(
         'the watch shows the approval gate',
         async () => lines.some((l) => / WaitingApproval — /.test(l)) || undefined,
+        quickly,
       );
       await handle.signal(replanSignal, {
         input: first.input,
         memo: { specs: 'ArmadaManifest/demo@2', mode: 'deploy' },
       });
-      await eventually('the new run waits at the gate', async () => {
-        const { memo } = await handle.describe();
-        const { phase } = await handle.query(progressQuery);
-        return (memo?.specs === 'ArmadaManifest/demo@2' && phase === 'WaitingApproval') || undefined;
-      });
+      await eventually(
+        'the new run waits at the gate',
+        async () => {
+          const { memo } = await handle.describe();
+          const { phase } = await handle.query(progressQuery);
+          return (memo?.specs === 'ArmadaManifest/demo@2' && phase === 'WaitingApproval') || undefined;
+        },
+        quickly,
+      );
       await handle.signal(approveSignal, { by: 'bob' });
       return watching;
     });
