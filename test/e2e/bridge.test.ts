@@ -5,7 +5,12 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
-import { grantAnyNamespace, startProcess, type ProductProcess } from '../helpers/processes';
+import {
+  eventually as sharedEventually,
+  grantAnyNamespace,
+  startProcess,
+  type ProductProcess,
+} from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -32,23 +37,15 @@ async function tempFile(name: string, text: string): Promise<string> {
 let bridge: ProductProcess | undefined;
 const SETTLE_SECONDS = 3;
 
-/** Polls until `check` returns a value (the cluster's or Temporal's own state, not a sleep). */
-async function eventually<T>(
+/**
+ * The shared `eventually`, watching the bridge: a wait ends at once should the bridge exit, and
+ * shows its last lines. It reads `bridge` at each call, as beforeAll starts it after this is made.
+ */
+const eventually = <T>(
   what: string,
   check: () => Promise<T | undefined>,
-  timeoutMs = 120_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      const tail = (bridge?.output() ?? '').split('\n').slice(-30).join('\n');
-      throw new Error(`timed out waiting for ${what}; the bridge's last lines:\n${tail}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+  opts: { timeoutMs?: number } = {},
+) => sharedEventually(what, check, { process: bridge, ...opts });
 
 const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
 /** The Events of one object with one reason, as `kubectl get events` prints them. */
@@ -547,7 +544,7 @@ ${charts}`,
           ? true
           : undefined;
       },
-      180_000,
+      { timeoutMs: 180_000 },
     );
     // The uninstall ran the groups in reverse (apps, then platform) and the sequenced platform
     // group last chart first: each chart's uninstall run started after the one before it closed.
