@@ -61,6 +61,7 @@ async function undoDeployer(
     remove
       ? `every version removed: the run rolled back that first deployed it`
       : `back to ${step.version}: the run rolled back that had replaced it`,
-    remove ? {} : { current_version: step.version },
+    // status.phase (kubectl get dpl's Phase column) too: else it kept the undo run's Completed.
+    { phase: 'RolledBack', ...(!remove && { current_version: step.version }) },
   );
 }
