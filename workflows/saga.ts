@@ -62,6 +62,7 @@ async function undoDeployer(
       ? `every version removed: the run rolled back that first deployed it`
       : `back to ${step.version}: the run rolled back that had replaced it`,
     // status.phase (kubectl get dpl's Phase column) too: else it kept the undo run's Completed.
-    { phase: 'RolledBack', ...(!remove && { current_version: step.version }) },
+    // A removed Deployer runs no version: null clears current_version (a merge patch).
+    { phase: 'RolledBack', current_version: remove ? null : step.version },
   );
 }

@@ -134,6 +134,11 @@ describe('a rollback undoes the Deployers the run rolled out (stubbed activities
         expect.objectContaining({ object: 'Deployer/api', phase: 'RolledBack' }),
       ]),
     );
+    // What kubectl reads after: web at the version it went back to; api names no version (merge
+    // patch null), not the one just deleted.
+    const last = (object: string) => helm.statusFields.filter((w) => w.object === object).at(-1)?.status;
+    expect(last('Deployer/web')).toMatchObject({ phase: 'RolledBack', current_version: 'v1' });
+    expect(last('Deployer/api')).toMatchObject({ phase: 'RolledBack', current_version: null });
   });
 
   it("a standalone group's rollback puts its promoted Deployer back; one the run found at its version stays", async () => {

@@ -31,6 +31,8 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
   const t0 = Date.now();
   const calls: Call[] = [];
   const statusWrites: StatusWrite[] = [];
+  /** The `.status` fields each write set, by object: what kubectl would read after it. */
+  const statusFields: { object: string; status: Record<string, unknown> }[] = [];
   const releases = new Map<string, ObservedRelease>();
   let openGate: () => void = () => {};
   let gateOpen = true;
@@ -129,6 +131,7 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
         link: (status as { workflow?: { id: string } }).workflow?.id,
         by: Context.current().info.workflowExecution?.workflowId ?? '',
       });
+      statusFields.push({ object: `${kind}/${name}`, status: status as Record<string, unknown> });
       return { onCluster: false, tookMs: 0 }; // no custom resources on the cluster in these tests
     },
     async helmUninstall({ release }) {
@@ -142,6 +145,7 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
     activities: stubs,
     calls,
     statusWrites,
+    statusFields,
     releases,
     /** Holds every upgrade until `open()` is called. */
     close() {
