@@ -174,7 +174,7 @@ export async function undoRequest(
         `run ${run.runId} of ${opts.target} was a first deploy (no version before it): nothing to go back to`,
       );
     const input = await inputOf<DeployerRun>(client, run);
-    return requestUnder(
+    return requestUnder<DeployerRun>(
       place,
       latest,
       'deployerWorkflow',
@@ -183,6 +183,7 @@ export async function undoRequest(
         namespace: input.namespace,
         spec: deployerBackTo(input.spec, previous, opts.now ?? false),
         mode: 'deploy',
+        undoes: run.runId,
       },
       `undo of run ${run.runId}: back to version ${previous}${opts.now ? ' at once' : ' through the canary steps'}`,
       opts.target,

@@ -38,6 +38,12 @@ export interface DeployerRun {
   resume?: DeployerResume;
   /** The lockstep set its canary steps with (its group's; see workflows/lockstep.ts). */
   lockstep?: LockstepLink;
+  /**
+   * The run this one undoes (`armadactl rollback dpl/NAME --previous | --to-run`): it ends
+   * RolledBack, as every undo does, not Completed: the Deployer then runs a version its spec
+   * does not name.
+   */
+  undoes?: string;
 }
 
 /**
@@ -205,8 +211,11 @@ async function rollOut(
     };
   }
   await deleteVersions(ref, old);
-  await report('Deployer', run.namespace, run.name, 'Deployed', `${target} serves 100 %`, {
-    phase: 'Completed',
+  const [ending, message, phase] = run.undoes
+    ? ['RolledBack', `undo of run ${run.undoes}: ${target} serves 100 %`, 'RolledBack']
+    : ['Deployed', `${target} serves 100 %`, 'Completed'];
+  await report('Deployer', run.namespace, run.name, ending, message, {
+    phase,
     current_version: deployment.version,
   });
   await notifier.notify({ event: 'completed', reason: `${target} serves 100 %` });

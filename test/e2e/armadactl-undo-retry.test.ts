@@ -215,12 +215,14 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
       ).items
         .map((d) => `${d.metadata.name}×${d.spec.replicas}`)
         .sort();
-    const deployed = (version: string) =>
+    const deployed = (version: string, phase = 'Completed') =>
       eventually(
-        `web at ${version}`,
+        `web at ${version}, ${phase}`,
         async () => {
           const status = JSON.parse(await kubectl('get', 'dpl', 'web', '-n', crs, '-o', 'json')).status;
-          return status?.phase === 'Completed' && (await deployments()).join() === `web-${version}×2`
+          return status?.phase === phase &&
+            status.current_version === version &&
+            (await deployments()).join() === `web-${version}×2`
             ? true
             : undefined;
         },
@@ -249,7 +251,8 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
         'armada.airshipit.org/action=undo',
         'armada.airshipit.org/now=true',
       );
-      await deployed('1');
+      // Not at its spec (version 2) now: RolledBack, as every undo ends, until it is applied again.
+      await deployed('1', 'RolledBack');
       const events = await kubectl(
         'get',
         'events',
