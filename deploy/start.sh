@@ -51,8 +51,10 @@ else
 fi
 
 if ! kubectl get --raw /readyz --request-timeout=3s >/dev/null 2>&1; then
-  bash deploy/sandbox/cluster.sh up
+  # Before `up`: a start that fails half way stops what it started too (it left etcd and the
+  # control plane running, so the next start found a sandbox that "already runs").
   sandbox=true
+  bash deploy/sandbox/cluster.sh up
   export KUBECONFIG="$root/.sandbox/kubeconfig"
 fi
 

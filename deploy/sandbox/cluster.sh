@@ -78,10 +78,18 @@ wait_ready() {
   done
 }
 
-# A restarted kwok controller serves pods once it holds every node's Lease again: renewed since `since`.
+# A restarted kwok controller serves pods once it holds every node's Lease again: renewed since
+# `since`. That takes up to the leases' own duration (the stopped controller's run out first):
+# 40 s, or kwokctl's 200 s in a sandbox created before this setting. A fixed deadline of
+# SANDBOX_TIMEOUT (180 s) gave up on those, leaving a start that could never succeed.
 wait_leases_renewed_since() {
-  local since=$1 deadline=$((SECONDS + ${SANDBOX_TIMEOUT:-180}))
-  log "waiting for the kwok controller to take the nodes over (once the stopped one's leases run out)"
+  local since=$1 lasting deadline
+  lasting=$(kubectl get lease -n kube-node-lease -o jsonpath='{range .items[*]}{.spec.leaseDurationSeconds}{"\n"}{end}' |
+    sort -n | tail -n 1)
+  deadline=$((SECONDS + ${lasting:-$node_lease_seconds} + ${SANDBOX_TIMEOUT:-180}))
+  log "waiting for the kwok controller to take the nodes over (once the stopped one's ${lasting:-?} s leases run out)"
+  ((${lasting:-0} <= node_lease_seconds)) ||
+    log "this sandbox's leases last ${lasting} s: \`bash deploy/sandbox/cluster.sh down\` and start again for ${node_lease_seconds} s"
   until (($(kubectl get lease -n kube-node-lease -o jsonpath='{range .items[*]}{.spec.renewTime}{"\n"}{end}' |
     awk -v since="$since" '$0 >= since' | wc -l) >= nodes)); do
     ((SECONDS < deadline)) || die "the kwok controller did not take the nodes' leases over"
