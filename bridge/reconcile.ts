@@ -11,6 +11,7 @@ import {
   cancelRun,
   control,
   latestRun,
+  ranBefore,
   type ControlCommand,
 } from '../runs/control';
 import {
@@ -371,7 +372,13 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest):
   const { mode, specs } = run.memo;
   if (ctx.startedRunning(run.workflowId, run.memo)) return;
   const latest = await latestRun(ctx.client, run.workflowId);
-  const same = latest !== null && latest.memo.specs === specs && latest.memo.mode === mode;
+  // Specs name generations, which start at 1 again for an object created anew: a run from
+  // before the object existed was an earlier object's, and deployed nothing of this one.
+  const same =
+    latest !== null &&
+    latest.memo.specs === specs &&
+    latest.memo.mode === mode &&
+    !ranBefore(latest, view.createdAt);
   if (latest?.running) {
     if (same) return;
     if (latest.memo.mode === mode && latest.memo.next !== specs) {

@@ -192,6 +192,20 @@ export interface RunState {
   running: boolean;
   status: string;
   memo: RunMemo;
+  /** When this run (not the chain it continues) started, in ms. */
+  startedAt: number;
+}
+
+/** How far the API server's clock and Temporal's may be apart, beyond which ranBefore trusts them. */
+const CLOCK_SKEW_MS = 2000;
+
+/**
+ * Whether `run` started before an object created at `createdAt` (ms; 0 when unknown) existed:
+ * then it was the run of an earlier object of the same name (a cluster rebuilt, or the object
+ * deleted while no bridge watched), whose generations started at 1 as this one's do.
+ */
+export function ranBefore(run: Pick<RunState, 'startedAt'>, createdAt: number): boolean {
+  return createdAt > 0 && run.startedAt < createdAt - CLOCK_SKEW_MS;
 }
 
 /** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */
@@ -203,6 +217,7 @@ export async function latestRun(client: Client, workflowId: string): Promise<Run
       running: description.status.name === 'RUNNING',
       status: description.status.name,
       memo: (description.memo ?? {}) as unknown as RunMemo,
+      startedAt: description.startTime.getTime(),
     };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return null;

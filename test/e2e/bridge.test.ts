@@ -67,7 +67,10 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
     await installCrds();
     await kubectl('create', 'namespace', crs);
     grantAnyNamespace(crs);
-    bridge = startProcess('dist/bridge/main.js', {
+    startBridge();
+  });
+  const startBridge = () =>
+    (bridge = startProcess('dist/bridge/main.js', {
       ARMADA_TASK_QUEUE: harness().taskQueue,
       ARMADA_NAMESPACES: crs,
       ARMADA_LEASE_NAMESPACE: crs,
@@ -75,8 +78,7 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
       // Above the default 1 s: the settle test's two writes are 300 ms and a `kubectl` process
       // apart, which a loaded machine can stretch.
       ARMADA_SETTLE_SECONDS: String(SETTLE_SECONDS),
-    });
-  });
+    }));
   afterAll(async () => {
     await bridge?.stop();
     await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
@@ -384,6 +386,45 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
           ? undefined
           : true;
       });
+    }
+  });
+
+  it('a Deployer the cluster lost without an uninstall (a rebuilt cluster) is rolled out again when created anew with the same spec', async () => {
+    const file = await tempFile('lost-deployer.yaml', deployerDoc('lost', '[{percent: 50, sleep: 1}]'));
+    const deployment = () => json('get', 'deploy', 'lost-1.0.0', '-n', releases);
+    const completed = () =>
+      eventually('the Deployer rolled out', async () => {
+        const d = await json('get', 'dpl', 'lost', '-n', crs);
+        return d.status?.phase === 'Completed' && (await deployment()).spec.replicas === 2 ? d : undefined;
+      });
+    await kubectl('apply', '-n', crs, '-f', file);
+    try {
+      const first = await completed();
+      // Gone as in a cluster rebuilt while the bridge was down: the Deployer with no finalizer
+      // left (so no uninstall run), and its Deployment.
+      await bridge!.stop();
+      await kubectl(
+        'patch',
+        'dpl',
+        'lost',
+        '-n',
+        crs,
+        '--type=merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      );
+      await kubectl('delete', 'dpl', 'lost', '-n', crs);
+      await kubectl('delete', 'deploy', 'lost-1.0.0', '-n', releases);
+      startBridge();
+      // The same spec again: generation 1 again, so the same specs as the run that ended.
+      await kubectl('apply', '-n', crs, '-f', file);
+      const second = await completed();
+      expect(second.metadata.uid).not.toBe(first.metadata.uid);
+      expect(second.metadata.generation).toBe(first.metadata.generation);
+      const runs = await runsOf(objectWorkflowId('Deployer', crs, 'lost'));
+      expect(runs.map((r) => r.memo?.specs)).toEqual([`Deployer/lost@1`, `Deployer/lost@1`]);
+    } finally {
+      await kubectl('delete', '-n', crs, '-f', file, '--wait=false', '--ignore-not-found');
     }
   });
 

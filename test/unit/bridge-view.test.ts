@@ -1,3 +1,4 @@
+import { ranBefore } from '../../runs/control';
 import type { KindName } from '../../api/kinds';
 import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
 import { SETTLE_MS, SpecChanges, planKeys } from '../../bridge/settle';
@@ -333,5 +334,20 @@ describe('spec changes settle before a manifest or group starts its run', () => 
     changes.changed('ArmadaChartGroup/default/missing', 11_000);
     changes.forget('ArmadaChartGroup/default/missing');
     expect(changes.settlesAt(objects, m, 11_400)).toBeUndefined();
+  });
+});
+
+describe('ranBefore: whether a run of the same specs was an earlier object’s', () => {
+  const created = Date.parse('2026-11-25T12:00:00Z');
+  it.each([
+    ['an hour before the object was created: an earlier object of that name', created - 3_600_000, true],
+    ['just after it was created: its own', created + 150, false],
+    ['a little before it, within the clocks’ skew: taken as its own', created - 1_500, false],
+  ])('a run started %s', (_, startedAt, earlier) => {
+    expect(ranBefore({ startedAt }, created)).toBe(earlier);
+  });
+
+  it('takes a run for the object’s own when its creation time is unknown', () => {
+    expect(ranBefore({ startedAt: 0 }, 0)).toBe(false);
   });
 });

@@ -277,6 +277,7 @@ describe('objectRow', () => {
     running,
     status: running ? 'RUNNING' : 'COMPLETED',
     memo: { mode: 'deploy' },
+    startedAt: 0,
     progress: running ? waiting : null,
   });
   const deployed = object({ conditions: [condition('Ready', 'True', 'Deployed')] });
