@@ -5,9 +5,12 @@ import {
   describeObject,
   listedObjects,
   rivalProblems,
+  sameObject,
   type ClaimDocument,
   type ClaimKey,
 } from '../workflows/plan/manifest';
+import { claimOf, gone, type ObjectView } from './view';
+import type { Change } from './watch';
 
 /**
  * The release claims of every cached manifest, group, chart and Deployer, kept current one change
@@ -19,6 +22,10 @@ import {
  * stop or start running on their own), the objects that list it (a group's claims name its
  * charts' releases) and, for a chart, the manifests that list those groups. Only those are
  * recomputed, each from the documents it lists.
+ *
+ * The same bookkeeping answers who drives an object (`owner`): the `listers` map the claims need
+ * is exactly "who lists it", so one map kept by one set of events serves both, rather than a
+ * second copy that could drift from it.
  */
 export class ClaimIndex {
   /** Every document, by describeObject. */
@@ -48,6 +55,44 @@ export class ClaimIndex {
   }
 
   /**
+   * Follows one watch event of a cached object: an object deleted or done with (gone: its
+   * finalizer removed) claims and lists nothing, so it no longer drives what it lists; one being
+   * deleted that still has its finalizer keeps both until its uninstall has finished.
+   */
+  observe(view: ObjectView, change: Change): void {
+    if (change === 'delete' || gone(view)) this.delete(view);
+    else if (change !== 'resync') this.set(claimOf(view));
+  }
+
+  /**
+   * The manifest or group that lists `target` and so drives it: a group for a chart (through its
+   * `chart_group`) or a Deployer (through its `deployers`: a chart of the same name is another
+   * object), a manifest for a group; undefined when nothing indexed lists it. Costs what lists
+   * `target`, not what the cluster holds.
+   *
+   * Of several (rivals), the one through which the holder of `target`'s claim deploys it: that
+   * holder itself, or the group it lists (a manifest holds its groups' charts), the oldest in
+   * claimOrder if it lists two; the others are refused as rivals (see rivals). When nothing holds
+   * that claim (they are all uninitialized), the oldest lister in claimOrder.
+   *
+   * Example: group `a` (10:01) and group `b` (10:02) both list chart web, and manifest `m`
+   * (10:00) lists `b`: `m` holds `ArmadaChart default/web`, so web's owner is `b`; `a` is the rival.
+   */
+  owner(target: ClaimKey): ClaimDocument | undefined {
+    const listers = [...(this.listers.get(describeObject(target)) ?? [])].map((key) => this.docs.get(key)!);
+    if (listers.length < 2) return listers[0];
+    const holder = this.holderOf(describeObject(target));
+    const throughHolder = holder
+      ? listers.filter(
+          (lister) =>
+            sameObject(lister, holder) ||
+            this.listers.get(describeObject(lister))?.has(describeObject(holder)),
+        )
+      : [];
+    return oldest(throughHolder.length ? throughHolder : listers);
+  }
+
+  /**
    * What stops `target` from running: one problem per claim an older object holds (see
    * rivalClaims). Empty when it holds all it claims, or claims nothing (listed by another,
    * uninitialized, or not indexed).
@@ -58,12 +103,7 @@ export class ClaimIndex {
   }
 
   private holderOf(claim: string): ClaimDocument | undefined {
-    let holder: ClaimDocument | undefined;
-    for (const key of this.claimants.get(claim) ?? []) {
-      const doc = this.docs.get(key)!;
-      if (!holder || claimOrder(doc, holder) < 0) holder = doc;
-    }
-    return holder;
+    return oldest([...(this.claimants.get(claim) ?? [])].map((key) => this.docs.get(key)!));
   }
 
   private change(key: string, doc: ClaimDocument | undefined): void {
@@ -108,4 +148,12 @@ export class ClaimIndex {
     if (!keys?.delete(key)) return;
     if (keys.size === 0) index.delete(entry);
   }
+}
+
+/** The first of `docs` in claimOrder (the oldest); undefined when there are none. */
+function oldest(docs: readonly ClaimDocument[]): ClaimDocument | undefined {
+  return docs.reduce<ClaimDocument | undefined>(
+    (first, doc) => (!first || claimOrder(doc, first) < 0 ? doc : first),
+    undefined,
+  );
 }

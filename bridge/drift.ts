@@ -147,7 +147,7 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
     .list()
     .find((c) => {
       if (c.deleting) return false;
-      const deploys = chartRelease(ctx.objects, c);
+      const deploys = chartRelease(ctx, c);
       return deploys?.namespace === namespace && deploys.release === release;
     });
   if (!chart?.parsed.valid) return;

@@ -19,7 +19,7 @@ import { reconcile, type BridgeContext } from './reconcile';
 import { ClaimIndex } from './claims';
 import { LeftoverRetries } from './leftover-retries';
 import { SpecChanges } from './settle';
-import { claimOf, gone, ownedKeys, viewOf, type ObjectView } from './view';
+import { ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -133,9 +133,8 @@ async function main(): Promise<void> {
           if (change === 'delete') specChanges.forget(view.key);
           else if (change === 'add' || (change === 'update' && previous?.generation !== view.generation))
             specChanges.changed(view.key);
-          // The claims follow the cache from the first list on; an object done with claims nothing.
-          if (change === 'delete' || gone(view)) claims.delete(view);
-          else if (change !== 'resync') claims.set(claimOf(view as ObjectView));
+          // The claims (and who drives what) follow the cache from the first list on.
+          claims.observe(view as ObjectView, change);
           if (!listed) return;
           queue.add(view.key);
           if (change !== 'delete') return;

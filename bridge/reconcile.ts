@@ -71,7 +71,7 @@ export interface BridgeContext {
   /** The watched objects of a kind: their views, from the informer cache. */
   objects: Views;
   /** The release claims of the cached objects, kept current by the watches (bridge/claims.ts). */
-  claims: Pick<ClaimIndex, 'rivals'>;
+  claims: Pick<ClaimIndex, 'rivals' | 'owner'>;
   /** The cached ArmadaPolicies (cluster-wide). */
   policies(): PolicyView[];
   tenancy: Tenancy;
@@ -120,7 +120,7 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   const refused = policyRefusal(ctx, view);
   if (refused) return markInvalid(ctx, view, refused);
   await ensureFinalizer(view);
-  const owner = ownerOf(ctx.objects, view);
+  const owner = ownerOf(ctx, view);
   if (owner) {
     // Its own spec is valid; what lists it judges the rest and deploys it: a change to it
     // re-plans that run.
@@ -309,8 +309,8 @@ function manifestServiceAccount(
   ctx: BridgeContext,
   listed: ObjectView<'ArmadaChart' | 'Deployer'>,
 ): string | undefined {
-  const group = ownerOf(ctx.objects, listed);
-  const manifest = group && ownerOf(ctx.objects, group);
+  const group = ownerOf(ctx, listed);
+  const manifest = group && ownerOf(ctx, group);
   return manifest?.kind === 'ArmadaManifest' && manifest.parsed.valid
     ? manifest.parsed.spec.service_account_name
     : undefined;
@@ -439,7 +439,7 @@ async function ownerNotCachedYet(view: ObjectView): Promise<boolean> {
 async function finalize(ctx: BridgeContext, view: ObjectView): Promise<void> {
   const { kind, namespace, name, key } = view;
   if (!view.finalizers.includes(FINALIZER)) return;
-  if (ownerOf(ctx.objects, view)) return;
+  if (ownerOf(ctx, view)) return;
   let run;
   try {
     run =

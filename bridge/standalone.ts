@@ -7,7 +7,15 @@ import { generationIn, type RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { runOf, type BridgeContext } from './reconcile';
 import { startObjectRun } from './start';
-import { chartRelease, ownedKeys, parseKey, validSpec, type ObjectView, type Views } from './view';
+import {
+  chartRelease,
+  ownedKeys,
+  parseKey,
+  validSpec,
+  type Cache,
+  type ObjectView,
+  type Views,
+} from './view';
 
 /**
  * What a manifest's charts and groups left behind while they had no owner yet.
@@ -54,7 +62,7 @@ export async function clearStandaloneLeftovers(
   if (!groups.length && !charts.length) return false;
   // An invalid chart stays a suspect: the manifest cannot run until it is valid again.
   const validCharts = charts.filter((c) => c.parsed.valid);
-  const holders = validCharts.length ? releaseHolders(ctx.objects) : new Map<string, string[]>();
+  const holders = validCharts.length ? releaseHolders(ctx) : new Map<string, string[]>();
   const pending = (
     await Promise.all([
       ...groups.map((g) =>
@@ -109,11 +117,17 @@ export function standaloneSuspects(
   };
 }
 
-/** The keys of the charts (all namespaces) that deploy each release now, by `namespace/release`. */
-export function releaseHolders(objects: Views): Map<string, string[]> {
+/**
+ * The keys of the charts (all namespaces) that deploy each release now, by `namespace/release`:
+ * one pass over the charts, each O(1) (chartRelease). Built once per manifest reconcile that has
+ * charts to clear, which is rare: they are forgotten once cleared. Not read from the claims
+ * index's `release` claims: those name the objects that run (a manifest, a standalone group),
+ * not the chart, and leave out uninitialized ones, which hold their release here.
+ */
+export function releaseHolders(cache: Cache): Map<string, string[]> {
   const holders = new Map<string, string[]>();
-  for (const chart of objects('ArmadaChart').list()) {
-    const deploys = chartRelease(objects, chart);
+  for (const chart of cache.objects('ArmadaChart').list()) {
+    const deploys = chartRelease(cache, chart);
     if (!deploys) continue;
     const release = `${deploys.namespace}/${deploys.release}`;
     holders.set(release, [...(holders.get(release) ?? []), chart.key]);
@@ -153,7 +167,7 @@ async function clearChart(
   const spec = validSpec(chart);
   const own = { namespace: spec.namespace, release: spec.release };
   const release = `${own.namespace}/${own.release}`;
-  const now = chartRelease(ctx.objects, chart);
+  const now = chartRelease(ctx, chart);
   if (now?.namespace === own.namespace && now.release === own.release) return false;
   const claimant = opts.holders.get(release)?.some((key) => key !== chart.key);
   if (claimant) return false;

@@ -5,6 +5,7 @@ import type { KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { validateObject, type Problem } from '../api/validate';
 import type { ClaimDocument } from '../workflows/plan/manifest';
+import type { ClaimIndex } from './claims';
 import { prefixedRelease } from '../workflows/plan/names';
 import { formatSpecs } from '../workflows/plan/specs';
 import type { ArmadaObject } from './watch';
@@ -110,6 +111,12 @@ export interface ViewCache<K extends KindName> {
 
 /** Every kind's cache. */
 export type Views = <K extends KindName>(kind: K) => ViewCache<K>;
+
+/** The views of every kind and the claims index the same watch events keep (bridge/claims.ts). */
+export interface Cache {
+  objects: Views;
+  claims: Pick<ClaimIndex, 'owner'>;
+}
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const texts = (value: unknown): string[] =>
@@ -228,22 +235,25 @@ export function ownerKindOf(kind: KindName): 'ArmadaChartGroup' | 'ArmadaManifes
   return kind in LISTED_BY ? LISTED_BY[kind as keyof typeof LISTED_BY] : undefined;
 }
 
-/** Whether `owner`, a manifest or group that is not gone, lists `view` (and so drives it). */
+/**
+ * Whether `owner`, a manifest or group that is not gone, lists `view` (and so drives it): for an
+ * owner read from the API server. Of the cached ones, ClaimIndex.owner answers the same.
+ */
 export const drives = (owner: ObjectView, view: ObjectView): boolean =>
   !gone(owner) && (view.kind === 'Deployer' ? owner.deployers : owner.lists).includes(view.name);
 
-/** The group that lists a chart or Deployer, or the manifest that lists a group (it drives it), if any. */
+/**
+ * The group that lists a chart or Deployer, or the manifest that lists a group (it drives it), if
+ * any; of rivals, the one whose run deploys it (ClaimIndex.owner). Looked up in the claims index,
+ * not found by reading every group or manifest of the namespace.
+ */
 export function ownerOf(
-  objects: Views,
+  { objects, claims }: Cache,
   view: ObjectView,
 ): ObjectView<'ArmadaChartGroup' | 'ArmadaManifest'> | undefined {
   const ownerKind = ownerKindOf(view.kind);
-  return (
-    ownerKind &&
-    objects(ownerKind)
-      .list(view.namespace)
-      .find((o) => drives(o, view))
-  );
+  const owner = ownerKind && claims.owner(view);
+  return owner && objects(ownerKind).get(owner.namespace, owner.name);
 }
 
 /** The keys of what a manifest or group lists (a group's Deployers too): reconciled again when it goes. */
@@ -261,12 +271,12 @@ export function ownedKeys<K extends KindName>(view: ObjectView<K>): string[] {
  * (through a group), its own `release` otherwise; unknown when its spec names none.
  */
 export function chartRelease(
-  objects: Views,
+  cache: Cache,
   chart: ObjectView<'ArmadaChart'>,
 ): { namespace: string; release: string } | undefined {
   if (!chart.release) return undefined;
-  const group = ownerOf(objects, chart);
-  const manifest = group && ownerOf(objects, group);
+  const group = ownerOf(cache, chart);
+  const manifest = group && ownerOf(cache, group);
   return {
     namespace: chart.release.namespace,
     release: prefixedRelease(manifest?.releasePrefix, chart.release.release),

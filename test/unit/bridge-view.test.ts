@@ -1,7 +1,8 @@
-import { ranBefore } from '../../runs/control';
-import type { KindName } from '../../api/kinds';
+import { kinds, type KindName } from '../../api/kinds';
+import { ClaimIndex } from '../../bridge/claims';
 import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
 import { SETTLE_MS, SpecChanges, planKeys } from '../../bridge/settle';
+import { ranBefore } from '../../runs/control';
 import {
   chartRelease,
   claimOf,
@@ -11,6 +12,7 @@ import {
   ownerOf,
   validSpec,
   viewOf,
+  type Cache,
   type ObjectView,
   type ViewCache,
   type Views,
@@ -65,6 +67,15 @@ function cacheOf(objects: ArmadaObject[]): Views {
       list: (namespace) => ofKind.filter((v) => namespace === undefined || v.namespace === namespace),
     };
   };
+}
+
+/** The views and the claims index, kept as the bridge's watch events keep it (each object added). */
+function bridgeCacheOf(objects: ArmadaObject[]): Cache & { claims: ClaimIndex } {
+  const views = cacheOf(objects);
+  const claims = new ClaimIndex();
+  for (const kind of Object.keys(kinds) as KindName[])
+    for (const cached of views(kind).list()) claims.observe(cached, 'add');
+  return { objects: views, claims };
 }
 
 describe('viewOf', () => {
@@ -190,7 +201,7 @@ describe('viewOf', () => {
 });
 
 describe('relations between cached views', () => {
-  const objects = cacheOf([
+  const cache = bridgeCacheOf([
     manifest('demo', 'p', ['apps']),
     object('ArmadaChartGroup', 'apps', { chart_group: ['web'], deployers: ['web', 'nginx'] }),
     chart('web'),
@@ -201,30 +212,55 @@ describe('relations between cached views', () => {
     group('leaving', ['lonely'], { deletionTimestamp: new Date(0) }),
     chart('lonely'),
   ]);
+  const { objects } = cache;
   const get = <K extends KindName>(kind: K, name: string) => objects(kind).get('default', name)!;
 
   it('a chart is driven by the group that lists it, and that group by its manifest', () => {
-    expect(ownerOf(objects, get('ArmadaChart', 'web'))?.key).toBe('ArmadaChartGroup/default/apps');
-    expect(ownerOf(objects, get('ArmadaChartGroup', 'apps'))?.key).toBe('ArmadaManifest/default/demo');
-    expect(ownerOf(objects, get('ArmadaChart', 'alone'))).toBeUndefined();
-    expect(ownerOf(objects, get('ArmadaManifest', 'demo'))).toBeUndefined();
+    expect(ownerOf(cache, get('ArmadaChart', 'web'))?.key).toBe('ArmadaChartGroup/default/apps');
+    expect(ownerOf(cache, get('ArmadaChartGroup', 'apps'))?.key).toBe('ArmadaManifest/default/demo');
+    expect(ownerOf(cache, get('ArmadaChart', 'alone'))).toBeUndefined();
+    expect(ownerOf(cache, get('ArmadaManifest', 'demo'))).toBeUndefined();
   });
 
   it('a Deployer is driven by the group that lists it in deployers, never by a chart of its name', () => {
-    expect(ownerOf(objects, get('Deployer', 'nginx'))?.key).toBe('ArmadaChartGroup/default/apps');
-    expect(ownerOf(objects, get('Deployer', 'web'))?.key).toBe('ArmadaChartGroup/default/apps');
-    expect(ownerOf(objects, get('Deployer', 'solo'))).toBeUndefined();
-    const chartsOnly = cacheOf([group('apps', ['nginx']), deployer('nginx')]);
-    expect(ownerOf(chartsOnly, chartsOnly('Deployer').get('default', 'nginx')!)).toBeUndefined();
+    expect(ownerOf(cache, get('Deployer', 'nginx'))?.key).toBe('ArmadaChartGroup/default/apps');
+    expect(ownerOf(cache, get('Deployer', 'web'))?.key).toBe('ArmadaChartGroup/default/apps');
+    expect(ownerOf(cache, get('Deployer', 'solo'))).toBeUndefined();
+    const chartsOnly = bridgeCacheOf([group('apps', ['nginx']), deployer('nginx')]);
+    expect(ownerOf(chartsOnly, chartsOnly.objects('Deployer').get('default', 'nginx')!)).toBeUndefined();
   });
 
   it('a group being deleted without its finalizer drives nothing', () => {
-    expect(ownerOf(objects, get('ArmadaChart', 'lonely'))).toBeUndefined();
+    expect(ownerOf(cache, get('ArmadaChart', 'lonely'))).toBeUndefined();
+  });
+
+  it('a group being deleted drives its charts until its finalizer is removed', () => {
+    const leaving = (finalizers: string[]) =>
+      view(group('apps', ['web'], { deletionTimestamp: new Date(0), finalizers }));
+    const apps = bridgeCacheOf([group('apps', ['web']), chart('web')]);
+    const web = apps.objects('ArmadaChart').get('default', 'web')!;
+    apps.claims.observe(leaving(['armada.airshipit.org/finalizer']), 'update');
+    expect(ownerOf(apps, web)?.key).toBe('ArmadaChartGroup/default/apps');
+    apps.claims.observe(leaving([]), 'update');
+    expect(ownerOf(apps, web)).toBeUndefined();
+  });
+
+  it('of two groups listing a chart, the one whose manifest holds it drives it; the release is prefixed', () => {
+    const at = (minute: number) => ({ creationTimestamp: new Date(Date.UTC(2025, 0, 1, 10, minute)) });
+    const rivals = bridgeCacheOf([
+      object('ArmadaManifest', 'm', { release_prefix: 'p', chart_groups: ['b'] }, at(0)),
+      group('a', ['web'], at(1)),
+      group('b', ['web'], at(2)),
+      chart('web', {}, at(3)),
+    ]);
+    const web = rivals.objects('ArmadaChart').get('default', 'web')!;
+    expect(ownerOf(rivals, web)?.key).toBe('ArmadaChartGroup/default/b');
+    expect(chartRelease(rivals, web)).toEqual({ namespace: 'apps', release: 'p-web' });
   });
 
   it('a chart in a manifest deploys the prefixed release; a standalone chart, its own', () => {
-    expect(chartRelease(objects, get('ArmadaChart', 'web'))).toEqual({ namespace: 'apps', release: 'p-web' });
-    expect(chartRelease(objects, get('ArmadaChart', 'alone'))).toEqual({
+    expect(chartRelease(cache, get('ArmadaChart', 'web'))).toEqual({ namespace: 'apps', release: 'p-web' });
+    expect(chartRelease(cache, get('ArmadaChart', 'alone'))).toEqual({
       namespace: 'apps',
       release: 'alone',
     });
@@ -257,7 +293,7 @@ describe('relations between cached views', () => {
   });
 
   it('which charts deploy each release now', () => {
-    expect(releaseHolders(objects)).toEqual(
+    expect(releaseHolders(cache)).toEqual(
       new Map([
         ['apps/p-web', ['ArmadaChart/default/web']],
         ['apps/alone', ['ArmadaChart/default/alone']],

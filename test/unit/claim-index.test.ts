@@ -1,5 +1,5 @@
 import { ClaimIndex } from '../../bridge/claims';
-import { rivalClaims, type ClaimDocument } from '../../workflows/plan/manifest';
+import { listedObjects, rivalClaims, type ClaimDocument } from '../../workflows/plan/manifest';
 import { chartDoc, claimKey, deployerDoc, groupDoc, manifestDoc } from '../fixtures/claim-documents';
 
 const key = claimKey;
@@ -88,7 +88,7 @@ describe('ClaimIndex (rival claims kept current one change at a time)', () => {
     expect(index.rivals(key(rival))).toEqual([]);
   });
 
-  it('answers as rivalClaims over every document, after any sequence of changes', () => {
+  it('answers as rivalClaims over every document, and who lists each, after any sequence of changes', () => {
     // A small world where names collide often: random sets and deletes, checked after each.
     // mulberry32: a seeded generator, so a failure repeats.
     let seed = 7;
@@ -142,6 +142,95 @@ describe('ClaimIndex (rival claims kept current one change at a time)', () => {
       const byRebuild = docs.map((target) => rivalClaims(key(target), docs));
       if (JSON.stringify(byIndex) !== JSON.stringify(byRebuild))
         expect({ step, byIndex }).toEqual({ step, byIndex: byRebuild });
+      // An owner, and one of the documents that list it, exactly when any does.
+      for (const target of docs) {
+        const listers = docs.filter((d) => listedObjects(d).includes(described(target))).map(described);
+        const owner = index.owner(key(target));
+        if (owner ? !listers.includes(described(owner)) : listers.length)
+          expect({ step, target: described(target), owner }).toEqual({ listers });
+      }
     }
+  });
+});
+
+describe('ClaimIndex.owner (who lists, and so drives, an object)', () => {
+  const web = key(chartDoc('web', 'web', 0));
+
+  it('a group that lists a chart owns it; a manifest that lists the group owns the group', () => {
+    const index = ClaimIndex.of([chartDoc('web', 'web', 0), groupDoc('apps', ['web'], 1)]);
+    expect(index.owner(web)).toMatchObject({ kind: 'ArmadaChartGroup', name: 'apps' });
+    expect(index.owner(key(groupDoc('apps', [], 1)))).toBeUndefined();
+    index.set(manifestDoc('m', 'p', ['apps'], 2));
+    expect(index.owner(key(groupDoc('apps', [], 1)))).toMatchObject({ kind: 'ArmadaManifest', name: 'm' });
+    expect(index.owner(key(manifestDoc('m', 'p', [], 2)))).toBeUndefined();
+  });
+
+  it('an object not yet cached has its owner already: what lists it is indexed by name', () => {
+    const index = ClaimIndex.of([groupDoc('apps', ['web'], 1)]);
+    expect(index.owner(web)).toMatchObject({ name: 'apps' });
+  });
+
+  it('a change that drops a listed name frees it; one that adds a name takes it', () => {
+    const index = ClaimIndex.of([chartDoc('web', 'web', 0), groupDoc('apps', ['web'], 1)]);
+    index.set(groupDoc('apps', ['api'], 1));
+    expect(index.owner(web)).toBeUndefined();
+    expect(index.owner(key(chartDoc('api', 'api', 0)))).toMatchObject({ name: 'apps' });
+    index.set(groupDoc('apps', ['api', 'web'], 1));
+    expect(index.owner(web)).toMatchObject({ name: 'apps' });
+  });
+
+  it('a deleted owner drives nothing; the next lister takes over', () => {
+    const index = ClaimIndex.of([groupDoc('a', ['web'], 1), groupDoc('b', ['web'], 2)]);
+    expect(index.owner(web)).toMatchObject({ name: 'a' });
+    index.delete(key(groupDoc('a', [], 1)));
+    expect(index.owner(web)).toMatchObject({ name: 'b' });
+    index.delete(key(groupDoc('b', [], 2)));
+    expect(index.owner(web)).toBeUndefined();
+  });
+
+  it('of rival groups the one holding the claim owns the chart (the oldest), whatever the order of arrival', () => {
+    const rivals = [groupDoc('late', ['web'], 3), groupDoc('early', ['web'], 1), groupDoc('mid', ['web'], 2)];
+    expect(ClaimIndex.of(rivals).owner(web)).toMatchObject({ name: 'early' });
+    expect(ClaimIndex.of([...rivals].reverse()).owner(web)).toMatchObject({ name: 'early' });
+  });
+
+  it('of rival groups the one whose manifest holds the claim owns the chart, though the other is older', () => {
+    // m (10:00) lists b (10:02); a (10:01) runs on its own: m holds the chart, a is the rival.
+    const index = ClaimIndex.of([
+      chartDoc('web', 'web', 0),
+      groupDoc('a', ['web'], 1),
+      groupDoc('b', ['web'], 2),
+      manifestDoc('m', 'p', ['b'], 0),
+    ]);
+    expect(index.rivals(key(groupDoc('a', [], 1)))).toContain(
+      'ArmadaChart default/web is already deployed by ArmadaManifest default/m',
+    );
+    expect(index.owner(web)).toMatchObject({ name: 'b' });
+    expect(index.owner(key(groupDoc('b', [], 2)))).toMatchObject({ name: 'm' });
+  });
+
+  it('rivals that claim nothing (uninitialized): the oldest lister owns it', () => {
+    const idle = (doc: ClaimDocument): ClaimDocument => ({
+      ...doc,
+      spec: { ...doc.spec, target_state: 'uninitialized' },
+    });
+    const index = ClaimIndex.of([idle(groupDoc('b', ['web'], 1)), idle(groupDoc('a', ['web'], 2))]);
+    expect(index.owner(web)).toMatchObject({ name: 'b' });
+  });
+
+  it("a Deployer is owned through a group's deployers, a chart of the same name through its chart_group", () => {
+    const withDeployer = (name: string, charts: string[], deployers: string[], minute: number) => {
+      const group = groupDoc(name, charts, minute);
+      return { ...group, spec: { ...group.spec, deployers } };
+    };
+    const index = ClaimIndex.of([
+      withDeployer('charts', ['web'], [], 1),
+      withDeployer('rollouts', [], ['web'], 2),
+    ]);
+    expect(index.owner(web)).toMatchObject({ name: 'charts' });
+    expect(index.owner(key(deployerDoc('web', 'web', 'web', 0)))).toMatchObject({ name: 'rollouts' });
+    index.set(withDeployer('rollouts', [], [], 2));
+    expect(index.owner(key(deployerDoc('web', 'web', 'web', 0)))).toBeUndefined();
+    expect(index.owner(web)).toMatchObject({ name: 'charts' });
   });
 });
