@@ -196,8 +196,12 @@ export interface RunState {
   startedAt: number;
 }
 
-/** How far the API server's clock and Temporal's may be apart, beyond which ranBefore trusts them. */
-const CLOCK_SKEW_MS = 2000;
+/**
+ * How far the API server's clock and Temporal's may be apart, beyond which ranBefore trusts them.
+ * An object's own run starts after it (a watch event and a reconcile later), and a timestamp of
+ * the API server's is whole seconds, so at most a second before the creation it stands for.
+ */
+export const CLOCK_SKEW_MS = 1000;
 
 /**
  * Whether `run` started before an object created at `createdAt` (ms; 0 when unknown) existed:

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CLOCK_SKEW_MS } from '../../runs/control';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
@@ -400,6 +401,11 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
     await kubectl('apply', '-n', crs, '-f', file);
     try {
       const first = await completed();
+      // Created anew later than its clocks' margin after this run began, as a rebuilt cluster's
+      // objects are (minutes later): a creation timestamp is whole seconds.
+      const [firstRun] = await runsOf(objectWorkflowId('Deployer', crs, 'lost'));
+      const later = firstRun.startTime.getTime() + CLOCK_SKEW_MS + 1500 - Date.now();
+      if (later > 0) await new Promise((resolve) => setTimeout(resolve, later));
       // Gone as in a cluster rebuilt while the bridge was down: the Deployer with no finalizer
       // left (so no uninstall run), and its Deployment.
       await bridge!.stop();
