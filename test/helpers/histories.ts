@@ -38,8 +38,13 @@ export interface HistoryTimer {
   firedAt?: number;
 }
 
-/** How far a server-side timer may fire from its durable deadline: the server's timer queue under load. */
-export const TIMER_FIRING_TOLERANCE_MS = 1_000;
+/**
+ * How far a server-side timer may fire from its durable deadline: the server's timer queue under
+ * load. 1 s was exceeded once (1,219 ms, the canary workflow test in a fresh-clone suite of
+ * 2026-11-25 with both Jest workers busy): the dev server's lateness, not the workflow's, which
+ * the deadline itself (TimerStarted + its length) shows.
+ */
+export const TIMER_FIRING_TOLERANCE_MS = 2_000;
 
 /**
  * How far a timer's durable deadline may lie from the deadline its workflow showed: the showing
