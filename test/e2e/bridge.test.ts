@@ -6,12 +6,7 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
-import {
-  eventually as sharedEventually,
-  grantAnyNamespace,
-  startProcess,
-  type ProductProcess,
-} from '../helpers/processes';
+import { eventually as sharedEventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -67,14 +62,12 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
-    grantAnyNamespace(crs);
-    startBridge();
+    runBridge();
   });
-  const startBridge = () =>
-    (bridge = startProcess('dist/bridge/main.js', {
+  /** The bridge on the test's namespace (started again by the test that stops it). */
+  const runBridge = () =>
+    (bridge = startBridge(crs, {
       ARMADA_TASK_QUEUE: harness().taskQueue,
-      ARMADA_NAMESPACES: crs,
-      ARMADA_LEASE_NAMESPACE: crs,
       ARMADA_RESYNC_SECONDS: '2',
       // Above the default 1 s: the settle test's two writes are 300 ms and a `kubectl` process
       // apart, which a loaded machine can stretch.
@@ -421,7 +414,7 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
       );
       await kubectl('delete', 'dpl', 'lost', '-n', crs);
       await kubectl('delete', 'deploy', 'lost-1.0.0', '-n', releases);
-      startBridge();
+      runBridge();
       // The same spec again: generation 1 again, so the same specs as the run that ended.
       await kubectl('apply', '-n', crs, '-f', file);
       const second = await completed();
