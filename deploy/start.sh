@@ -78,7 +78,7 @@ Try the examples (in another terminal):
   export KUBECONFIG=${KUBECONFIG:-~/.kube/config}
   kubectl apply -f examples/policy/ && kubectl apply -f examples/
   kubectl get amf,acg,act,dpl
-  npx armadactl status demo          # or: npx armadactl status dpl/nginx
+  npx armadactl status demo          # or: npx armadactl status dpl/podinfo
 Ctrl-C stops everything.
 MSG
 wait -n "${started[@]}"

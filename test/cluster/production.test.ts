@@ -290,7 +290,7 @@ describe('cluster lane: 3 workers and 2 bridges on a Temporal cluster on Postgre
     const timers = new Map<string, HistoryTimer>();
     const canaries = [
       { key: 'ArmadaChart/shop', id: `ArmadaChart:${namespace}/shop/canary` },
-      { key: 'Deployer/nginx', id: `Deployer:${namespace}/nginx` },
+      { key: 'Deployer/podinfo', id: `Deployer:${namespace}/podinfo` },
     ];
     for (const { key, id } of canaries) {
       // Every run of the workflow ID (the first install's too), oldest first.
@@ -429,8 +429,8 @@ describe('cluster lane: 3 workers and 2 bridges on a Temporal cluster on Postgre
 
     expect(lateness.map((l) => l.key).sort()).toEqual([
       'ArmadaChart/shop 50 %',
-      'Deployer/nginx 33 %',
-      'Deployer/nginx 66 %',
+      'Deployer/podinfo 33 %',
+      'Deployer/podinfo 66 %',
     ]);
     // Each hold is a server-side timer: it fired on its deadline whatever happened to the worker,
     for (const { firing } of lateness)

@@ -84,7 +84,7 @@ describe('drill: helm killed mid-upgrade', () => {
       '-o',
       'jsonpath={.spec.template.spec.containers[0].image}',
     );
-    expect(image).toBe('registry.local/hello:2.0.0');
+    expect(image).toBe('ghcr.io/stefanprodan/podinfo:2.0.0');
     // Three attempts of the upgrade activity: the killed one; one a second later that found the
     // release pending within the operation's time and asked to be retried when it is up; the one
     // that recovered and upgraded.

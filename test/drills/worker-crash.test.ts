@@ -352,7 +352,7 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       ).items
         .filter((d) => d.metadata!.name!.startsWith(drill.release('web')))
         .map((d) => `${d.metadata!.name} ${d.spec!.replicas} ${d.spec!.template.spec!.containers[0].image}`);
-      expect(web).toEqual([`${drill.release('web')} 4 registry.local/hello:2.0.0`]);
+      expect(web).toEqual([`${drill.release('web')} 4 ghcr.io/stefanprodan/podinfo:2.0.0`]);
 
       // Each attempt a kill cut short was given up by its profile's heartbeat timeout (5 s for a
       // wait, 10 s for a helm write: workflows/activity-proxies.ts) and retried. Other attempts in flight

@@ -207,8 +207,8 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
       const lines = stdout.split('\n');
       expect(lines).toEqual(
         expect.arrayContaining([
-          '-          image: registry.local/hello:1.0.0',
-          '+          image: registry.local/hello:1.1.0',
+          '-          image: ghcr.io/stefanprodan/podinfo:1.0.0',
+          '+          image: ghcr.io/stefanprodan/podinfo:1.1.0',
         ]),
       );
       const steps = lines.filter((l) => l.trimStart().startsWith('step '));

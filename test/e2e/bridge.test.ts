@@ -435,14 +435,14 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
         .replace(/sleep: \d+/g, 'sleep: 30'),
     );
     await kubectl('apply', '-n', crs, '-f', deployer);
-    await eventually('nginx-1.25.3 deployed', async () => {
-      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+    await eventually('podinfo-6.9.2 deployed', async () => {
+      const d = await json('get', 'dpl', 'podinfo', '-n', crs);
       return d.status?.phase === 'Completed' ? true : undefined;
     });
     await kubectl(
       'patch',
       'dpl',
-      'nginx',
+      'podinfo',
       '-n',
       crs,
       '--type',
@@ -450,7 +450,7 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
       '-p',
       '{"spec":{"deployment":{"version":"1.26.0"}}}',
     );
-    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'nginx'));
+    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'podinfo'));
     await eventually('the canary holding', async () => {
       const p = await handle.query(canaryProgressQuery);
       return p.waitingOn === 'hold' && p.history[0]?.startedAt ? true : undefined;
@@ -458,7 +458,7 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
     await kubectl(
       'annotate',
       'dpl',
-      'nginx',
+      'podinfo',
       '-n',
       crs,
       'armada.airshipit.org/action=pause',
@@ -470,43 +470,43 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
     });
     expect(paused.paused).toMatchObject({ reason: 'look', by: 'kubectl-annotate' });
     await eventually('the annotation removed', async () => {
-      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      const d = await json('get', 'dpl', 'podinfo', '-n', crs);
       return d.metadata.annotations?.['armada.airshipit.org/action'] === undefined ? true : undefined;
     });
-    const events = await eventsOf(crs, 'nginx', 'Action');
+    const events = await eventsOf(crs, 'podinfo', 'Action');
     expect(events).toContain(
       'kubectl-annotate asked to pause (look): pausing at the next safe point (Deployer:',
     );
-    await kubectl('annotate', 'dpl', 'nginx', '-n', crs, 'armada.airshipit.org/action=resume');
+    await kubectl('annotate', 'dpl', 'podinfo', '-n', crs, 'armada.airshipit.org/action=resume');
     await eventually('resumed', async () =>
       (await handle.query(canaryProgressQuery)).paused ? undefined : true,
     );
-    await kubectl('annotate', 'dpl', 'nginx', '-n', crs, 'armada.airshipit.org/action=promote');
+    await kubectl('annotate', 'dpl', 'podinfo', '-n', crs, 'armada.airshipit.org/action=promote');
     await eventually('promoted', async () => {
-      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      const d = await json('get', 'dpl', 'podinfo', '-n', crs);
       return d.status?.phase === 'Completed' && d.status?.current_version === '1.26.0' ? true : undefined;
     });
   });
 
   it('a spec change while a Deployer canary holds rolls it back and rolls out the newest version', async () => {
     const patch = (spec: object) =>
-      kubectl('patch', 'dpl', 'nginx', '-n', crs, '--type', 'merge', '-p', JSON.stringify({ spec }));
+      kubectl('patch', 'dpl', 'podinfo', '-n', crs, '--type', 'merge', '-p', JSON.stringify({ spec }));
     await patch({ deployment: { version: '1.27.0' } });
-    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'nginx'));
+    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'podinfo'));
     await eventually('the 1.27.0 canary holding', async () => {
       const p = await handle.query(canaryProgressQuery);
-      return p.target.endsWith('nginx-1.27.0') && p.waitingOn === 'hold' ? true : undefined;
+      return p.target.endsWith('podinfo-1.27.0') && p.waitingOn === 'hold' ? true : undefined;
     });
     // The status speaks for the generation the run deploys, not for a newer one it has not seen.
-    const holding = await json('get', 'dpl', 'nginx', '-n', crs);
+    const holding = await json('get', 'dpl', 'podinfo', '-n', crs);
     expect(holding.status.observedGeneration).toBe(holding.metadata.generation);
     await patch({ deployment: { version: '1.28.0' }, steps: [{ percent: 50, sleep: 1 }, { percent: 100 }] });
     const done = await eventually('1.28.0 serving, the older versions gone', async () => {
-      const d = await json('get', 'dpl', 'nginx', '-n', crs);
+      const d = await json('get', 'dpl', 'podinfo', '-n', crs);
       const names = ((await json('get', 'deploy', '-n', releases)).items as { metadata: { name: string } }[])
         .map((i) => i.metadata.name)
-        .filter((n) => n.startsWith('nginx-'));
-      return d.status?.current_version === '1.28.0' && names.join() === 'nginx-1.28.0' ? d : undefined;
+        .filter((n) => n.startsWith('podinfo-'));
+      return d.status?.current_version === '1.28.0' && names.join() === 'podinfo-1.28.0' ? d : undefined;
     });
     expect(done.status.observedGeneration).toBe(done.metadata.generation);
     // At 100 %, no deadline of an earlier hold is left behind in the status.
@@ -515,10 +515,10 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
     // One run per generation, and the 1.28.0 one is the 1.27.0 run started over (not a run the
     // bridge started after it ended). Earlier versions' runs may have started over too.
     const runs = (await runsOf(handle.workflowId)).map((r) => `${r.memo?.specs} ${r.status.name}`);
-    expect(runs.filter((r) => r.startsWith(`Deployer/nginx@${holding.metadata.generation} `))).toEqual([
-      `Deployer/nginx@${holding.metadata.generation} CONTINUED_AS_NEW`,
+    expect(runs.filter((r) => r.startsWith(`Deployer/podinfo@${holding.metadata.generation} `))).toEqual([
+      `Deployer/podinfo@${holding.metadata.generation} CONTINUED_AS_NEW`,
     ]);
-    expect(runs.filter((r) => r.startsWith(`Deployer/nginx@${done.metadata.generation} `))).toHaveLength(1);
+    expect(runs.filter((r) => r.startsWith(`Deployer/podinfo@${done.metadata.generation} `))).toHaveLength(1);
     expect(bridge!.output()).toContain('"message":"re-plan sent"');
   });
 

@@ -58,7 +58,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
 
     const copy = await read(canary);
     expect(copy.spec?.replicas).toBe(0);
-    expect(copy.spec?.template.spec?.containers[0].image).toBe('registry.local/hello:2.0.0');
+    expect(copy.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:2.0.0');
     expect(copy.spec?.selector.matchLabels?.[CANARY_LABEL]).toBe('true');
     expect(copy.spec?.template.metadata?.labels?.[CANARY_LABEL]).toBe('true');
     expect(copy.metadata?.labels?.[CANARY_OF_LABEL]).toBe(release);
@@ -70,7 +70,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
     // The stable one is Helm's (helm wrote its ownership at install) and runs the old image.
     const stable = await read(release);
     expect(stable.metadata?.annotations?.['meta.helm.sh/release-name']).toBe(release);
-    expect(stable.spec?.template.spec?.containers[0].image).toBe('registry.local/hello:1.0.0');
+    expect(stable.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:1.0.0');
   });
 
   it('labels the copy’s pods so the chart’s Service selects them, and only the copy selects its own', async () => {
@@ -95,7 +95,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
     expect(listed.status).toBe('deployed');
 
     const manifest = await helm('get', 'manifest', release, '--namespace', namespace);
-    expect(manifest).toContain('registry.local/hello:1.0.0');
+    expect(manifest).toContain('ghcr.io/stefanprodan/podinfo:1.0.0');
     expect(manifest).not.toContain('2.0.0');
     expect(manifest).not.toContain(canary);
     expect(manifest).not.toContain(CANARY_LABEL);
@@ -117,7 +117,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
       values: { replicaCount: 4, image: { tag: '2.0.1' } },
     });
     const copy = await read(canary);
-    expect(copy.spec?.template.spec?.containers[0].image).toBe('registry.local/hello:2.0.1');
+    expect(copy.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:2.0.1');
     expect(copy.spec?.replicas).toBe(2);
   });
 

@@ -65,7 +65,7 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
   it('installs a first release directly: nothing to step from', async () => {
     const outcome = await (await run({ image: { tag: '1.0.0' } })).result();
     expect(outcome).toMatchObject({ action: 'installed', revision: 1 });
-    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:1.0.0' });
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:1.0.0' });
   });
 
   it('steps a change through a -canary copy, then upgrades the release and deletes the copy', async () => {
@@ -73,17 +73,17 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
     const outcome = await (await run({ image: { tag: '2.0.0' } })).result();
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     expect(await revisions()).toEqual([1, 2]);
-    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
     // The Deployments as the API server held them, in order. 50 %: half the replicas run the new
     // revision in the copy, beside the release's own Deployment (2 and 2); 100 %: the copy serves
     // alone; then the upgrade puts the new revision in the release's Deployment, and the copy goes.
     expect(await watched.changesUntilDeleted('shop-canary', replicasAndImageOf)).toEqual([
-      'shop-canary 0 registry.local/hello:2.0.0',
-      'shop-canary 2 registry.local/hello:2.0.0',
-      'shop 2 registry.local/hello:1.0.0',
-      'shop-canary 4 registry.local/hello:2.0.0',
-      'shop 0 registry.local/hello:1.0.0',
-      'shop 4 registry.local/hello:2.0.0',
+      'shop-canary 0 ghcr.io/stefanprodan/podinfo:2.0.0',
+      'shop-canary 2 ghcr.io/stefanprodan/podinfo:2.0.0',
+      'shop 2 ghcr.io/stefanprodan/podinfo:1.0.0',
+      'shop-canary 4 ghcr.io/stefanprodan/podinfo:2.0.0',
+      'shop 0 ghcr.io/stefanprodan/podinfo:1.0.0',
+      'shop 4 ghcr.io/stefanprodan/podinfo:2.0.0',
       'shop-canary deleted',
     ]);
     const cr = JSON.parse(await kubectl('get', 'act', 'shop', '-n', crNamespace, '-o', 'json'));
@@ -133,7 +133,7 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
     const cause = (failure as WorkflowFailedError).cause;
     expect(cause instanceof ApplicationFailure && cause.type).toBe(NonRetryable.CanaryRolledBack);
     expect(await revisions()).toEqual([1, 2]);
-    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });
 });
 

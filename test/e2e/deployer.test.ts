@@ -12,7 +12,7 @@ const example = path.resolve(__dirname, '../../examples/deployer.yaml');
 async function deployerFile(namespace: string, version: string, sleep: number): Promise<string> {
   const text = (await readFile(example, 'utf8'))
     .replace('namespace: web', `namespace: ${namespace}`)
-    .replace('version: 1.25.3', `version: ${version}`)
+    .replace('version: 6.9.2', `version: ${version}`)
     .replace(/sleep: \d+/g, `sleep: ${sleep}`);
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-deployer-')), 'deployer.yaml');
   await writeFile(file, text);
@@ -41,12 +41,12 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
 
   // The Deployer is not on the cluster: armadactl applies only what the cluster does not own
   // (README, "the ownership rule"); the bridge test covers the status a Deployer's run writes.
-  it('a first deploy creates nginx-<version> at full size', async () => {
+  it('a first deploy creates podinfo-<version> at full size', async () => {
     const file = await deployerFile(namespace, '1.25.3', 1);
     const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
-    expect(out).toContain('nginx: deployed, serving 1.25.3');
+    expect(out).toContain('podinfo: deployed, serving 1.25.3');
     expect(code).toBe(0);
-    expect(await replicaCounts()).toEqual({ 'nginx-1.25.3': 10 });
+    expect(await replicaCounts()).toEqual({ 'podinfo-1.25.3': 10 });
   });
 
   it('a version change goes 1/9 → 3/7 → 6/4 → 10/0 as the API server sees it, then deletes the old Deployment', async () => {
@@ -54,26 +54,26 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
     const watched = await recordChanges([deploymentsWatch(namespace)], 1);
     const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);
     expect(code).toBe(0);
-    expect(out).toContain('nginx: promoted, serving 1.26.0');
+    expect(out).toContain('podinfo: promoted, serving 1.26.0');
     // Every replica count the API server held, in order: each step scales the new Deployment up
     // before the old one down (1/9, 3/7, 6/4, 10/0); the old one goes once the new serves in full.
-    expect(await watched.changesUntilDeleted('nginx-1.25.3', replicasOf)).toEqual([
-      'nginx-1.26.0 0',
-      'nginx-1.26.0 1',
-      'nginx-1.25.3 9',
-      'nginx-1.26.0 3',
-      'nginx-1.25.3 7',
-      'nginx-1.26.0 6',
-      'nginx-1.25.3 4',
-      'nginx-1.26.0 10',
-      'nginx-1.25.3 0',
-      'nginx-1.25.3 deleted',
+    expect(await watched.changesUntilDeleted('podinfo-1.25.3', replicasOf)).toEqual([
+      'podinfo-1.26.0 0',
+      'podinfo-1.26.0 1',
+      'podinfo-1.25.3 9',
+      'podinfo-1.26.0 3',
+      'podinfo-1.25.3 7',
+      'podinfo-1.26.0 6',
+      'podinfo-1.25.3 4',
+      'podinfo-1.26.0 10',
+      'podinfo-1.25.3 0',
+      'podinfo-1.25.3 deleted',
     ]);
-    expect(await replicaCounts()).toEqual({ 'nginx-1.26.0': 10 });
+    expect(await replicaCounts()).toEqual({ 'podinfo-1.26.0': 10 });
 
-    const status = await armadactl('status', 'dpl/nginx', '-n', crNamespace);
+    const status = await armadactl('status', 'dpl/podinfo', '-n', crNamespace);
     expect(status.code).toBe(0);
-    expect(status.printed).toMatch(/nginx-1\.26\.0: Promoted, step 4\/4 at 100 %/);
+    expect(status.printed).toMatch(/podinfo-1\.26\.0: Promoted, step 4\/4 at 100 %/);
     for (const split of ['1/9', '3/7', '6/4', '10/0']) expect(status.printed).toContain(split);
     expect(status.printed).toMatch(/\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d held/);
   });

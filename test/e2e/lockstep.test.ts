@@ -178,8 +178,8 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
     }
     for (const m of members) expect(await revisions(m)).toEqual([1, 2]);
     expect(await deployments()).toEqual({
-      front: '4 registry.local/hello:2.0.0',
-      back: '4 registry.local/hello:2.0.0',
+      front: '4 ghcr.io/stefanprodan/podinfo:2.0.0',
+      back: '4 ghcr.io/stefanprodan/podinfo:2.0.0',
       'worker-2.0.0': '4 registry.local/worker:2.0.0',
     });
     // What the API server held at each step once every member's split was in place, all three at
@@ -196,10 +196,10 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
         [2, 2],
       ] as const
     ).map(([stable, canary]) => ({
-      front: `${stable} registry.local/hello:1.0.0`,
-      'front-canary': `${canary} registry.local/hello:2.0.0`,
-      back: `${stable} registry.local/hello:1.0.0`,
-      'back-canary': `${canary} registry.local/hello:2.0.0`,
+      front: `${stable} ghcr.io/stefanprodan/podinfo:1.0.0`,
+      'front-canary': `${canary} ghcr.io/stefanprodan/podinfo:2.0.0`,
+      back: `${stable} ghcr.io/stefanprodan/podinfo:1.0.0`,
+      'back-canary': `${canary} ghcr.io/stefanprodan/podinfo:2.0.0`,
       'worker-1.0.0': `${stable} registry.local/worker:1.0.0`,
       'worker-2.0.0': `${canary} registry.local/worker:2.0.0`,
     }));
@@ -222,8 +222,8 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
     for (const m of members) expect(await revisions(m)).toEqual([1, 2]);
     // The Deployer's new version is gone and its old one serves at full size.
     expect(await deployments()).toEqual({
-      front: '4 registry.local/hello:2.0.0',
-      back: '4 registry.local/hello:2.0.0',
+      front: '4 ghcr.io/stefanprodan/podinfo:2.0.0',
+      back: '4 ghcr.io/stefanprodan/podinfo:2.0.0',
       'worker-2.0.0': '4 registry.local/worker:2.0.0',
     });
   });

@@ -134,8 +134,8 @@ describe('armadactl apply of the example manifest (real worker, helm, sandbox cl
       const web = (await exampleIn(owned)).filter((d) => d.includes('name: web'));
       const { code, err } = await armadactlApply(await fileOf([...web, deployer]), owned);
       expect(code).toBe(1);
-      expect(err).toContain(`Deployer ${owned}/nginx is on the cluster`);
-      expect(await anyRun(objectWorkflowId('Deployer', owned, 'nginx'))).toBe(false);
+      expect(err).toContain(`Deployer ${owned}/podinfo is on the cluster`);
+      expect(await anyRun(objectWorkflowId('Deployer', owned, 'podinfo'))).toBe(false);
       expect(await anyRun(releaseWorkflowId(owned, 'web'))).toBe(false);
     });
   });

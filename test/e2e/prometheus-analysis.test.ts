@@ -100,7 +100,7 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
       await run('2.0.0', { steps: [{ percent: 50, sleep: 5 }], analysis: analysis() })
     ).result();
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
-    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });
 
   it('healthy at the first step, failing during the second: rolled back, the release at its revision', async () => {
@@ -132,7 +132,7 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
       ),
     );
     expect(await revisions()).toEqual([1, 2]);
-    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });
 
   it('compare_to_stable: a canary within max but worse than the stable by more than the margin rolls back', async () => {
@@ -151,7 +151,7 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
       ),
     );
     expect(await revisions()).toEqual([1, 2]);
-    expect(await deployments()).toEqual({ shop: '4 registry.local/hello:2.0.0' });
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });
 
   describe('a Deployer: the same analysis, and approvals through armadactl', () => {

@@ -140,10 +140,10 @@ describe('values_from: values read from Secrets inside the activities, never car
         .readNamespacedDeployment({ namespace: releases, name })
         .then((d) => d.spec!.template.spec!.containers[0].image);
     expect(await eventually('the canary copy', () => image('web-canary'), { process: worker })).toBe(
-      `registry.local/hello:${newTag}`,
+      `ghcr.io/stefanprodan/podinfo:${newTag}`,
     );
     expect(await upgrade.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
-    expect(await image('web')).toBe(`registry.local/hello:${newTag}`);
+    expect(await image('web')).toBe(`ghcr.io/stefanprodan/podinfo:${newTag}`);
     charts.runs.push({ workflowId: canaryWorkflowId(objects, 'web') });
   });
 
