@@ -18,6 +18,14 @@
 #   cluster.sh down   delete it and make sure none of its processes is left
 #   cluster.sh status print whether it runs
 #
+# SANDBOX_REAL_NODE=1 adds, at `up`, a real node beside the fake ones (deploy/sandbox/node.sh: a
+# kubelet on containerd and runc, tainted armada.airshipit.org/real-node=true:NoSchedule), for
+# what must really run; `stop` and `down` stop it and clean up after it whenever it was started.
+# Every cluster is created ready for it: kwok manages only its own nodes (annotated
+# kwok.x-k8s.io/node=fake, as `kwokctl scale node` makes them), and the API server calls kubelets
+# at their InternalIP with its kubelet client certificate (kwokctl's admin certificate, signed by
+# the cluster's CA). Neither changes anything for the fake nodes.
+#
 # SANDBOX_DIR (default .sandbox) holds the kubeconfig and kwok's work dir; the test command
 # uses its own dir so it never touches the cluster `npm start` runs.
 set -euo pipefail
@@ -30,6 +38,8 @@ bin="$root/.tools/bin"
 kubeconfig="$dir/kubeconfig"
 kwokctl_log="$dir/kwokctl.log"
 stages="$root/deploy/sandbox/stages.yaml"
+kwokctl_config="$dir/kwokctl.yaml"
+node_sh="$root/deploy/sandbox/node.sh"
 gateway_crds="$bin/gateway-api.crds"
 # The kwok controller holds a Lease per node and serves the pods of the nodes it holds. A
 # restarted controller is a new holder: it waits for the stopped one's leases to run out
@@ -37,6 +47,8 @@ gateway_crds="$bin/gateway-api.crds"
 node_lease_seconds=40
 
 export KWOK_WORKDIR="$dir/kwok"
+# For deploy/sandbox/node.sh (the real node), which works in the same folder.
+export SANDBOX_DIR="$dir" SANDBOX_NAME="$name"
 # kwokctl's own commands (e.g. `kwokctl kubectl`) would download kubectl; give it ours.
 export KWOK_KUBECTL_BINARY="$bin/kubectl" KWOK_ETCDCTL_BINARY="$bin/etcdctl"
 
@@ -69,7 +81,8 @@ wait_ready() {
     ((SECONDS < deadline)) || die "fewer than $nodes nodes registered"
     sleep 0.5
   done
-  kubectl wait --for=condition=Ready node --all --timeout="$((deadline - SECONDS))s" >/dev/null ||
+  # kwok's nodes; a real node (node.sh) waits for its own kubelet.
+  kubectl wait --for=condition=Ready node -l type=kwok --timeout="$((deadline - SECONDS))s" >/dev/null ||
     die "nodes did not become Ready"
   # Pods in `default` need its service account, which the controller-manager creates.
   until kubectl get serviceaccount default -n default >/dev/null 2>&1; do
@@ -107,6 +120,32 @@ install_gateway_api() {
     die "the Gateway API CRDs did not become Established"
 }
 
+# kwokctl's configuration of the cluster's components (kwokctl --config at create). Through the
+# file rather than --extra-args: kwokctl v0.8.0 indexes the patches of a second component wrongly
+# when a later --extra-args names it again.
+write_kwokctl_config() {
+  local pki="$KWOK_WORKDIR/clusters/$name/pki"
+  cat >"$kwokctl_config" <<EOF_CONFIG
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+componentsPatches:
+  - name: kwok-controller
+    extraArgs:
+      - { key: config, value: "$stages" }
+      - { key: node-lease-duration-seconds, value: "$node_lease_seconds" }
+      # kwokctl's binary runtime passes --manage-all-nodes=true, which took a real kubelet's node
+      # over too (rewrote its InternalIP, faked its pods' status).
+      - { key: manage-all-nodes, value: "false", override: true }
+      - { key: manage-nodes-with-annotation-selector, value: kwok.x-k8s.io/node=fake }
+  - name: kube-apiserver
+    extraArgs:
+      # A real node's name is not in any DNS; its InternalIP is where its kubelet serves.
+      - { key: kubelet-preferred-address-types, value: "InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP" }
+      - { key: kubelet-client-certificate, value: "$pki/admin.crt" }
+      - { key: kubelet-client-key, value: "$pki/admin.key" }
+EOF_CONFIG
+}
+
 up() {
   for tool in kwokctl kwok etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
     [[ -x $bin/$tool ]] || die "$bin/$tool is missing: run \`npm run tools\` first"
@@ -122,16 +161,15 @@ up() {
       log "warning: $name was created without $stages (test pods never end); \`cluster.sh down\` and \`up\` recreate it"
     kwokctl start cluster --name "$name"
   else
+    write_kwokctl_config
     log "creating $name (kwokctl --runtime binary)"
-    kwokctl create cluster --name "$name" --runtime binary \
+    kwokctl --config "$kwokctl_config" create cluster --name "$name" --runtime binary \
       --kubeconfig "$kubeconfig" \
       --etcd-binary "$bin/etcd" \
       --kube-apiserver-binary "$bin/kube-apiserver" \
       --kube-controller-manager-binary "$bin/kube-controller-manager" \
       --kube-scheduler-binary "$bin/kube-scheduler" \
       --kwok-controller-binary "$bin/kwok" \
-      --extra-args "kwok-controller=config=$stages" \
-      --extra-args "kwok-controller=node-lease-duration-seconds=$node_lease_seconds" \
       --disable-qps-limits \
       --wait 0s
   fi
@@ -142,15 +180,23 @@ up() {
   wait_ready
   [[ -z ${restarted_at:-} ]] || wait_leases_renewed_since "$restarted_at"
   install_gateway_api
+  if [[ ${SANDBOX_REAL_NODE:-} == 1 ]]; then
+    grep -qF -- kubelet-client-certificate "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
+      die "$name was created before the real node existed: \`cluster.sh down\` and \`up\` recreate it"
+    bash "$node_sh" up
+  fi
   log "ready: $(kubectl get nodes --no-headers | wc -l) nodes; KUBECONFIG=$kubeconfig"
 }
 
 stop() {
+  # The real node first, while the API server still answers it.
+  bash "$node_sh" stop
   exists && kwokctl stop cluster --name "$name"
   log "$name stopped (data kept in $KWOK_WORKDIR)"
 }
 
 down() {
+  bash "$node_sh" down
   if exists; then
     "$bin/kwokctl" delete cluster --name "$name" >>"$kwokctl_log" 2>&1 || log "kwokctl delete failed; stopping processes directly"
   fi
@@ -167,13 +213,14 @@ down() {
     # shellcheck disable=SC2086
     [[ -z $pids ]] || kill -9 $pids 2>/dev/null || true
   fi
-  rm -rf "$KWOK_WORKDIR/clusters/$name" "$kubeconfig" "$kwokctl_log"
+  rm -rf "$KWOK_WORKDIR/clusters/$name" "$kubeconfig" "$kwokctl_log" "$kwokctl_config"
   log "$name removed"
 }
 
 status() {
   if exists && kubectl get --raw /readyz >/dev/null 2>&1; then
     echo "$name runs; KUBECONFIG=$kubeconfig"
+    [[ ! -d $dir/node ]] || bash "$node_sh" status || true
   else
     echo "$name is not running"
     return 1

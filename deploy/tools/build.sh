@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Provides the local stack in .tools/bin/: temporal, helm, kwokctl, kwok, etcd, etcdctl,
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, registry (an OCI registry
-# for the chart-source tests), the Gateway API's CRDs (.tools/bin/gateway-api.crds/, which the
-# sandbox installs), and temporal-server, temporal-sql-tool and temporal-ui-server (the
-# Temporal cluster on PostgreSQL of deploy/temporal-cluster), at the versions pinned in versions.env.
+# for the chart-source tests), the sandbox's real node (kubelet; containerd,
+# containerd-shim-runc-v2 and ctr; the CNI plugins bridge, loopback, host-local and portmap, linked
+# as the folder .tools/bin/cni/; runc comes from Debian, see deploy/sandbox/node.sh), the Gateway
+# API's CRDs (.tools/bin/gateway-api.crds/, which the sandbox installs), and temporal-server,
+# temporal-sql-tool and temporal-ui-server (the Temporal cluster on PostgreSQL of
+# deploy/temporal-cluster), at the versions pinned in versions.env.
 # `build.sh peers` provides instead the peers benchmark 4 runs beside us, which nothing else needs
 # (so `npm test` and `npm start` never build them): Flux's helm-controller and source-controller
 # (their CRDs beside them, linked as .tools/bin/<controller>.crds/) and helmfile.
@@ -34,7 +37,8 @@ die() {
 }
 
 tools=(temporal temporal-server temporal-sql-tool temporal-ui-server helm kwokctl kwok etcd etcdctl
-  kube-apiserver kube-controller-manager kube-scheduler kubectl registry)
+  kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet registry
+  containerd containerd-shim-runc-v2 ctr cni)
 flux_controllers=(helm-controller source-controller)
 case ${1:-} in
   '') ;;
@@ -47,7 +51,9 @@ group_of() {
   case $1 in
     kwok | kwokctl) echo kwok ;;
     etcd | etcdctl) echo etcd ;;
-    kube-* | kubectl) echo kubernetes ;;
+    kube-* | kubectl | kubelet) echo kubernetes ;;
+    containerd | containerd-shim-runc-v2 | ctr) echo containerd ;;
+    cni) echo cni-plugins ;;
     temporal-server | temporal-sql-tool) echo temporal-server ;;
     temporal-ui-server) echo temporal-ui ;;
     *) echo "$1" ;;
@@ -64,6 +70,8 @@ pinned_version() {
     etcd) echo "$ETCD_VERSION" ;;
     kubernetes) echo "$KUBERNETES_VERSION" ;;
     registry) echo "$REGISTRY_VERSION" ;;
+    containerd) echo "$CONTAINERD_VERSION" ;;
+    cni-plugins) echo "$CNI_PLUGINS_VERSION" ;;
     helm-controller) echo "$FLUX_HELM_CONTROLLER_VERSION" ;;
     source-controller) echo "$FLUX_SOURCE_CONTROLLER_VERSION" ;;
     helmfile) echo "$HELMFILE_VERSION" ;;
@@ -78,6 +86,9 @@ reported_version() {
   case $tool in
     helm) text=$("$bin" version --template '{{.Version}}' 2>/dev/null || true) ;;
     kubectl) text=$("$bin" version --client 2>/dev/null || true) ;;
+    containerd-shim-runc-v2) text=$("$bin" -v 2>/dev/null || true) ;;
+    # A folder of CNI plugins: the version the bridge plugin reports when run without a command.
+    cni) text=$("$bin/bridge" 2>&1 || true) ;;
     *) text=$("$bin" --version 2>/dev/null || true) ;;
   esac
   text=$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' <<<"$text" | head -n 1 || true)
@@ -248,7 +259,29 @@ build_kubernetes() {
   done
   (cd "$src" && GOFLAGS=-mod=mod go build -o "$1/" -ldflags "${flags[*]}" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet)
+}
+
+# The real node's container runtime. containerd's go.mod replaces nothing, so a plain go install
+# works; the stamp is the one its Makefile sets (git describe: the tag); the commit stays empty.
+build_containerd() {
+  GOBIN="$1" go install \
+    -ldflags "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+    "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
+    "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
+    "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION"
+}
+
+# The real node's CNI plugins, in a folder of their own (the CNI bin dir containerd is given).
+build_cni_plugins() {
+  local plugin pkgs=()
+  for plugin in main/bridge main/loopback ipam/host-local meta/portmap; do
+    pkgs+=("github.com/containernetworking/plugins/plugins/$plugin@$CNI_PLUGINS_VERSION")
+  done
+  mkdir -p "$1/cni"
+  GOBIN="$1/cni" go install \
+    -ldflags "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" \
+    "${pkgs[@]}"
 }
 
 # Flux's controllers and helmfile replace modules in their go.mod, which `go install mod@version`
@@ -321,7 +354,7 @@ if ((${#missing[@]})); then
     die "not available: ${!missing[*]} (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`, or put the pinned binaries on PATH or name them with ARMADA_<TOOL> (e.g. ARMADA_HELM=/usr/local/bin/helm)."
   fi
   for group in temporal temporal-server temporal-ui helm kwok etcd kubernetes registry \
-    helm-controller source-controller helmfile; do
+    containerd cni-plugins helm-controller source-controller helmfile; do
     [[ -n ${missing[$group]:-} ]] || continue
     log "building $group $(pinned_version "$group") from Go modules (once per machine; minutes)..."
     scratch=$(mktemp -d "$cache_root/build.XXXXXX")
