@@ -10,6 +10,8 @@
 # `build.sh peers` provides instead the peers benchmark 4 runs beside us, which nothing else needs
 # (so `npm test` and `npm start` never build them): Flux's helm-controller and source-controller
 # (their CRDs beside them, linked as .tools/bin/<controller>.crds/) and helmfile.
+# `build.sh compose` provides docker-compose (Docker Compose v2, the CLI plugin's binary run on its
+# own), which only the compose lane needs (deploy/compose.sh runs docker-compose.yml on podman).
 #
 # For each tool, the first of these wins:
 #   1. ARMADA_<TOOL> (e.g. ARMADA_HELM, ARMADA_KUBE_APISERVER) naming a binary at the pinned version;
@@ -43,7 +45,8 @@ flux_controllers=(helm-controller source-controller)
 case ${1:-} in
   '') ;;
   peers) tools=("${flux_controllers[@]}" helmfile) ;;
-  *) die "unknown argument '$1' (none builds the local stack; 'peers' builds benchmark 4's peers)" ;;
+  compose) tools=(docker-compose) ;;
+  *) die "unknown argument '$1' (none builds the local stack; 'peers' builds benchmark 4's peers; 'compose' docker-compose)" ;;
 esac
 
 # The build group a tool comes from; one go build per group.
@@ -56,6 +59,7 @@ group_of() {
     cni) echo cni-plugins ;;
     temporal-server | temporal-sql-tool) echo temporal-server ;;
     temporal-ui-server) echo temporal-ui ;;
+    docker-compose) echo compose ;;
     *) echo "$1" ;;
   esac
 }
@@ -75,6 +79,7 @@ pinned_version() {
     helm-controller) echo "$FLUX_HELM_CONTROLLER_VERSION" ;;
     source-controller) echo "$FLUX_SOURCE_CONTROLLER_VERSION" ;;
     helmfile) echo "$HELMFILE_VERSION" ;;
+    compose) echo "$COMPOSE_VERSION" ;;
   esac
 }
 
@@ -309,9 +314,10 @@ write_replacing_wrapper() {
     echo "require $mod $version"
   } >"$dir/go.mod"
   go mod edit -json "$gomod" | node -e '
-    const { Replace = [] } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    // A go.mod without replace directives has "Replace": null.
+    const { Replace } = JSON.parse(require("fs").readFileSync(0, "utf8"));
     const at = (m) => (m.Version ? `${m.Path}@${m.Version}` : m.Path);
-    for (const r of Replace) if (r.New.Version) console.log(`${at(r.Old)}=${at(r.New)}`);
+    for (const r of Replace ?? []) if (r.New.Version) console.log(`${at(r.Old)}=${at(r.New)}`);
   ' | while read -r replacement; do
     (cd "$dir" && go mod edit -replace="$replacement")
   done
@@ -347,6 +353,24 @@ build_helmfile() {
     github.com/helmfile/helmfile
 }
 
+# Docker Compose v2 (cmd/ is the binary the docker CLI runs as its `compose` plugin; run as
+# docker-compose it is the same program, standalone). Its go.mod excludes two versions, which
+# `go install mod@version` refuses in a dependency, so it is built in a wrapper module that
+# repeats the exclusions (it replaces nothing) beside the release's go.sum. The stamp is the one
+# its Makefile sets.
+build_compose() {
+  local mod=github.com/docker/compose/v2 gomod exclusion
+  write_replacing_wrapper "$2/compose" "$mod" "$COMPOSE_VERSION"
+  gomod=$(go mod download -json "$mod@$COMPOSE_VERSION" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
+  go mod edit -json "$gomod" | node -e '
+    const { Exclude } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    for (const e of Exclude ?? []) console.log(`${e.Path}@${e.Version}`);
+  ' | while read -r exclusion; do
+    (cd "$2/compose" && go mod edit -exclude="$exclusion")
+  done
+  wrapper_build "$2/compose" -o "$1/docker-compose" -ldflags "-w -X $mod/internal.Version=$COMPOSE_VERSION" "$mod/cmd"
+}
+
 for tool in "${tools[@]}"; do resolve "$tool"; done
 
 if ((${#missing[@]})); then
@@ -354,7 +378,7 @@ if ((${#missing[@]})); then
     die "not available: ${!missing[*]} (pinned in deploy/tools/versions.env). Install Go >= 1.25 and re-run \`npm run tools\`, or put the pinned binaries on PATH or name them with ARMADA_<TOOL> (e.g. ARMADA_HELM=/usr/local/bin/helm)."
   fi
   for group in temporal temporal-server temporal-ui helm kwok etcd kubernetes registry \
-    containerd cni-plugins helm-controller source-controller helmfile; do
+    containerd cni-plugins helm-controller source-controller helmfile compose; do
     [[ -n ${missing[$group]:-} ]] || continue
     log "building $group $(pinned_version "$group") from Go modules (once per machine; minutes)..."
     scratch=$(mktemp -d "$cache_root/build.XXXXXX")
@@ -389,7 +413,7 @@ gateway_api_crds() {
   fi
   link gateway-api.crds "$cache"
 }
-[[ ${1:-} == peers ]] || gateway_api_crds
+[[ -n ${1:-} ]] || gateway_api_crds
 
 for tool in "${tools[@]}"; do
   [[ -e $out/$tool ]] || die "$tool missing from $out after the build"
