@@ -37,3 +37,18 @@ install_prometheus() {
     "${sudo[@]}" systemctl disable --now prometheus.service >/dev/null 2>&1 || true
   fi
 }
+
+# Debian's podman, buildah and runc, and mmdebstrap, for the container images of deploy/images
+# (built here with no Docker engine). runc, not crun: crun refuses this kernel's hybrid cgroups.
+# netavark (with iptables, its firewall driver) and aardvark-dns give containers and builds their
+# own network; uidmap, slirp4netns and fuse-overlayfs are what podman needs where it runs rootless.
+install_container_tools() {
+  local tool missing=()
+  for tool in podman buildah runc mmdebstrap iptables newuidmap slirp4netns fuse-overlayfs; do
+    PATH=$PATH:/usr/sbin:/sbin command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  [[ -x /usr/lib/podman/netavark ]] || missing+=(netavark)
+  ((${#missing[@]})) || return 0
+  install_debian_packages --no-install-recommends podman buildah runc mmdebstrap iptables uidmap \
+    slirp4netns fuse-overlayfs netavark aardvark-dns golang-github-containers-common
+}

@@ -1,0 +1,3 @@
+module armada-temporal.local/images/pause
+
+go 1.25
