@@ -11,6 +11,10 @@
 #                       <upstream name> <name in the registry> <docker-archive>
 #   build.sh app [TAG]  then deploy/Dockerfile as localhost/armada-temporal:TAG (npm run image;
 #                       TAG defaults to the package's version)
+#   build.sh compose    then the images docker-compose.yml names that are not the project's own
+#                       (deploy/compose.sh images): docker.io/library/postgres:<POSTGRESQL_MAJOR>
+#                       (Debian's postgresql-<major>), docker.io/temporalio/server, admin-tools and
+#                       ui (the Temporal binaries of npm run tools on the Debian base), one line each
 #   build.sh serve      runs the registry in the foreground, for a caller that pulls from it
 #
 # Cache (ARMADA_IMAGES_CACHE, default $XDG_CACHE_HOME/armada-temporal/images):
@@ -57,6 +61,14 @@ golang_ref="docker.io/library/golang:$(cut -d. -f1,2 <<<"$GO_IMAGE_VERSION")-$DE
 pause_ref="registry.k8s.io/pause:$PAUSE_VERSION"
 podinfo_ref="ghcr.io/stefanprodan/podinfo:$PODINFO_VERSION"
 images=(pause podinfo debian node golang)
+# What docker-compose.yml names (`build.sh compose`, deploy/compose.sh images): PostgreSQL of
+# POSTGRESQL_MAJOR, and the Temporal server, admin tools and UI of the releases `npm run tools`
+# builds (their binaries come from there).
+postgres_ref="docker.io/library/postgres:$POSTGRESQL_MAJOR"
+temporal_server_ref="docker.io/temporalio/server:${TEMPORAL_SERVER_VERSION#v}"
+temporal_admin_tools_ref="docker.io/temporalio/admin-tools:${TEMPORAL_SERVER_VERSION#v}"
+temporal_ui_ref="docker.io/temporalio/ui:${TEMPORAL_UI_VERSION#v}"
+compose_images=(postgres temporal_server temporal_admin_tools temporal_ui)
 
 ref_of() {
   local var="${1}_ref"
@@ -69,6 +81,10 @@ version_of() {
     debian) echo "$DEBIAN_SUITE" ;;
     node) echo "$NODE_VERSION-npm$NPM_VERSION-$DEBIAN_SUITE" ;;
     golang) echo "$GO_IMAGE_VERSION-$DEBIAN_SUITE" ;;
+    postgres) echo "$POSTGRESQL_MAJOR-$DEBIAN_SUITE" ;;
+    temporal_server) echo "${TEMPORAL_SERVER_VERSION#v}-$DEBIAN_SUITE" ;;
+    temporal_admin_tools) echo "${TEMPORAL_SERVER_VERSION#v}-cli${TEMPORAL_CLI_VERSION#v}-$DEBIAN_SUITE" ;;
+    temporal_ui) echo "${TEMPORAL_UI_VERSION#v}-$DEBIAN_SUITE" ;;
   esac
 }
 archive_of() { echo "$cache_root/$1-$(version_of "$1")-r$IMAGES_RECIPE_REVISION.tar"; }
@@ -219,6 +235,52 @@ build_golang() {
     --build-arg "GOLANG_VERSION=$GO_IMAGE_VERSION" -t "$golang_ref" "$1" >/dev/null
 }
 
+# --- the images docker-compose.yml names (Temporal on PostgreSQL) ---
+
+# docker.io/library/postgres:<major>: Debian's postgresql-<major> on the Debian base.
+build_postgres() {
+  cp "$here/postgres-entrypoint.sh" "$1/"
+  podman build -q --pull=never -f "$here/postgres.Containerfile" --build-arg "BASE=$debian_ref" \
+    --build-arg "PG_MAJOR=$POSTGRESQL_MAJOR" -t "$postgres_ref" "$1" >/dev/null
+}
+
+# The Temporal binaries of the tools cache (deploy/tools/build.sh, the pinned Go modules), into $1.
+temporal_binaries() {
+  local dir=$1 tool
+  shift
+  for tool in "$@"; do
+    [[ -x $root/.tools/bin/$tool ]] || bash "$root/deploy/tools/build.sh" >/dev/null
+    cp -L "$root/.tools/bin/$tool" "$dir/$tool"
+  done
+}
+
+# docker.io/temporalio/server:<version>: temporal-server, and nc for compose's healthcheck.
+build_temporal_server() {
+  temporal_binaries "$1" temporal-server
+  podman build -q --pull=never -f "$here/temporal-server.Containerfile" --build-arg "BASE=$debian_ref" \
+    --build-arg "TEMPORAL_VERSION=${TEMPORAL_SERVER_VERSION#v}" -t "$temporal_server_ref" "$1" >/dev/null
+}
+
+# docker.io/temporalio/admin-tools:<version>: temporal-sql-tool and the temporal CLI.
+build_temporal_admin_tools() {
+  temporal_binaries "$1" temporal-sql-tool temporal
+  podman build -q --pull=never -f "$here/temporal-admin-tools.Containerfile" --build-arg "BASE=$debian_ref" \
+    --build-arg "TEMPORAL_VERSION=${TEMPORAL_SERVER_VERSION#v}" -t "$temporal_admin_tools_ref" "$1" >/dev/null
+}
+
+# docker.io/temporalio/ui:<version>: temporal-ui-server with the module's docker.yaml and start script.
+build_temporal_ui() {
+  local dir
+  temporal_binaries "$1" temporal-ui-server
+  dir=$(go mod download -json "github.com/temporalio/ui-server/v2@$TEMPORAL_UI_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [[ -f $dir/config/docker.yaml && -f $dir/docker/start-ui-server.sh ]] ||
+    die "no config/docker.yaml or docker/start-ui-server.sh in github.com/temporalio/ui-server/v2@$TEMPORAL_UI_VERSION (module dir: ${dir:-none})"
+  cp "$dir/config/docker.yaml" "$dir/docker/start-ui-server.sh" "$1/"
+  chmod u+w,go+r "$1/docker.yaml" "$1/start-ui-server.sh"
+  chmod +x "$1/start-ui-server.sh"
+  podman build -q --pull=never -f "$here/temporal-ui.Containerfile" --build-arg "BASE=$debian_ref" -t "$temporal_ui_ref" "$1" >/dev/null
+}
+
 # --- cache and registry ---
 
 # Builds an image when its archive is missing; loads the archive when podman's storage lacks it.
@@ -297,8 +359,8 @@ build_app() {
 # --- main ---
 
 case ${1:-} in
-  '' | app | serve) ;;
-  *) die "unknown argument '$1' (none builds the images; 'app [TAG]' also deploy/Dockerfile; 'serve' runs the registry)" ;;
+  '' | app | serve | compose) ;;
+  *) die "unknown argument '$1' (none builds the images; 'app [TAG]' also deploy/Dockerfile; 'compose' also docker-compose.yml's; 'serve' runs the registry)" ;;
 esac
 write_registry_files
 if [[ ${1:-} == serve ]]; then
@@ -316,6 +378,13 @@ for name in "${images[@]}"; do
   publish "$name"
   printf '%-46s %s %s\n' "$(ref_of "$name")" "$registry/$(ref_of "$name")" "$(archive_of "$name")"
 done
+if [[ ${1:-} == compose ]]; then
+  for name in "${compose_images[@]}"; do
+    provide "$name"
+    publish "$name"
+    printf '%-46s %s %s\n' "$(ref_of "$name")" "$registry/$(ref_of "$name")" "$(archive_of "$name")"
+  done
+fi
 if [[ ${1:-} == app ]]; then
   build_app "${2:-$(node -p 'require(process.argv[1]).version' "$root/package.json")}"
 fi
