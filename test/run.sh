@@ -59,6 +59,15 @@ wait "$temporal_cluster" || {
 ARMADA_TEST_CLUSTER_TEMPORAL=$(source "$TEMPORAL_CLUSTER_DIR/cluster.env" && echo "$TEMPORAL_ADDRESS")
 export ARMADA_TEST_CLUSTER_TEMPORAL
 
+# The compose lane (test/compose): Docker Compose and the images docker-compose.yml names, each
+# built once and cached (the app image again from this tree, on podman's layer cache); the test
+# itself builds and downloads nothing.
+compose_log="$root/.sandbox/test-compose.log"
+{ bash deploy/tools/build.sh compose && bash deploy/compose.sh images; } >"$compose_log" 2>&1 || {
+  cat "$compose_log" >&2
+  exit 1
+}
+
 status=0
 npx jest --ci --json --outputFile="$results" "$@" || status=$?
 
