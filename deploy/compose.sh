@@ -19,7 +19,11 @@
 # .compose/, git-ignored), with the project's podman settings (deploy/images/containers.conf:
 # runc, ulimits below the host's hard limits) and registry mirrors (deploy/images/build.sh's
 # registries.conf), through the environment; DOCKER_HOST points Compose at it. DOCKER_BUILDKIT=0:
-# `up --build` uses the classic builder, which podman's API serves (there is no BuildKit).
+# `build` and `up --build` use the classic builder, which podman's API serves (there is no
+# BuildKit). Behind a TLS-inspecting egress, as here, deploy/Dockerfile's Go and npm stages then
+# lack the CA bundle that deploy/images/build.sh app mounts for them ("x509: certificate signed
+# by unknown authority"), so here armada-temporal:local comes from `compose.sh images`, and `up`
+# without --build uses it.
 #
 # Healthchecks: podman schedules a container's healthcheck with a systemd timer, and there is no
 # systemd here ("unable to get systemd connection to add healthchecks"), so a container would stay

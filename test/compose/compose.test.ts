@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
 import { toolPath } from '../../activities/tools';
 import { uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
@@ -15,7 +16,8 @@ import { eventually } from '../helpers/processes';
  * nothing). PostgreSQL, the schema job, the Temporal server, the namespace job, the UI, the worker
  * and the bridge come up in the order of the file's depends_on conditions (`up --wait`); the
  * example manifest applied with kubectl is deployed by them until Ready; the UI answers on its
- * published port and lists the run; `down -v` leaves no container, volume or network behind.
+ * published port, lists the run through its API and shows its page in Chromium; `down -v` leaves
+ * no container, volume or network behind.
  *
  * The cluster is one of this file's own (a sandbox of deploy/sandbox/cluster.sh), not the suite's:
  * the file's bridge watches every namespace (it sets no ARMADA_NAMESPACES) and would reconcile
@@ -37,6 +39,10 @@ const IMAGES = [
 ];
 const PORTS = [7233, 8080, 9464, 9465];
 const UI = 'http://127.0.0.1:8080';
+/** The UI's address as the file gives it (TEMPORAL_CORS_ORIGINS), for the browser. */
+const UI_ORIGIN = 'http://localhost:8080';
+/** Debian's Chromium (test/run.sh installs it), unless ARMADA_CHROMIUM names another build. */
+const CHROMIUM = process.env.ARMADA_CHROMIUM || '/usr/bin/chromium';
 /** Up, down and the deploy on a busy 2-core machine. */
 const LONG = 600_000;
 
@@ -177,7 +183,7 @@ describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker
   });
 
   it(
-    'deploys the example manifest applied with kubectl until it is Ready, and the UI on its published port lists the run',
+    'deploys the example manifest applied with kubectl until it is Ready, and the UI on its published port lists the run and shows its page',
     async () => {
       // The example, in a namespace of its own: its charts deploy into their object's namespace
       // (the tenancy rule), here the test's rather than `demo`.
@@ -234,6 +240,18 @@ describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker
       expect(listed.map((e) => [e.execution.workflowId, e.type.name, e.status])).toEqual([
         [workflowId, 'manifestWorkflow', 'WORKFLOW_EXECUTION_STATUS_COMPLETED'],
       ]);
+
+      // And as a user sees it: the workflow list in Chromium, then the run's own page.
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+        page.setDefaultTimeout(60_000);
+        await page.goto(`${UI_ORIGIN}/namespaces/default/workflows?query=${query}`);
+        await page.getByRole('link', { name: workflowId, exact: true }).click();
+        await page.getByTestId('workflow-id-heading').getByText(workflowId).waitFor();
+      } finally {
+        await browser.close();
+      }
     },
     LONG,
   );
