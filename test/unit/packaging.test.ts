@@ -3,8 +3,10 @@ import path from 'node:path';
 import { parse } from 'yaml';
 
 /**
- * deploy/Dockerfile and docker-compose.yml cannot be built or run here (no Docker engine): these
- * checks keep them in step with the repository they package.
+ * Static checks that keep deploy/Dockerfile and docker-compose.yml in step with the repository
+ * they package. Both also run for real with no Docker engine: the image through podman
+ * (deploy/images/build.sh app), the compose file through Docker Compose on podman's API
+ * (test/compose/compose.test.ts).
  */
 const repo = path.resolve(__dirname, '../..');
 const read = (file: string) => readFileSync(path.join(repo, file), 'utf8');
