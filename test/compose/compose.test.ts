@@ -53,6 +53,8 @@ const stateDir = path.join(repo, '.compose', project);
 let work = '';
 let kubeconfig = '';
 let up = false;
+/** What `up` printed: a line per container and step, in the order Compose took them. */
+let upOutput = '';
 
 function since(started: number): string {
   return `${((Date.now() - started) / 1000).toFixed(1)} s`;
@@ -141,7 +143,7 @@ describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker
 
     started = Date.now();
     up = true;
-    await compose('-p', project, 'up', '-d', '--wait', '--wait-timeout', '300');
+    upOutput = await compose('-p', project, 'up', '-d', '--wait', '--wait-timeout', '300');
     console.log(`docker compose up -d --wait: ${since(started)}`);
   }, LONG);
 
@@ -160,6 +162,20 @@ describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker
     await rm(stateDir, { recursive: true, force: true });
     if (work) await rm(work, { recursive: true, force: true });
   }, LONG);
+
+  it('starts each service only once what it depends on is healthy or done (the file relies on that order)', () => {
+    const at = (service: string, step: string) => {
+      const match = new RegExp(`Container ${project}-${service}-1\\s+${step}\\b`).exec(upOutput);
+      if (!match) throw new Error(`compose up printed no "${service} ${step}":\n${upOutput}`);
+      return match.index;
+    };
+    expect(at('postgresql', 'Healthy')).toBeLessThan(at('temporal-schema', 'Starting'));
+    expect(at('temporal-schema', 'Exited')).toBeLessThan(at('temporal', 'Starting'));
+    expect(at('temporal', 'Healthy')).toBeLessThan(at('temporal-setup', 'Starting'));
+    expect(at('temporal', 'Healthy')).toBeLessThan(at('temporal-ui', 'Starting'));
+    expect(at('temporal-setup', 'Exited')).toBeLessThan(at('worker', 'Starting'));
+    expect(at('worker', 'Started')).toBeLessThan(at('bridge', 'Starting'));
+  });
 
   it('runs every service, the two set-up jobs done', async () => {
     const states = Object.fromEntries(
