@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import { parse } from 'yaml';
 import { toolPath } from '../../activities/tools';
 import { uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
@@ -30,13 +31,13 @@ import { eventually } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
-const IMAGES = [
-  'docker.io/library/postgres:15',
-  'docker.io/temporalio/admin-tools:1.29.1',
-  'docker.io/temporalio/server:1.29.1',
-  'docker.io/temporalio/ui:2.42.1',
-  'armada-temporal:local',
-];
+/** The images docker-compose.yml names, as it names them. */
+async function composeImages(): Promise<string[]> {
+  const file = parse(await readFile(path.join(repo, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { image?: string }>;
+  };
+  return [...new Set(Object.values(file.services).flatMap((s) => (s.image ? [s.image] : [])))];
+}
 const PORTS = [7233, 8080, 9464, 9465];
 const UI = 'http://127.0.0.1:8080';
 /** The UI's address as the file gives it (TEMPORAL_CORS_ORIGINS), for the browser. */
@@ -105,7 +106,9 @@ function portFree(port: number): Promise<boolean> {
 describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker and the bridge', () => {
   beforeAll(async () => {
     const missing = [];
-    for (const image of IMAGES) {
+    const images = await composeImages();
+    expect(images).toHaveLength(5);
+    for (const image of images) {
       if (
         !(await podman('image', 'exists', image).then(
           () => true,
