@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (npm test). On a fresh machine it installs the npm dependencies, builds the
 # local stack (npm run tools), starts a sandbox cluster of its own and, for the cluster lane
-# (test/cluster), a Temporal cluster on PostgreSQL (installing PostgreSQL when it is missing), runs
+# (test/cluster), a Temporal cluster on PostgreSQL (installing PostgreSQL when it is missing), builds
+# the container images (deploy/images, cached) and adds a real node to the sandbox, runs
 # the whole Jest suite (which starts and stops its own Temporal dev server for every other file),
 # stops everything it started, and ends with the line "N passed, N failed".
 set -euo pipefail
@@ -22,6 +23,10 @@ fi
 
 # The Prometheus analysis tests run Debian's prometheus (their own process, on loopback).
 install_prometheus
+
+# podman, buildah, runc and mmdebstrap, for the container images (deploy/images/build.sh installs
+# them too; here first, so no two apt-get runs overlap with the Temporal cluster's PostgreSQL).
+install_container_tools
 
 # Every process this run starts inherits this marker, so cleanup finds exactly them, even
 # orphans of a crashed Jest, and never a dev server or sandbox that `npm start` runs.
@@ -50,6 +55,16 @@ mkdir -p "$TEMPORAL_CLUSTER_DIR"
 # Both start at once: the Temporal cluster mostly waits on PostgreSQL and its own start.
 bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
 temporal_cluster=$!
+# The container images (deploy/images/build.sh: podman and its kin installed when missing, each
+# image built once per machine from pinned sources and cached), meanwhile: the sandbox's real
+# node imports two of them (pause, podinfo) and runs what must really run (test/e2e/real-node).
+images_log="$root/.sandbox/test-images.log"
+mkdir -p "$root/.sandbox"
+bash deploy/images/build.sh >"$images_log" 2>&1 || {
+  cat "$images_log" >&2
+  exit 1
+}
+export SANDBOX_REAL_NODE=1
 bash deploy/sandbox/cluster.sh up
 export KUBECONFIG="$SANDBOX_DIR/kubeconfig"
 wait "$temporal_cluster" || {

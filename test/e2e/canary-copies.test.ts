@@ -20,7 +20,7 @@ import { kubectl } from '../helpers/kube';
 /** The example chart, as a run passes it: by source (a `local` one is read in place). */
 const CHART = { source: { type: 'local' as const, location: 'examples/charts/hello' } };
 
-/** Installs the example chart as `release`, revision 1: 4 replicas of image 1.0.0. */
+/** Installs the example chart as `release`, revision 1: 4 replicas of the chart's image, podinfo 6.9.2. */
 const installAt4 = (release: string, namespace: string) =>
   helm(
     'upgrade',
@@ -70,7 +70,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
     // The stable one is Helm's (helm wrote its ownership at install) and runs the old image.
     const stable = await read(release);
     expect(stable.metadata?.annotations?.['meta.helm.sh/release-name']).toBe(release);
-    expect(stable.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:1.0.0');
+    expect(stable.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.9.2');
   });
 
   it('labels the copy’s pods so the chart’s Service selects them, and only the copy selects its own', async () => {
@@ -95,7 +95,7 @@ describe('createCanaryCopies and deleteDeployments on the real sandbox cluster a
     expect(listed.status).toBe('deployed');
 
     const manifest = await helm('get', 'manifest', release, '--namespace', namespace);
-    expect(manifest).toContain('ghcr.io/stefanprodan/podinfo:1.0.0');
+    expect(manifest).toContain('ghcr.io/stefanprodan/podinfo:6.9.2');
     expect(manifest).not.toContain('2.0.0');
     expect(manifest).not.toContain(canary);
     expect(manifest).not.toContain(CANARY_LABEL);
