@@ -373,18 +373,13 @@ command -v go >/dev/null || die "Go >= 1.25 is needed to build the images' progr
 exec 9>"$cache_root/.lock"
 flock 9
 start_registry
-for name in "${images[@]}"; do
+selected=("${images[@]}")
+[[ ${1:-} != compose ]] || selected+=("${compose_images[@]}")
+for name in "${selected[@]}"; do
   provide "$name"
   publish "$name"
   printf '%-46s %s %s\n' "$(ref_of "$name")" "$registry/$(ref_of "$name")" "$(archive_of "$name")"
 done
-if [[ ${1:-} == compose ]]; then
-  for name in "${compose_images[@]}"; do
-    provide "$name"
-    publish "$name"
-    printf '%-46s %s %s\n' "$(ref_of "$name")" "$registry/$(ref_of "$name")" "$(archive_of "$name")"
-  done
-fi
 if [[ ${1:-} == app ]]; then
   build_app "${2:-$(node -p 'require(process.argv[1]).version' "$root/package.json")}"
 fi
