@@ -27,6 +27,11 @@ export interface LeftoverFailure {
   told?: boolean;
 }
 
+/** A chart's failure, with the manifest whose run it holds back. */
+interface Entry extends LeftoverFailure {
+  manifest: string;
+}
+
 /**
  * The failed uninstalls of standalone leftovers (bridge/standalone.ts), per chart key, in the
  * bridge's memory: a restarted bridge counts afresh. Each failed run is counted once, however
@@ -34,21 +39,23 @@ export interface LeftoverFailure {
  * due (a timer per chart; a later timer replaces it).
  */
 export class LeftoverRetries {
-  private readonly failed = new Map<string, LeftoverFailure>();
+  private readonly failed = new Map<string, Entry>();
   private readonly timers = new KeyedTimers();
 
   /**
    * The failure of run `runId` of `chart`, counted when first seen: the wait before its retry is
-   * taken from when it ended (`endedAt`, epoch ms).
+   * taken from when it ended (`endedAt`, epoch ms). `manifest` is the one whose run waits for it.
    */
   failure(
     chart: string,
     run: { runId: string; generation: number | undefined; endedAt: number },
+    manifest: string,
   ): LeftoverFailure {
     const known = this.failed.get(chart);
     if (known?.runId === run.runId) return known;
     const failures = known && known.generation === run.generation ? known.failures + 1 : 1;
     const failure = {
+      manifest,
       runId: run.runId,
       generation: run.generation,
       failures,
@@ -67,5 +74,22 @@ export class LeftoverRetries {
   forget(chart: string): void {
     this.failed.delete(chart);
     this.timers.cancel(chart);
+  }
+
+  /** Forgets the failures of `manifest`'s charts but `charts`: it lists the others no more. */
+  forgetBut(manifest: string, charts: ReadonlySet<string>): void {
+    for (const [chart, entry] of this.failed)
+      if (entry.manifest === manifest && !charts.has(chart)) this.forget(chart);
+  }
+
+  /** Forgets what a deleted object held: a chart's own failures, or those a manifest waited for. */
+  forgetObject(key: string): void {
+    this.forget(key);
+    this.forgetBut(key, new Set());
+  }
+
+  /** Charts whose failures are remembered. */
+  get size(): number {
+    return this.failed.size;
   }
 }

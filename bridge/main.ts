@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   const watches = {} as { [K in KindName]: ObjectWatch<ObjectView<K>> };
   let policyWatch: ObjectWatch<PolicyView> | undefined;
   const maybeRanAlone = new Set<string>();
+  const leftoverRetries = new LeftoverRetries();
   const specChanges = new SpecChanges(config.ARMADA_SETTLE_SECONDS * 1000);
   const claims = new ClaimIndex();
   const metrics = new BridgeMetrics(() => queue);
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
       defaultServiceAccount: config.ARMADA_DEFAULT_SERVICE_ACCOUNT,
     },
     maybeRanAlone,
-    leftoverRetries: new LeftoverRetries(),
+    leftoverRetries,
     specChanges,
     enqueue: (key) => queue.add(key),
     afterRun(workflowId, key, started) {
@@ -139,6 +140,7 @@ async function main(): Promise<void> {
           queue.add(view.key);
           if (change !== 'delete') return;
           maybeRanAlone.delete(view.key);
+          leftoverRetries.forgetObject(view.key);
           // What a deleted manifest or group listed may now be free to go (or run on its own).
           for (const key of ownedKeys(view)) queue.add(key);
         },

@@ -57,8 +57,15 @@ export async function clearStandaloneLeftovers(
   ctx: BridgeContext,
   manifest: ObjectView<'ArmadaManifest'>,
 ): Promise<boolean> {
-  if (!manifest.releasePrefix) return false; // the manifest deploys the very releases they did
+  if (!manifest.releasePrefix) {
+    // The manifest deploys the very releases they did: it waits for no uninstall.
+    ctx.leftoverRetries.forgetBut(manifest.key, new Set());
+    return false;
+  }
   const { groupRuns, groups, charts } = standaloneSuspects(ctx.objects, manifest, ctx.maybeRanAlone);
+  // A chart whose uninstall failed but that the manifest lists no more is not retried for it:
+  // its entry and its timer go.
+  ctx.leftoverRetries.forgetBut(manifest.key, new Set(charts.map((c) => c.key)));
   if (!groups.length && !charts.length) return false;
   // An invalid chart stays a suspect: the manifest cannot run until it is valid again.
   const validCharts = charts.filter((c) => c.parsed.valid);
@@ -230,11 +237,11 @@ async function retryLater(
   manifest: ObjectView<'ArmadaManifest'>,
 ): Promise<boolean> {
   if (ranWith !== chart.generation) return false;
-  const failure = ctx.leftoverRetries.failure(chart.key, {
-    runId: failed.runId,
-    generation: ranWith,
-    endedAt: (failed.closeTime ?? new Date()).getTime(),
-  });
+  const failure = ctx.leftoverRetries.failure(
+    chart.key,
+    { runId: failed.runId, generation: ranWith, endedAt: (failed.closeTime ?? new Date()).getTime() },
+    manifest.key,
+  );
   if (failure.retryAt <= Date.now()) return false;
   if (!failure.told) {
     const error = await failureOf(ctx, failed);
