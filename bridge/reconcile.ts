@@ -11,7 +11,7 @@ import {
   cancelRun,
   control,
   latestRun,
-  ranBefore,
+  ranForAnother,
   type ControlCommand,
 } from '../runs/control';
 import {
@@ -160,6 +160,12 @@ type Mode = RunMemo['mode'];
  * memo); a chart's is also the uninstall of the release it installed on its own (standalone.ts).
  */
 export function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
+  const run = requestOf(ctx, view, mode);
+  // The object it is for, by what the API server and Temporal both keep: see ranForAnother.
+  return view.uid ? { ...run, memo: { ...run.memo, uid: view.uid } } : run;
+}
+
+function requestOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
   const { namespace, name } = view;
   switch (view.kind) {
     case 'ArmadaManifest': {
@@ -372,13 +378,10 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest):
   const { mode, specs } = run.memo;
   if (ctx.startedRunning(run.workflowId, run.memo)) return;
   const latest = await latestRun(ctx.client, run.workflowId);
-  // Specs name generations, which start at 1 again for an object created anew: a run from
-  // before the object existed was an earlier object's, and deployed nothing of this one.
+  // Specs name generations, which start at 1 again for an object created anew: a run for an
+  // earlier object of the name deployed nothing of this one.
   const same =
-    latest !== null &&
-    latest.memo.specs === specs &&
-    latest.memo.mode === mode &&
-    !ranBefore(latest, view.createdAt);
+    latest !== null && latest.memo.specs === specs && latest.memo.mode === mode && !ranForAnother(latest, view);
   if (latest?.running) {
     if (same) return;
     if (latest.memo.mode === mode && latest.memo.next !== specs) {

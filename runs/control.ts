@@ -197,19 +197,27 @@ export interface RunState {
 }
 
 /**
- * How far the API server's clock and Temporal's may be apart, beyond which ranBefore trusts them.
- * An object's own run starts after it (a watch event and a reconcile later), and a timestamp of
- * the API server's is whole seconds, so at most a second before the creation it stands for.
+ * How far the API server's clock and Temporal's may be apart, beyond which ranForAnother trusts
+ * them for a run that names no object. An object's own run starts after it (a watch event and a
+ * reconcile later), and a timestamp of the API server's is whole seconds, so at most a second
+ * before the creation it stands for.
  */
 export const CLOCK_SKEW_MS = 1000;
 
 /**
- * Whether `run` started before an object created at `createdAt` (ms; 0 when unknown) existed:
- * then it was the run of an earlier object of the same name (a cluster rebuilt, or the object
- * deleted while no bridge watched), whose generations started at 1 as this one's do.
+ * Whether `run` was for another object of the same name than `object` (a cluster rebuilt, or
+ * the object deleted and created again while no bridge watched), whose generations started at
+ * 1 as this one's do, so its specs read the same. A run the bridge started names its object's
+ * uid (memo `uid`), which both sides agree on whatever their clocks say. A run that names none
+ * (started by `armadactl apply`, or by a bridge before 0.2) is told by time: it started before
+ * the object was created (`createdAt`, ms; 0 when unknown).
  */
-export function ranBefore(run: Pick<RunState, 'startedAt'>, createdAt: number): boolean {
-  return createdAt > 0 && run.startedAt < createdAt - CLOCK_SKEW_MS;
+export function ranForAnother(
+  run: Pick<RunState, 'startedAt' | 'memo'>,
+  object: { uid?: string; createdAt: number },
+): boolean {
+  if (run.memo.uid !== undefined && object.uid !== undefined) return run.memo.uid !== object.uid;
+  return object.createdAt > 0 && run.startedAt < object.createdAt - CLOCK_SKEW_MS;
 }
 
 /** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */

@@ -2,7 +2,7 @@ import { kinds, type KindName } from '../../api/kinds';
 import { ClaimIndex } from '../../bridge/claims';
 import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
 import { SETTLE_MS, SpecChanges, planKeys } from '../../bridge/settle';
-import { ranBefore } from '../../runs/control';
+import { ranForAnother } from '../../runs/control';
 import {
   chartRelease,
   claimOf,
@@ -373,17 +373,29 @@ describe('spec changes settle before a manifest or group starts its run', () => 
   });
 });
 
-describe('ranBefore: whether a run of the same specs was an earlier object’s', () => {
+describe('ranForAnother: whether a run of the same specs was for an earlier object of the name', () => {
   const created = Date.parse('2026-11-25T12:00:00Z');
+  const run = (startedAt: number, uid?: string) => ({ startedAt, memo: { mode: 'deploy' as const, uid } });
+
   it.each([
     ['an hour before the object was created: an earlier object of that name', created - 3_600_000, true],
     ['just after it was created: its own', created + 150, false],
     ['a little before it, within the clocks’ skew: taken as its own', created - 800, false],
-  ])('a run started %s', (_, startedAt, earlier) => {
-    expect(ranBefore({ startedAt }, created)).toBe(earlier);
+  ])('a run that names no object, started %s', (_, startedAt, earlier) => {
+    expect(ranForAnother(run(startedAt), { createdAt: created })).toBe(earlier);
   });
 
-  it('takes a run for the object’s own when its creation time is unknown', () => {
-    expect(ranBefore({ startedAt: 0 }, 0)).toBe(false);
+  it('takes a run that names no object for the object’s own when its creation time is unknown', () => {
+    expect(ranForAnother(run(0), { createdAt: 0 })).toBe(false);
+  });
+
+  // Temporal's clock 3 s behind the API server's made an object's own run look older than the
+  // object (so every end of a run started another), and 3 s ahead hid an earlier object's run.
+  it.each([
+    ['Temporal’s clock 3 s behind: the object’s own run started “before” it', -3_000, 'u1', false],
+    ['Temporal’s clock 3 s ahead: an earlier object’s run started “after” this one', 3_000, 'u0', true],
+    ['clocks agreeing: an earlier object’s run started before it', -3_600_000, 'u0', true],
+  ])('%s: told by the uid the run names', (_, skew, uid, earlier) => {
+    expect(ranForAnother(run(created + skew, uid), { uid: 'u1', createdAt: created })).toBe(earlier);
   });
 });

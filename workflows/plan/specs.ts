@@ -11,6 +11,8 @@ export interface RunMemo {
   mode: 'deploy' | 'uninstall';
   /** Specs a re-plan signal brought: the run starts over with them at its next safe point. */
   next?: string;
+  /** The object the run is for (its metadata.uid), when the bridge started it. */
+  uid?: string;
 }
 
 export interface SpecRef {
