@@ -134,9 +134,14 @@ spec:
       return m.status?.satisfied ? m : undefined;
     });
     expect(manifest.status.observedGeneration).toBe(manifest.metadata.generation);
-    const groups = (await json('get', 'acg', '-n', crs)).items as {
-      status?: { satisfied?: boolean; reason?: string };
-    }[];
+    // The last group's final status is written alongside the manifest's own (workflows/manifest.ts
+    // end()), so it may land a moment after the manifest reads satisfied.
+    const groups = await eventually('both groups satisfied', async () => {
+      const items = (await json('get', 'acg', '-n', crs)).items as {
+        status?: { satisfied?: boolean; reason?: string };
+      }[];
+      return items.every((g) => g.status?.satisfied) ? items : undefined;
+    });
     expect(groups.map((g) => [g.status?.satisfied, g.status?.reason])).toEqual([
       [true, '2/2 charts deployed'],
       [true, '2/2 charts deployed'],
