@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import {
   CANARY_LABEL,
@@ -78,7 +79,8 @@ function newestWrite(obj: ArmadaObject, byHelm: boolean): Write | undefined {
  *   one (a second edit by the same manager within the same second is not told apart: the first
  *   one already counted); for kinds with a generation, only when the generation moved (a spec
  *   change: this leaves out controllers annotating and `kubectl scale`, which writes through
- *   the scale subresource).
+ *   the scale subresource); for kinds without one, only when something but the metadata and
+ *   status changed (`kubectl annotate` and `kubectl label` are not drift for any kind).
  * Canary copies are never drift.
  */
 export function driftOf(
@@ -98,11 +100,19 @@ export function driftOf(
   if (change !== 'update' || !previous) return undefined;
   const [generation, before] = [obj.metadata.generation, previous.metadata.generation];
   if (generation !== undefined && before !== undefined && generation <= before) return undefined;
+  // A kind without a generation (a Service, a ConfigMap) changed what Helm deployed only when
+  // something but its metadata and status did: labels and annotations are never drift.
+  if (generation === undefined && isDeepStrictEqual(deployed(obj), deployed(previous))) return undefined;
   const foreign = newestWrite(obj, false);
   if (!foreign || foreign.time < (newestWrite(obj, true)?.time ?? 0)) return undefined;
   const foreignBefore = newestWrite(previous, false);
   if (foreignBefore?.manager === foreign.manager && foreignBefore.time === foreign.time) return undefined;
   return { ...id, change: 'edited', by: foreign.manager };
+}
+
+/** What Helm deployed of an object: all of it but its metadata and status. */
+function deployed({ metadata: _metadata, status: _status, ...content }: ArmadaObject): object {
+  return content;
 }
 
 /** Drifted objects waiting for their release's drift run, by release key. */

@@ -113,8 +113,12 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect(detected).toContain(
       `Deployment fixed edited by kubectl-set (release ${releases}/fixed, revision 2); re-applying revision 2`,
     );
-    // `kubectl scale` writes through the scale subresource: not drift. Deleting the Service next
-    // is; its repair is the only one that follows, and names the Service alone.
+    // `kubectl scale` writes through the scale subresource, and `kubectl annotate` and `label`
+    // of the Service (a kind without a generation) change metadata alone: none is drift.
+    // Deleting the Service next is; its repair is the only one that follows, and names the
+    // Service alone.
+    await kubectl('annotate', 'service', 'fixed', '-n', releases, 'team=x');
+    await kubectl('label', 'service', 'fixed', '-n', releases, 'team=x');
     await kubectl('scale', 'deployment/fixed', '-n', releases, '--replicas=2');
     await kubectl('delete', 'service', 'fixed', '-n', releases, '--wait=true');
     await eventually('the Service back', () => kubectl('get', 'service', 'fixed', '-n', releases), {
@@ -130,6 +134,9 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
       `Service fixed deleted (release ${releases}/fixed, revision 3); re-applying revision 3`,
     );
     expect((await helmHistory('fixed', releases)).map((h) => h.revision)).toEqual([1, 2, 3, 4]);
+    expect((await eventMessages(crs, 'fixed', 'DriftDetected')).join('\n')).not.toMatch(
+      /kubectl-(annotate|label)/,
+    );
     // The other release was never touched.
     expect((await helmHistory('reported', releases)).map((h) => h.revision)).toEqual([1]);
   });

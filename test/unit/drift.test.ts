@@ -16,17 +16,28 @@ const write = (manager: string, time: string, subresource?: string): V1ManagedFi
 
 /** A Deployment `web` of release `apps/web`, as Helm 4 leaves it. */
 function object(
-  opts: { generation?: number; writes?: V1ManagedFieldsEntry[]; labels?: Record<string, string> } = {},
+  opts: {
+    generation?: number;
+    writes?: V1ManagedFieldsEntry[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    spec?: object;
+  } = {},
 ): ArmadaObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
+    spec: opts.spec ?? { replicas: 2 },
     metadata: {
       name: 'web',
       namespace: 'apps',
       generation: opts.generation,
       labels: { 'app.kubernetes.io/managed-by': 'Helm', ...opts.labels },
-      annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'apps' },
+      annotations: {
+        'meta.helm.sh/release-name': 'web',
+        'meta.helm.sh/release-namespace': 'apps',
+        ...opts.annotations,
+      },
       managedFields: opts.writes ?? [write('helm', '2026-11-22T10:00:00Z')],
     },
   };
@@ -107,6 +118,7 @@ describe('driftOf', () => {
   it('for a kind without a generation (a Service), a new write by another manager is drift, once', () => {
     const first = object({
       writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-edit', '2026-11-22T10:05:00Z')],
+      spec: { replicas: 3 },
     });
     expect(driftOf(services, first, 'update', object())).toMatchObject({
       kind: 'Service',
@@ -116,6 +128,19 @@ describe('driftOf', () => {
     });
     // The same write seen again (a later update by nobody new) is not reported twice.
     expect(driftOf(services, first, 'update', first)).toBeUndefined();
+  });
+
+  it('for a kind without a generation, a write of metadata alone (kubectl annotate, kubectl label) is not drift', () => {
+    const annotated = object({
+      writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-annotate', '2026-11-22T10:05:00Z')],
+      annotations: { team: 'x' },
+    });
+    expect(driftOf(services, annotated, 'update', object())).toBeUndefined();
+    const labelled = object({
+      writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-label', '2026-11-22T10:05:00Z')],
+      labels: { team: 'x' },
+    });
+    expect(driftOf(services, labelled, 'update', object())).toBeUndefined();
   });
 
   it('adds, resyncs and canary copies are never drift', () => {
