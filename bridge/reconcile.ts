@@ -4,7 +4,7 @@ import { analysisUrls } from '../api/analysis';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
-import { kubeApi } from '../kube/client';
+import { isStatus, kubeApi } from '../kube/client';
 import {
   CONTROL_COMMANDS,
   ControlRefused,
@@ -39,10 +39,6 @@ import type { ArmadaObject } from './watch';
 import {
   ACTION_ANNOTATION,
   FINALIZER,
-  GATE_ANNOTATION,
-  NOW_ANNOTATION,
-  REASON_ANNOTATION,
-  RUN_ANNOTATION,
   describeProblems,
   drives,
   gone,
@@ -113,7 +109,12 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   const { kind, namespace, name } = parseKey(key);
   const view = ctx.objects(kind).get(namespace, name);
   if (!view) return;
-  if (view.deleting) return finalize(ctx, view);
+  if (view.deleting) {
+    // Nothing steers an object's runs once it goes: its uninstall runs instead.
+    if (view.action)
+      await takeAction(ctx, view, view.action, `${kind} ${namespace}/${name} is being deleted`);
+    return finalize(ctx, view);
+  }
   if (view.action) await takeAction(ctx, view, view.action);
 
   if (!view.parsed.valid) return markInvalid(ctx, view, describeProblems(view.parsed.problems));
@@ -381,7 +382,10 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest):
   // Specs name generations, which start at 1 again for an object created anew: a run for an
   // earlier object of the name deployed nothing of this one.
   const same =
-    latest !== null && latest.memo.specs === specs && latest.memo.mode === mode && !ranForAnother(latest, view);
+    latest !== null &&
+    latest.memo.specs === specs &&
+    latest.memo.mode === mode &&
+    !ranForAnother(latest, view);
   if (latest?.running) {
     if (same) return;
     if (latest.memo.mode === mode && latest.memo.next !== specs) {
@@ -497,15 +501,23 @@ async function ensureFinalizer(view: ObjectView): Promise<void> {
  * `armada.airshipit.org/action`: sends the command to the run that steers the object (routeOf:
  * its canary, its own run, or the manifest or group that runs it), removes the annotation, and
  * records an Event with who asked (the field manager that wrote the annotation) and what the run
- * answered, or why it was refused (a Warning). `armada.airshipit.org/gate` names the gate an
- * approve is for.
+ * answered, or why it was refused (a Warning; `refusal` refuses it at once). `armada.airshipit.org/gate`
+ * names the gate an approve is for.
  */
-async function takeAction(ctx: BridgeContext, view: ObjectView, action: ActionRequest): Promise<void> {
+async function takeAction(
+  ctx: BridgeContext,
+  view: ObjectView,
+  action: ActionRequest,
+  refusal?: string,
+): Promise<void> {
   const { kind, namespace, name } = view;
   const { command, reason, gate, by } = action;
   let outcome: string;
   let type: 'Normal' | 'Warning' = 'Normal';
-  if (!ACTIONS.includes(command)) {
+  if (refusal !== undefined) {
+    outcome = `refused: ${refusal}`;
+    type = 'Warning';
+  } else if (!ACTIONS.includes(command)) {
     outcome = `unknown action "${command}"; use one of ${ACTIONS.join(', ')}`;
     type = 'Warning';
   } else if (command === 'undo' || command === 'retry') {
@@ -537,17 +549,7 @@ async function takeAction(ctx: BridgeContext, view: ObjectView, action: ActionRe
       type = 'Warning';
     }
   }
-  await patchObject(view, {
-    metadata: {
-      annotations: {
-        [ACTION_ANNOTATION]: null,
-        [REASON_ANNOTATION]: null,
-        [GATE_ANNOTATION]: null,
-        [RUN_ANNOTATION]: null,
-        [NOW_ANNOTATION]: null,
-      },
-    },
-  });
+  await clearAction(ctx, view, action);
   await recordEvent({ kind, namespace, name }, view.uid, {
     type,
     reason: 'Action',
@@ -614,8 +616,38 @@ async function clearInvalid(view: ObjectView): Promise<void> {
   });
 }
 
-/** A JSON merge patch of the object (metadata only: finalizers, annotations). */
-async function patchObject(view: ObjectView, body: object): Promise<void> {
+/**
+ * Removes a taken action's annotations, only while the object still asks for that action: a JSON
+ * patch that tests the annotation first. Another action written since (approve, then at once
+ * promote) fails the test and stays, for the reconcile its watch event brings.
+ */
+async function clearAction(ctx: BridgeContext, view: ObjectView, action: ActionRequest): Promise<void> {
+  const pointer = (annotation: string) =>
+    `/metadata/annotations/${annotation.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  try {
+    await patchObject(
+      view,
+      [
+        { op: 'test', path: pointer(ACTION_ANNOTATION), value: action.command },
+        ...action.written.map((annotation) => ({ op: 'remove', path: pointer(annotation) })),
+      ],
+      PatchStrategy.JsonPatch,
+    );
+  } catch (err) {
+    if (!isStatus(err, 422)) throw err;
+    ctx.log('info', 'another action was written meanwhile; it is taken next', {
+      key: view.key,
+      taken: action.command,
+    });
+  }
+}
+
+/** A patch of the object (metadata only: finalizers, annotations); a JSON merge patch unless told. */
+async function patchObject(
+  view: ObjectView,
+  body: object,
+  strategy: PatchStrategy = PatchStrategy.MergePatch,
+): Promise<void> {
   await kubeApi(CustomObjectsApi).patchNamespacedCustomObject(
     {
       group: GROUP,
@@ -625,6 +657,6 @@ async function patchObject(view: ObjectView, body: object): Promise<void> {
       name: view.name,
       body,
     },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    setHeaderOptions('Content-Type', strategy),
   );
 }

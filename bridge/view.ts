@@ -21,6 +21,14 @@ export const GATE_ANNOTATION = 'armada.airshipit.org/gate';
 export const RUN_ANNOTATION = 'armada.airshipit.org/run';
 /** On an undo action of a Deployer: `true` goes back at once rather than through the steps. */
 export const NOW_ANNOTATION = 'armada.airshipit.org/now';
+/** An action's annotations, removed together once it is taken. */
+const ACTION_ANNOTATIONS = [
+  ACTION_ANNOTATION,
+  REASON_ANNOTATION,
+  GATE_ANNOTATION,
+  RUN_ANNOTATION,
+  NOW_ANNOTATION,
+];
 
 /** The queue's key of an object: `ArmadaChart/default/shop`. */
 export function objectKey(kind: KindName, namespace: string, name: string): string {
@@ -54,6 +62,8 @@ export interface ActionRequest {
   now?: boolean;
   /** The field manager that wrote the annotation; `unknown` when none is recorded. */
   by: string;
+  /** The action's annotations present on the object (ACTION_ANNOTATION and those beside it). */
+  written: string[];
 }
 
 interface ViewOf<K extends KindName> {
@@ -176,6 +186,7 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
             ...(annotations[RUN_ANNOTATION] !== undefined && { run: annotations[RUN_ANNOTATION] }),
             ...(annotations[NOW_ANNOTATION] === 'true' && { now: true }),
             by: annotationWriter(obj) ?? 'unknown',
+            written: ACTION_ANNOTATIONS.filter((a) => annotations[a] !== undefined),
           },
     statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,
   };

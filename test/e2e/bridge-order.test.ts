@@ -2,13 +2,10 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { KindName } from '../../api/kinds';
-import { reconcile, type BridgeContext } from '../../bridge/reconcile';
-import { ClaimIndex } from '../../bridge/claims';
-import { LeftoverRetries, leftoverRetryDelayMs } from '../../bridge/leftover-retries';
-import { SpecChanges } from '../../bridge/settle';
+import { reconcile } from '../../bridge/reconcile';
+import { leftoverRetryDelayMs } from '../../bridge/leftover-retries';
 import { LEFTOVER_UNINSTALL_FAILED } from '../../bridge/standalone';
-import { claimOf, viewOf, type ObjectView } from '../../bridge/view';
+import { viewOf, type ObjectView } from '../../bridge/view';
 import { serviceAccountUser } from '../../kube/client';
 import { latestRun } from '../../runs/control';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
@@ -21,6 +18,7 @@ import {
   kubectl,
   settingsChart,
 } from '../helpers/kube';
+import { asBridge, cachedContext } from '../helpers/bridge-context';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 /**
@@ -298,46 +296,24 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
     const crs = cacheLag;
     const releases = `${crs}-rel`;
     await kubectl('apply', '-n', crs, '-f', await manifestDir(releases, ['manifest', 'group', 'chart']));
-    const cached = new Map<KindName, ObjectView[]>();
+    const cached: ObjectView[] = [];
     for (const [kind, resource] of [
       ['ArmadaChartGroup', 'acg'],
       ['ArmadaChart', 'act'],
     ] as const) {
       const { items } = JSON.parse(await kubectl('get', resource, '-n', crs, '-o', 'json'));
-      cached.set(
-        kind,
-        items.map((obj: never) => viewOf(kind, obj)),
-      );
+      cached.push(...items.map((obj: never) => viewOf(kind, obj)));
     }
     const lines: string[] = [];
-    const ctx: BridgeContext = {
-      client: harness().client,
-      taskQueue: harness().taskQueue,
-      objects: ((kind: KindName) => ({
-        get: (_namespace: string, name: string) => cached.get(kind)?.find((v) => v.name === name),
-        list: () => cached.get(kind) ?? [],
-      })) as BridgeContext['objects'],
-      claims: ClaimIndex.of([...cached.values()].flat().map(claimOf)),
+    const ctx = cachedContext(harness(), cached, {
+      lines,
       // What grantAnyNamespace grants the namespaces of the other cases.
-      policies: () => [{ name: 'cache-lag', spec: { namespaces: [crs], target_namespaces: ['*'] } }],
-      tenancy: { lockdown: false },
-      maybeRanAlone: new Set(),
-      leftoverRetries: new LeftoverRetries(),
-      specChanges: new SpecChanges(),
-      enqueue: (key) => lines.push(`enqueued ${key}`),
-      afterRun: (workflowId) => lines.push(`following ${workflowId}`),
-      startedRunning: () => false,
-      log: (_level, message, fields) => lines.push(`${message} ${String(fields?.key)}`),
-      metrics: { runStarted: (key) => lines.push(`started ${key}`), actionTaken: () => undefined },
-    };
+      policies: [{ name: 'cache-lag', spec: { namespaces: [crs], target_namespaces: ['*'] } }],
+    });
 
-    // As the bridge's ServiceAccount, not the worker's this process otherwise uses.
-    const worker = process.env.ARMADA_KUBECONFIG;
-    process.env.ARMADA_KUBECONFIG = process.env.ARMADA_TEST_BRIDGE_KUBECONFIG;
     try {
-      await reconcile(ctx, `ArmadaChartGroup/${crs}/apps`);
+      await asBridge(() => reconcile(ctx, `ArmadaChartGroup/${crs}/apps`));
     } finally {
-      process.env.ARMADA_KUBECONFIG = worker;
       // No bridge watches this namespace to remove the finalizer reconcile added.
       await kubectl(
         'patch',

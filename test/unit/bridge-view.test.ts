@@ -153,9 +153,14 @@ describe('viewOf', () => {
       reason: 'looks good',
       gate: 'step 1 (50 %)',
       by: 'kubectl-annotate',
+      written: ['armada.airshipit.org/action', 'armada.airshipit.org/reason', 'armada.airshipit.org/gate'],
     });
     const unsigned = chart('web', {}, { annotations: { 'armada.airshipit.org/action': 'pause' } });
-    expect(view(unsigned).action).toEqual({ command: 'pause', by: 'unknown' });
+    expect(view(unsigned).action).toEqual({
+      command: 'pause',
+      by: 'unknown',
+      written: ['armada.airshipit.org/action'],
+    });
   });
 
   it('an undo action comes with the run it names and whether a Deployer goes back at once', () => {
@@ -170,7 +175,13 @@ describe('viewOf', () => {
         },
       },
     );
-    expect(view(undo).action).toEqual({ command: 'undo', run: '01a2-run', now: true, by: 'unknown' });
+    expect(view(undo).action).toEqual({
+      command: 'undo',
+      run: '01a2-run',
+      now: true,
+      by: 'unknown',
+      written: ['armada.airshipit.org/action', 'armada.airshipit.org/run', 'armada.airshipit.org/now'],
+    });
   });
 
   it('an Invalid condition that is True is what the bridge said; a False one says nothing', () => {
