@@ -7,6 +7,7 @@ import type { manifestWorkflow } from '../../workflows/manifest';
 import { approveSignal } from '../../workflows/messages';
 import { demoDocuments } from '../workflows/demo-plan';
 import { sharedWorker, uniqueName } from '../helpers/env';
+import { eventually } from '../helpers/processes';
 import { fakeHelm } from '../workflows/fake-helm';
 
 /**
@@ -85,6 +86,13 @@ describe('the Temporal UI during a manifest run (headless Chromium, real dev ser
     const workflowId = await startRun(client, taskQueue, manifestRun(documents()));
     try {
       await atGate;
+      // The list page asks visibility once: open it when visibility has the run's attributes
+      // (on a loaded machine it had not yet, and the list stayed empty).
+      await eventually('the run listed by its ArmadaName', async () => {
+        for await (const run of client.workflow.list({ query: `ArmadaName = "${name}"` }))
+          if (run.workflowId === workflowId) return true;
+        return undefined;
+      });
       const page = await browser!.newPage({ viewport: { width: 1440, height: 1000 } });
       page.setDefaultTimeout(UI_TIMEOUT_MS);
       try {
