@@ -124,10 +124,17 @@ install_gateway_api() {
 # file rather than --extra-args: kwokctl v0.8.0 indexes the patches of a second component wrongly
 # when a later --extra-args names it again.
 write_kwokctl_config() {
-  local pki="$KWOK_WORKDIR/clusters/$name/pki"
+  local pki="$KWOK_WORKDIR/clusters/$name/pki" node_ip
+  # Pods on the real node reach the API server (which binds 0.0.0.0) at the node's IP, the pod
+  # bridge's gateway: no kube-proxy runs, so the kubernetes Service's ClusterIP leads nowhere.
+  # Their clients verify the serving certificate, so it names that address too; node.sh
+  # chooses it now (and keeps it in its node.env for its own `up`).
+  node_ip=$(bash "$node_sh" address)
   cat >"$kwokctl_config" <<EOF_CONFIG
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: ["$node_ip"]
 componentsPatches:
   - name: kwok-controller
     extraArgs:
@@ -143,6 +150,11 @@ componentsPatches:
       - { key: kubelet-preferred-address-types, value: "InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP" }
       - { key: kubelet-client-certificate, value: "$pki/admin.crt" }
       - { key: kubelet-client-key, value: "$pki/admin.key" }
+      # Besides the default set: a namespace's scheduler.alpha.kubernetes.io/node-selector and
+      # defaultTolerations annotations apply to its pods. The in-cluster lane
+      # (test/cluster/in-cluster.test.ts) puts the example charts' pods, which tolerate only
+      # kwok's taint, on the real node this way; namespaces without them are unchanged.
+      - { key: enable-admission-plugins, value: "PodNodeSelector,PodTolerationRestriction" }
 EOF_CONFIG
 }
 
@@ -183,6 +195,8 @@ up() {
   if [[ ${SANDBOX_REAL_NODE:-} == 1 ]]; then
     grep -qF -- kubelet-client-certificate "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
       die "$name was created before the real node existed: \`cluster.sh down\` and \`up\` recreate it"
+    grep -qF -- PodTolerationRestriction "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
+      die "$name was created before pods on the real node reached the API server: \`cluster.sh down\` and \`up\` recreate it"
     bash "$node_sh" up
   fi
   log "ready: $(kubectl get nodes --no-headers | wc -l) nodes; KUBECONFIG=$kubeconfig"
