@@ -37,6 +37,10 @@ rm -f "$results"
 
 # The cluster lane's Temporal server on PostgreSQL (deploy/temporal-cluster), fresh for each run.
 export TEMPORAL_CLUSTER_DIR="$root/.temporal-cluster/test"
+# On every address, not only the loopback: the in-cluster lane's pods (test/cluster/in-cluster)
+# dial it at the real node's IP, the pod bridge's gateway on this machine (kube-apiserver binds
+# 0.0.0.0 too). The bridge exists only once the sandbox is up, after this server starts.
+export TEMPORAL_BIND_IP=0.0.0.0
 
 cleanup() {
   SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
@@ -79,6 +83,14 @@ export ARMADA_TEST_CLUSTER_TEMPORAL
 # itself builds and downloads nothing.
 compose_log="$root/.sandbox/test-compose.log"
 { bash deploy/tools/build.sh compose && bash deploy/compose.sh images; } >"$compose_log" 2>&1 || {
+  cat "$compose_log" >&2
+  exit 1
+}
+# The in-cluster lane (test/cluster/in-cluster) runs that same app image on the real node: saved
+# once here as a docker-archive, which the test imports into the node's containerd.
+export ARMADA_TEST_APP_IMAGE="$root/.sandbox/test-app-image.tar"
+rm -f "$ARMADA_TEST_APP_IMAGE"
+podman save --format docker-archive -o "$ARMADA_TEST_APP_IMAGE" localhost/armada-temporal:local >>"$compose_log" 2>&1 || {
   cat "$compose_log" >&2
   exit 1
 }
