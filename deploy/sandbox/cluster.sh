@@ -24,7 +24,9 @@
 # Every cluster is created ready for it: kwok manages only its own nodes (annotated
 # kwok.x-k8s.io/node=fake, as `kwokctl scale node` makes them), and the API server calls kubelets
 # at their InternalIP with its kubelet client certificate (kwokctl's admin certificate, signed by
-# the cluster's CA). Neither changes anything for the fake nodes.
+# the cluster's CA); its serving certificate names the real node's IP (chosen by node.sh before
+# the cluster is created), where pods on that node reach it. None of this changes anything for
+# the fake nodes.
 #
 # SANDBOX_DIR (default .sandbox) holds the kubeconfig and kwok's work dir; the test command
 # uses its own dir so it never touches the cluster `npm start` runs.
@@ -234,7 +236,8 @@ down() {
 status() {
   if exists && kubectl get --raw /readyz >/dev/null 2>&1; then
     echo "$name runs; KUBECONFIG=$kubeconfig"
-    [[ ! -d $dir/node ]] || bash "$node_sh" status || true
+    # node.env alone: the address chosen at create; kubelet.yaml: the node was started.
+    [[ ! -f $dir/node/kubelet.yaml ]] || bash "$node_sh" status || true
   else
     echo "$name is not running"
     return 1

@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { stringify } from 'yaml';
+import { Client, Connection } from '@temporalio/client';
+import { temporal as temporalProto } from '@temporalio/proto';
+import { parseAllDocuments, stringify } from 'yaml';
 import { toolPath } from '../../activities/tools';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { applyPolicy, installCrds, kubectl } from '../helpers/kube';
@@ -48,6 +50,8 @@ const IMAGE_ARCHIVE = process.env.ARMADA_TEST_APP_IMAGE;
 const IMAGE = 'localhost/armada-temporal';
 const IMAGE_TAG = process.env.ARMADA_TEST_APP_IMAGE_TAG ?? 'local';
 const REAL_NODE = 'real-node';
+/** The shop canary's hold, long enough to delete the worker pod inside it. */
+const HOLD_SECONDS = 20;
 const TAINT = 'armada.airshipit.org/real-node';
 const repo = path.resolve(__dirname, '../..');
 
@@ -91,6 +95,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
   const taskQueue = uniqueName('incluster');
   const started = Date.now();
   let uninstalled = false;
+  let connection: Connection | undefined;
+  let temporal: Client;
 
   beforeAll(async () => {
     if (!TEMPORAL) throw new Error('ARMADA_TEST_CLUSTER_TEMPORAL is not set: run the suite with `npm test`');
@@ -114,6 +120,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       },
     );
     console.log(`imported ${IMAGE_ARCHIVE} into ${REAL_NODE}'s containerd in ${Date.now() - t} ms`);
+    connection = await Connection.connect({ address: TEMPORAL });
+    temporal = new Client({ connection });
     await installCrds();
     await kubectl('create', 'namespace', crs);
     // Every pod of the release namespace selects and tolerates the real node (cluster.sh's
@@ -168,6 +176,7 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
         ).catch(() => '');
     await kubectl('delete', 'armadapolicy', policy, '--ignore-not-found').catch(() => '');
     await kubectl('delete', 'namespace', crs, releases, operatorNs, '--wait=false').catch(() => '');
+    await connection?.close();
     console.log(`in-cluster lane: ${Math.round((Date.now() - started) / 1000)} s`);
   }, 180_000);
 
@@ -316,8 +325,178 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     console.log(await kubectl('get', 'pods', '-o', 'wide', '-A'));
   }, 300_000);
 
+  /** The shop canary of examples/canary-chart.yaml, its release in this run's namespace, short holds. */
+  async function applyShop(message: string): Promise<void> {
+    const shop = parseAllDocuments(
+      await readFile(path.join(repo, 'examples/canary-chart.yaml'), 'utf8'),
+    )[0].toJS() as {
+      spec: Record<string, unknown>;
+    };
+    Object.assign(shop.spec, {
+      namespace: releases,
+      values: { replicaCount: 2, message },
+      wait: { timeout: 120 },
+      canary: { steps: [{ percent: 50, sleep: HOLD_SECONDS }, { percent: 100 }] },
+    });
+    await kubectl('apply', '-n', crs, '-f', await tempFile('shop.json', JSON.stringify(shop)));
+  }
+
+  interface Chart {
+    metadata: { generation: number };
+    status?: {
+      satisfied?: boolean;
+      actual_state?: string;
+      observedGeneration?: number;
+      progress?: { percent?: number; next_step_at?: string };
+    };
+  }
+  const chart = async (name: string) =>
+    JSON.parse(await kubectl('get', 'act', name, '-n', crs, '-o', 'json')) as Chart;
+  const settled = (name: string) =>
+    eventually(
+      `ArmadaChart ${name} satisfied with its spec`,
+      async () => {
+        const c = await chart(name);
+        return c.status?.satisfied && c.status.observedGeneration === c.metadata.generation ? c : undefined;
+      },
+      { timeoutMs: 240_000 },
+    );
+
+  /**
+   * Every run on this lane's task queue, by workflow ID: [runId, status]. Raw from the
+   * WorkflowService: the memos are encrypted (the chart's key), which the client would decode.
+   */
+  async function runs(): Promise<Map<string, [string, string][]>> {
+    const byId = new Map<string, [string, string][]>();
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      const page = await temporal.workflowService.listWorkflowExecutions({
+        namespace: 'default',
+        query: `TaskQueue = '${taskQueue}'`,
+        nextPageToken,
+      });
+      for (const r of page.executions ?? []) {
+        const id = r.execution?.workflowId ?? '';
+        const status = temporalProto.api.enums.v1.WorkflowExecutionStatus[r.status ?? 0];
+        byId.set(id, [...(byId.get(id) ?? []), [r.execution?.runId ?? '', status]]);
+      }
+      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+    } while (nextPageToken);
+    return byId;
+  }
+
+  it('deleting the worker pod mid-canary: the run finishes on the replacement', async () => {
+    await applyShop('shop v1');
+    await settled('shop');
+    await applyShop('shop v2');
+    // In the hold at 50 %: the canary copies run v2 beside the release's v1.
+    await eventually(
+      'the shop canary in its 50 % hold',
+      async () => {
+        const c = await chart('shop');
+        return c.status?.progress?.percent === 50 && c.status.progress.next_step_at ? c : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const [old] = await pods(operatorNs, 'app.kubernetes.io/component=worker');
+    const t = Date.now();
+    await kubectl('delete', 'pod', old.metadata.name, '-n', operatorNs, '--wait=false');
+    const replacement = await eventually(
+      'a replacement worker Ready',
+      async () =>
+        (await pods(operatorNs, 'app.kubernetes.io/component=worker')).find(
+          (p) => p.metadata.name !== old.metadata.name && ready(p),
+        ),
+      { timeoutMs: 180_000 },
+    );
+    console.log(
+      `worker ${old.metadata.name} deleted mid-canary; ${replacement.metadata.name} Ready ${Date.now() - t} ms later`,
+    );
+    const done = await settled('shop');
+    expect(done.status?.actual_state).toBe('deployed');
+    expect(JSON.parse(await helm('get', 'values', 'shop', '-n', releases, '-o', 'json'))).toMatchObject({
+      message: 'shop v2',
+    });
+    // The canary's activities after the hold ran on the replacement (identity pid@hostname).
+    const shopRuns = [...(await runs())].filter(([id]) => id.includes(`${crs}/shop`));
+    const identities = new Set<string>();
+    for (const [id, rs] of shopRuns)
+      for (const [runId, status] of rs) {
+        expect([id, status]).toEqual([id, 'WORKFLOW_EXECUTION_STATUS_COMPLETED']);
+        for (const e of (await temporal.workflow.getHandle(id, runId).fetchHistory()).events ?? []) {
+          const who = e.activityTaskStartedEventAttributes?.identity;
+          if (who) identities.add(who.split('@').pop()!);
+        }
+      }
+    expect([...identities]).toEqual(expect.arrayContaining([old.metadata.name, replacement.metadata.name]));
+  }, 420_000);
+
+  it("deleting the bridge leader's pod: the other replica takes the Lease, and starts no duplicate run", async () => {
+    const lease = async () =>
+      (
+        JSON.parse(await kubectl('get', 'lease', 'armada-bridge', '-n', operatorNs, '-o', 'json')) as {
+          spec: { holderIdentity?: string };
+        }
+      ).spec.holderIdentity ?? '';
+    const holder = await lease();
+    const bridges = await pods(operatorNs, 'app.kubernetes.io/component=bridge');
+    const leader = bridges.find((p) => holder.startsWith(`${p.metadata.name}-`));
+    expect(leader).toBeDefined();
+    const before = await runs();
+    const t = Date.now();
+    await kubectl('delete', 'pod', leader!.metadata.name, '-n', operatorNs, '--wait=false');
+    const next = await eventually(
+      'another bridge pod holding the Lease',
+      async () => {
+        const h = await lease();
+        return h && !h.startsWith(`${leader!.metadata.name}-`) ? h : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    console.log(
+      `bridge leader ${leader!.metadata.name} deleted; ${next} took the Lease ${Date.now() - t} ms later`,
+    );
+    // The new leader lists every object again: a change starts one run, the rest none.
+    const text = (await readFile(path.join(repo, 'examples/sequenced-manifest.yaml'), 'utf8'))
+      .replaceAll('namespace: demo', `namespace: ${releases}`)
+      .replace('replicaCount: 1', 'replicaCount: 2');
+    await kubectl('apply', '-n', crs, '-f', await tempFile('manifest-v2.yaml', text));
+    await settled('admin');
+    await eventually(
+      'the manifest satisfied again',
+      async () => {
+        const m = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json')) as Chart;
+        return m.status?.satisfied && m.status.observedGeneration === m.metadata.generation ? m : undefined;
+      },
+      { timeoutMs: 240_000 },
+    );
+    const after = await runs();
+    const added = [...after]
+      .map(([id, rs]) => [id, rs.length - (before.get(id)?.length ?? 0)] as const)
+      .filter(([, n]) => n);
+    console.log(`runs started after the hand-over: ${JSON.stringify(added)}`);
+    // Only the manifest's run (and what it starts for its charts), once each.
+    expect(added.every(([, n]) => n === 1)).toBe(true);
+    expect(added.map(([id]) => id)).toContain(`ArmadaManifest:${crs}/demo`);
+    expect(added.some(([id]) => id.includes('/shop'))).toBe(false);
+    expect((await pods(releases, 'app.kubernetes.io/instance=demo-admin')).filter(ready)).toHaveLength(2);
+  }, 420_000);
+
   it('helm uninstall of the operator leaves the releases it deployed alone', async () => {
     const before = await pods(releases);
+    const releaseList = async () =>
+      (
+        JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {
+          name: string;
+          status: string;
+          revision: string;
+        }[]
+      )
+        .map((r) => `${r.name} ${r.status} ${r.revision}`)
+        .sort();
+    const releasesBefore = await releaseList();
+    expect(releasesBefore.filter((r) => r.includes(' deployed '))).toHaveLength(5);
+    const objectsBefore = await kubectl('get', 'amf,acg,act', '-n', crs, '-o', 'name');
     await helm('uninstall', release, '-n', operatorNs, '--wait', '--timeout', '120s');
     uninstalled = true;
     // The pods end (a bridge exits 0 on SIGTERM: Completed) and go with their ReplicaSets.
@@ -328,21 +507,12 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
         timeoutMs: 120_000,
       },
     );
-    const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {
-      name: string;
-      status: string;
-    }[];
-    expect(list.map((r) => `${r.name} ${r.status}`).sort()).toEqual([
-      'demo-admin deployed',
-      'demo-backend deployed',
-      'demo-settings deployed',
-      'demo-web deployed',
-    ]);
+    expect(await releaseList()).toEqual(releasesBefore);
     const after = await pods(releases);
     expect(after.map((p) => p.metadata.name).sort()).toEqual(before.map((p) => p.metadata.name).sort());
     expect(after.every(ready)).toBe(true);
     // The objects stay too (CRDs are never removed by helm uninstall).
-    expect((await kubectl('get', 'act', '-n', crs, '-o', 'name')).trim().split('\n')).toHaveLength(4);
+    expect(await kubectl('get', 'amf,acg,act', '-n', crs, '-o', 'name')).toBe(objectsBefore);
   }, 180_000);
 });
 
