@@ -37,10 +37,6 @@ rm -f "$results"
 
 # The cluster lane's Temporal server on PostgreSQL (deploy/temporal-cluster), fresh for each run.
 export TEMPORAL_CLUSTER_DIR="$root/.temporal-cluster/test"
-# On every address, not only the loopback: the in-cluster lane's pods (test/cluster/in-cluster)
-# dial it at the real node's IP, the pod bridge's gateway on this machine (kube-apiserver binds
-# 0.0.0.0 too). The bridge exists only once the sandbox is up, after this server starts.
-export TEMPORAL_BIND_IP=0.0.0.0
 
 cleanup() {
   SANDBOX_DIR="$SANDBOX_DIR" bash deploy/sandbox/cluster.sh down >/dev/null 2>&1 || true
@@ -57,7 +53,11 @@ bash deploy/temporal-cluster/cluster.sh down >/dev/null 2>&1 || true
 rm -rf "$TEMPORAL_CLUSTER_DIR"
 mkdir -p "$TEMPORAL_CLUSTER_DIR"
 # Both start at once: the Temporal cluster mostly waits on PostgreSQL and its own start.
-bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
+# It binds every address, not only the loopback (TEMPORAL_BIND_IP, for this server alone): the
+# in-cluster lane's pods (test/cluster/in-cluster) dial it at the real node's IP, the pod bridge's
+# gateway on this machine (kube-apiserver binds 0.0.0.0 too); that bridge exists only once the
+# sandbox is up, after this server starts.
+TEMPORAL_BIND_IP=0.0.0.0 bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
 temporal_cluster=$!
 # The container images (deploy/images/build.sh: podman and its kin installed when missing, each
 # image built once per machine from pinned sources and cached), meanwhile: the sandbox's real
