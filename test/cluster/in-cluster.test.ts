@@ -19,7 +19,11 @@ import { eventually } from '../helpers/processes';
  * and runc), Ready through their own probes and talking to the API server as their own
  * ServiceAccounts with the token the kubelet mounts, polling the Temporal cluster on PostgreSQL
  * (ARMADA_TEST_CLUSTER_TEMPORAL). The example manifest is then applied with kubectl and deployed
- * by those pods, and its podinfo pods become Ready for real on the same node.
+ * by those pods, and its podinfo pods become Ready for real on the same node. Then the pods are
+ * disturbed as a cluster disturbs them: the worker's pod is deleted inside a canary hold (the run
+ * finishes on the replacement), the bridge leader's pod is deleted (bridge.replicas 2: the other
+ * takes the Lease, and a change starts each run once), and `helm uninstall` of the operator
+ * leaves the releases and objects it deployed in place.
  *
  * Decisions (see also test/run.sh and deploy/sandbox/cluster.sh):
  * - Network path. A pod's 127.0.0.1 is its own; no kube-proxy runs, so the kubernetes Service's
