@@ -53,7 +53,11 @@ bash deploy/temporal-cluster/cluster.sh down >/dev/null 2>&1 || true
 rm -rf "$TEMPORAL_CLUSTER_DIR"
 mkdir -p "$TEMPORAL_CLUSTER_DIR"
 # Both start at once: the Temporal cluster mostly waits on PostgreSQL and its own start.
-bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
+# It binds every address, not only the loopback (TEMPORAL_BIND_IP, for this server alone): the
+# in-cluster lane's pods (test/cluster/in-cluster) dial it at the real node's IP, the pod bridge's
+# gateway on this machine (kube-apiserver binds 0.0.0.0 too); that bridge exists only once the
+# sandbox is up, after this server starts.
+TEMPORAL_BIND_IP=0.0.0.0 bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
 temporal_cluster=$!
 # The container images (deploy/images/build.sh: podman and its kin installed when missing, each
 # image built once per machine from pinned sources and cached), meanwhile: the sandbox's real
@@ -79,6 +83,14 @@ export ARMADA_TEST_CLUSTER_TEMPORAL
 # itself builds and downloads nothing.
 compose_log="$root/.sandbox/test-compose.log"
 { bash deploy/tools/build.sh compose && bash deploy/compose.sh images; } >"$compose_log" 2>&1 || {
+  cat "$compose_log" >&2
+  exit 1
+}
+# The in-cluster lane (test/cluster/in-cluster) runs that same app image on the real node: saved
+# once here as a docker-archive, which the test imports into the node's containerd.
+export ARMADA_TEST_APP_IMAGE="$root/.sandbox/test-app-image.tar"
+rm -f "$ARMADA_TEST_APP_IMAGE"
+podman save --format docker-archive -o "$ARMADA_TEST_APP_IMAGE" localhost/armada-temporal:local >>"$compose_log" 2>&1 || {
   cat "$compose_log" >&2
   exit 1
 }

@@ -24,7 +24,9 @@
 # Every cluster is created ready for it: kwok manages only its own nodes (annotated
 # kwok.x-k8s.io/node=fake, as `kwokctl scale node` makes them), and the API server calls kubelets
 # at their InternalIP with its kubelet client certificate (kwokctl's admin certificate, signed by
-# the cluster's CA). Neither changes anything for the fake nodes.
+# the cluster's CA); its serving certificate names the real node's IP (chosen by node.sh before
+# the cluster is created), where pods on that node reach it. None of this changes anything for
+# the fake nodes.
 #
 # SANDBOX_DIR (default .sandbox) holds the kubeconfig and kwok's work dir; the test command
 # uses its own dir so it never touches the cluster `npm start` runs.
@@ -124,10 +126,17 @@ install_gateway_api() {
 # file rather than --extra-args: kwokctl v0.8.0 indexes the patches of a second component wrongly
 # when a later --extra-args names it again.
 write_kwokctl_config() {
-  local pki="$KWOK_WORKDIR/clusters/$name/pki"
+  local pki="$KWOK_WORKDIR/clusters/$name/pki" node_ip
+  # Pods on the real node reach the API server (which binds 0.0.0.0) at the node's IP, the pod
+  # bridge's gateway: no kube-proxy runs, so the kubernetes Service's ClusterIP leads nowhere.
+  # Their clients verify the serving certificate, so it names that address too; node.sh
+  # chooses it now (and keeps it in its node.env for its own `up`).
+  node_ip=$(bash "$node_sh" address)
   cat >"$kwokctl_config" <<EOF_CONFIG
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: ["$node_ip"]
 componentsPatches:
   - name: kwok-controller
     extraArgs:
@@ -143,6 +152,11 @@ componentsPatches:
       - { key: kubelet-preferred-address-types, value: "InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP" }
       - { key: kubelet-client-certificate, value: "$pki/admin.crt" }
       - { key: kubelet-client-key, value: "$pki/admin.key" }
+      # Besides the default set: a namespace's scheduler.alpha.kubernetes.io/node-selector and
+      # defaultTolerations annotations apply to its pods. The in-cluster lane
+      # (test/cluster/in-cluster.test.ts) puts the example charts' pods, which tolerate only
+      # kwok's taint, on the real node this way; namespaces without them are unchanged.
+      - { key: enable-admission-plugins, value: "PodNodeSelector,PodTolerationRestriction" }
 EOF_CONFIG
 }
 
@@ -183,6 +197,8 @@ up() {
   if [[ ${SANDBOX_REAL_NODE:-} == 1 ]]; then
     grep -qF -- kubelet-client-certificate "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
       die "$name was created before the real node existed: \`cluster.sh down\` and \`up\` recreate it"
+    grep -qF -- PodTolerationRestriction "$KWOK_WORKDIR/clusters/$name/kwok.yaml" ||
+      die "$name was created before pods on the real node reached the API server: \`cluster.sh down\` and \`up\` recreate it"
     bash "$node_sh" up
   fi
   log "ready: $(kubectl get nodes --no-headers | wc -l) nodes; KUBECONFIG=$kubeconfig"
@@ -220,7 +236,8 @@ down() {
 status() {
   if exists && kubectl get --raw /readyz >/dev/null 2>&1; then
     echo "$name runs; KUBECONFIG=$kubeconfig"
-    [[ ! -d $dir/node ]] || bash "$node_sh" status || true
+    # node.env alone: the address chosen at create; kubelet.yaml: the node was started.
+    [[ ! -f $dir/node/kubelet.yaml ]] || bash "$node_sh" status || true
   else
     echo "$name is not running"
     return 1

@@ -13,6 +13,8 @@
 #                   sandboxes: CNI releases their addresses and interfaces), then as `stop`, then
 #                   delete the Node object and the node's folder
 #   node.sh status  print whether it runs
+#   node.sh address choose the node's settings (kept in node.env) and print its IP: cluster.sh
+#                   asks before it creates the cluster, to put it in the API server's certificate
 #
 # The node registers with the taint armada.airshipit.org/real-node=true:NoSchedule and the label
 # armada.airshipit.org/real-node=true: only pods that tolerate the taint land on it (kwok's nodes
@@ -286,7 +288,12 @@ status() {
   fi
 }
 
+address() {
+  settings
+  echo "$NODE_IP"
+}
+
 case ${1:-} in
-  up | stop | down | status) "$1" ;;
-  *) die "usage: node.sh up|stop|down|status" ;;
+  up | stop | down | status | address) "$1" ;;
+  *) die "usage: node.sh up|stop|down|status|address" ;;
 esac

@@ -17,6 +17,7 @@ const LONGEST_FIRST = [
   'e2e/bridge', // waits: bridges and Leases
   'drills/api-outage', // waits: its own kube-apiserver down 30 s
   'cluster/upgrade', // waits: canary holds on two worker builds
+  'cluster/in-cluster', // waits: the operator's pods and podinfo on the real node (~100 s)
 ];
 
 const rank = (test) => {

@@ -1,0 +1,527 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { temporal as temporalProto } from '@temporalio/proto';
+import { parseAllDocuments, stringify } from 'yaml';
+import { toolPath } from '../../activities/tools';
+import { helm, kubeConfig, uniqueName } from '../helpers/env';
+import { applyPolicy, installCrds, kubectl } from '../helpers/kube';
+import { eventually } from '../helpers/processes';
+
+/**
+ * The in-cluster lane: the operator installed as users install it (README, "Installing into a
+ * cluster"): `helm install` of deploy/chart with the image deploy/Dockerfile builds, its worker
+ * and bridge as pods on the sandbox's real node (deploy/sandbox/node.sh: a kubelet on containerd
+ * and runc), Ready through their own probes and talking to the API server as their own
+ * ServiceAccounts with the token the kubelet mounts, polling the Temporal cluster on PostgreSQL
+ * (ARMADA_TEST_CLUSTER_TEMPORAL). The example manifest is then applied with kubectl and deployed
+ * by those pods, and its podinfo pods become Ready for real on the same node. Then the pods are
+ * disturbed as a cluster disturbs them: the worker's pod is deleted inside a canary hold (the run
+ * finishes on the replacement), the bridge leader's pod is deleted (bridge.replicas 2: the other
+ * takes the Lease, and a change starts each run once), and `helm uninstall` of the operator
+ * leaves the releases and objects it deployed in place.
+ *
+ * Decisions (see also test/run.sh and deploy/sandbox/cluster.sh):
+ * - Network path. A pod's 127.0.0.1 is its own; no kube-proxy runs, so the kubernetes Service's
+ *   ClusterIP leads nowhere. The node's IP (the pod bridge's gateway, on this machine) does:
+ *   kube-apiserver binds 0.0.0.0 (kwokctl), and cluster.sh puts that IP in its serving
+ *   certificate (kubeApiserverCertSANs). The pods get KUBERNETES_SERVICE_HOST/PORT pointing there
+ *   through worker.extraEnv/bridge.extraEnv (explicit env wins over the kubelet's Service env),
+ *   the in-cluster config every client (ours, helm's) reads. The Temporal cluster binds 0.0.0.0
+ *   (TEMPORAL_BIND_IP, set by test/run.sh) and the pods dial it at the node's IP too.
+ * - The image. test/run.sh already builds localhost/armada-temporal:local from this tree for the
+ *   compose lane (podman's layer cache); it saves it once as a docker-archive and names it in
+ *   ARMADA_TEST_APP_IMAGE; this file imports it into the node's containerd (`ctr images import`,
+ *   idempotent) and the chart runs it with pullPolicy Never.
+ * - Example pods on the real node, examples unedited: the API server runs the PodNodeSelector and
+ *   PodTolerationRestriction admission plugins (cluster.sh), and the namespace the example
+ *   releases go to carries scheduler.alpha.kubernetes.io/node-selector and defaultTolerations
+ *   annotations, so every pod created there selects and tolerates the real node.
+ * - Isolation on the shared sandbox: the example's text is applied with its release namespace
+ *   (`demo`) replaced by one of this run's, in a namespace of this run's, allowed by an
+ *   ArmadaPolicy of its own (examples/policy's, for these namespaces; the example policy itself
+ *   names `default`, which other files use); the bridge watches only that namespace, the worker
+ *   polls a task queue of its own, and may deploy only into the release namespace
+ *   (rbac.deploy.workerNamespaces: the examples name no ServiceAccount, so runs act as the worker).
+ */
+
+const TEMPORAL = process.env.ARMADA_TEST_CLUSTER_TEMPORAL;
+const IMAGE_ARCHIVE = process.env.ARMADA_TEST_APP_IMAGE;
+const IMAGE = 'localhost/armada-temporal';
+const IMAGE_TAG = process.env.ARMADA_TEST_APP_IMAGE_TAG ?? 'local';
+const REAL_NODE = 'real-node';
+/** The shop canary's hold, long enough to delete the worker pod inside it. */
+const HOLD_SECONDS = 20;
+const TAINT = 'armada.airshipit.org/real-node';
+const repo = path.resolve(__dirname, '../..');
+
+/** What node.sh chose for the real node (its node.env, beside the sandbox's kubeconfig). */
+function nodeSettings(): Record<string, string> {
+  const file = path.join(path.dirname(process.env.KUBECONFIG ?? ''), 'node', 'node.env');
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('=', 2) as [string, string]),
+  );
+}
+
+interface Pod {
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
+  spec: { nodeName?: string; serviceAccountName?: string };
+  status: {
+    phase?: string;
+    podIP?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { ready: boolean; restartCount: number }[];
+  };
+}
+
+const ready = (p: Pod) =>
+  p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+async function pods(namespace: string, selector?: string): Promise<Pod[]> {
+  const args = ['get', 'pods', '-n', namespace, '-o', 'json', ...(selector ? ['-l', selector] : [])];
+  return (JSON.parse(await kubectl(...args)) as { items: Pod[] }).items;
+}
+
+describe('in-cluster lane: the operator chart on the real node, deploying the examples', () => {
+  const operatorNs = uniqueName('incluster-op');
+  const crs = uniqueName('incluster-crs');
+  const releases = uniqueName('incluster-demo');
+  const release = uniqueName('armada');
+  const fullname = `${release}-armada-temporal`;
+  const policy = uniqueName('incluster');
+  const taskQueue = uniqueName('incluster');
+  const started = Date.now();
+  let uninstalled = false;
+  let connection: Connection | undefined;
+  let temporal: Client;
+
+  beforeAll(async () => {
+    if (!TEMPORAL) throw new Error('ARMADA_TEST_CLUSTER_TEMPORAL is not set: run the suite with `npm test`');
+    if (!IMAGE_ARCHIVE)
+      throw new Error(
+        'ARMADA_TEST_APP_IMAGE (the app image archive) is not set: run the suite with `npm test`',
+      );
+    // The image, into the real node's containerd (node.sh's socket); nothing is pulled.
+    const socket = path.join(
+      path.dirname(process.env.KUBECONFIG ?? ''),
+      'node',
+      'containerd',
+      'containerd.sock',
+    );
+    const t = Date.now();
+    await promisify(execFile)(
+      toolPath('ctr'),
+      ['--address', socket, '-n', 'k8s.io', 'images', 'import', IMAGE_ARCHIVE],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    console.log(`imported ${IMAGE_ARCHIVE} into ${REAL_NODE}'s containerd in ${Date.now() - t} ms`);
+    connection = await Connection.connect({ address: TEMPORAL });
+    temporal = new Client({ connection });
+    await installCrds();
+    await kubectl('create', 'namespace', crs);
+    // Every pod of the release namespace selects and tolerates the real node (cluster.sh's
+    // PodNodeSelector and PodTolerationRestriction admission plugins read these).
+    await kubectl(
+      'apply',
+      '-f',
+      await tempFile(
+        'ns.json',
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: {
+            name: releases,
+            annotations: {
+              'scheduler.alpha.kubernetes.io/node-selector': `${TAINT}=true`,
+              'scheduler.alpha.kubernetes.io/defaultTolerations': JSON.stringify([
+                { key: TAINT, operator: 'Exists', effect: 'NoSchedule' },
+              ]),
+            },
+          },
+        }),
+      ),
+    );
+    // examples/policy/default-namespace.yaml, for this run's namespaces.
+    await applyPolicy(policy, { namespaces: [crs], target_namespaces: [releases] });
+  }, 120_000);
+
+  afterAll(async () => {
+    console.log(await kubectl('get', 'pods', '-o', 'wide', '-A').catch((e: Error) => e.message));
+    for (const name of [`${fullname}-worker`, `${fullname}-bridge`])
+      console.log(
+        await kubectl('logs', '-n', operatorNs, `deployment/${name}`, '--tail=30').catch(
+          (e: Error) => e.message,
+        ),
+      );
+    if (!uninstalled)
+      await helm('uninstall', release, '-n', operatorNs, '--wait', '--timeout', '60s').catch(() => '');
+    // The operator is gone: its finalizers would keep the objects (and their namespace) forever.
+    for (const kind of ['amf', 'acg', 'act'])
+      for (const name of (await kubectl('get', kind, '-n', crs, '-o', 'name').catch(() => ''))
+        .split('\n')
+        .filter(Boolean))
+        await kubectl(
+          'patch',
+          name,
+          '-n',
+          crs,
+          '--type=merge',
+          '-p',
+          '{"metadata":{"finalizers":null}}',
+        ).catch(() => '');
+    await kubectl('delete', 'armadapolicy', policy, '--ignore-not-found').catch(() => '');
+    await kubectl('delete', 'namespace', crs, releases, operatorNs, '--wait=false').catch(() => '');
+    await connection?.close();
+    console.log(`in-cluster lane: ${Math.round((Date.now() - started) / 1000)} s`);
+  }, 180_000);
+
+  it('helm install: worker and bridge Ready on the real node through their own probes, as their own ServiceAccounts', async () => {
+    const { NODE_IP } = nodeSettings();
+    const apiServer = new URL(kubeConfig().getCurrentCluster()?.server ?? '');
+    const temporalPort = TEMPORAL!.split(':').pop();
+    // The pods reach the API server and Temporal at the node's IP (see the header).
+    const env = [
+      { name: 'KUBERNETES_SERVICE_HOST', value: NODE_IP },
+      { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port },
+    ];
+    const onRealNode = {
+      nodeSelector: { [TAINT]: 'true' },
+      tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }],
+      extraEnv: env,
+    };
+    const values = {
+      image: { repository: IMAGE, tag: IMAGE_TAG, pullPolicy: 'Never' },
+      temporal: { address: `${NODE_IP}:${temporalPort}`, taskQueue },
+      watchNamespaces: [crs],
+      driftNamespaces: [releases],
+      rbac: { deploy: { workerNamespaces: [releases] } },
+      worker: onRealNode,
+      bridge: { ...onRealNode, replicas: 2 },
+    };
+    const t = Date.now();
+    const out = await helm(
+      'install',
+      release,
+      path.join(repo, 'deploy/chart'),
+      '--namespace',
+      operatorNs,
+      '--create-namespace',
+      '-f',
+      await tempFile('values.yaml', stringify(values)),
+      '--wait',
+      '--timeout',
+      '240s',
+    );
+    console.log(`helm install --wait: ${Date.now() - t} ms\n${out}`);
+
+    const operator = await pods(operatorNs);
+    expect(operator).toHaveLength(3);
+    for (const p of operator) {
+      expect([p.metadata.name, p.spec.nodeName, p.status.phase, ready(p)]).toEqual([
+        p.metadata.name,
+        REAL_NODE,
+        'Running',
+        true,
+      ]);
+      expect(p.status.podIP?.startsWith(nodeSettings().SUBNET.replace(/0\/24$/, ''))).toBe(true);
+      const component = p.metadata.labels?.['app.kubernetes.io/component'];
+      expect(p.spec.serviceAccountName).toBe(`${fullname}-${component}`);
+      // The token the kubelet mounted in the pod is its ServiceAccount's, as the API server says.
+      const token = (
+        await kubectl(
+          'exec',
+          '-n',
+          operatorNs,
+          p.metadata.name,
+          '--',
+          'cat',
+          '/var/run/secrets/kubernetes.io/serviceaccount/token',
+        )
+      ).trim();
+      // A TokenReview: the API server authenticates the token as it does the pod's requests.
+      const review = JSON.parse(
+        await kubectl(
+          'create',
+          '-o',
+          'json',
+          '-f',
+          await tempFile(
+            'review.json',
+            JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
+          ),
+        ),
+      ) as { status: { authenticated?: boolean; user?: { username?: string } } };
+      expect(review.status.authenticated).toBe(true);
+      expect(review.status.user?.username).toBe(
+        `system:serviceaccount:${operatorNs}:${fullname}-${component}`,
+      );
+    }
+    // The bridge used it: one of its pods holds the leader Lease (the bridge's Role, in this namespace alone).
+    const holder = await eventually('a bridge pod to hold the Lease', async () => {
+      const lease = JSON.parse(
+        await kubectl('get', 'lease', 'armada-bridge', '-n', operatorNs, '-o', 'json'),
+      ) as {
+        spec: { holderIdentity?: string };
+      };
+      return lease.spec.holderIdentity || undefined;
+    });
+    // holderIdentity is `${hostname}-${pid}`, the hostname the pod's name.
+    expect(
+      operator.some(
+        (p) =>
+          holder.startsWith(`${p.metadata.name}-`) &&
+          p.metadata.labels?.['app.kubernetes.io/component'] === 'bridge',
+      ),
+    ).toBe(true);
+  }, 300_000);
+
+  it('kubectl apply of the example manifest: the in-cluster operator deploys it, podinfo Ready on the real node', async () => {
+    const text = (await readFile(path.join(repo, 'examples/sequenced-manifest.yaml'), 'utf8')).replaceAll(
+      'namespace: demo',
+      `namespace: ${releases}`,
+    );
+    const t = Date.now();
+    await kubectl('apply', '-n', crs, '-f', await tempFile('manifest.yaml', text));
+    const manifest = await eventually(
+      'the example manifest satisfied',
+      async () => {
+        const m = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json')) as {
+          status?: { satisfied?: boolean; actual_state?: string };
+        };
+        return m.status?.satisfied ? m : undefined;
+      },
+      { timeoutMs: 240_000 },
+    );
+    console.log(`example manifest satisfied ${Date.now() - t} ms after kubectl apply`);
+    expect(manifest.status?.actual_state).toBe('deployed');
+    const list = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {
+      name: string;
+      status: string;
+    }[];
+    expect(list.map((r) => `${r.name} ${r.status}`).sort()).toEqual([
+      'demo-admin deployed',
+      'demo-backend deployed',
+      'demo-settings deployed',
+      'demo-web deployed',
+    ]);
+    // backend 2, web 3, admin 1: podinfo really running, Ready through its /readyz probe.
+    const podinfo = await pods(releases);
+    expect(podinfo).toHaveLength(6);
+    for (const p of podinfo) {
+      expect([p.metadata.name, p.spec.nodeName, p.status.phase, ready(p)]).toEqual([
+        p.metadata.name,
+        REAL_NODE,
+        'Running',
+        true,
+      ]);
+      const res = await fetch(`http://${p.status.podIP}:9898/version`);
+      expect(res.status).toBe(200);
+    }
+    console.log(await kubectl('get', 'pods', '-o', 'wide', '-A'));
+  }, 300_000);
+
+  /** The shop canary of examples/canary-chart.yaml, its release in this run's namespace, short holds. */
+  async function applyShop(message: string): Promise<void> {
+    const shop = parseAllDocuments(
+      await readFile(path.join(repo, 'examples/canary-chart.yaml'), 'utf8'),
+    )[0].toJS() as {
+      spec: Record<string, unknown>;
+    };
+    Object.assign(shop.spec, {
+      namespace: releases,
+      values: { replicaCount: 2, message },
+      wait: { timeout: 120 },
+      canary: { steps: [{ percent: 50, sleep: HOLD_SECONDS }, { percent: 100 }] },
+    });
+    await kubectl('apply', '-n', crs, '-f', await tempFile('shop.json', JSON.stringify(shop)));
+  }
+
+  interface Chart {
+    metadata: { generation: number };
+    status?: {
+      satisfied?: boolean;
+      actual_state?: string;
+      observedGeneration?: number;
+      progress?: { percent?: number; next_step_at?: string };
+    };
+  }
+  const chart = async (name: string) =>
+    JSON.parse(await kubectl('get', 'act', name, '-n', crs, '-o', 'json')) as Chart;
+  const settled = (name: string) =>
+    eventually(
+      `ArmadaChart ${name} satisfied with its spec`,
+      async () => {
+        const c = await chart(name);
+        return c.status?.satisfied && c.status.observedGeneration === c.metadata.generation ? c : undefined;
+      },
+      { timeoutMs: 240_000 },
+    );
+
+  /**
+   * Every run on this lane's task queue, by workflow ID: [runId, status]. Raw from the
+   * WorkflowService: the memos are encrypted (the chart's key), which the client would decode.
+   */
+  async function runs(): Promise<Map<string, [string, string][]>> {
+    const byId = new Map<string, [string, string][]>();
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      const page = await temporal.workflowService.listWorkflowExecutions({
+        namespace: 'default',
+        query: `TaskQueue = '${taskQueue}'`,
+        nextPageToken,
+      });
+      for (const r of page.executions ?? []) {
+        const id = r.execution?.workflowId ?? '';
+        const status = temporalProto.api.enums.v1.WorkflowExecutionStatus[r.status ?? 0];
+        byId.set(id, [...(byId.get(id) ?? []), [r.execution?.runId ?? '', status]]);
+      }
+      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+    } while (nextPageToken);
+    return byId;
+  }
+
+  it('deleting the worker pod mid-canary: the run finishes on the replacement', async () => {
+    await applyShop('shop v1');
+    await settled('shop');
+    await applyShop('shop v2');
+    // In the hold at 50 %: the canary copies run v2 beside the release's v1.
+    await eventually(
+      'the shop canary in its 50 % hold',
+      async () => {
+        const c = await chart('shop');
+        return c.status?.progress?.percent === 50 && c.status.progress.next_step_at ? c : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const [old] = await pods(operatorNs, 'app.kubernetes.io/component=worker');
+    const t = Date.now();
+    await kubectl('delete', 'pod', old.metadata.name, '-n', operatorNs, '--wait=false');
+    const replacement = await eventually(
+      'a replacement worker Ready',
+      async () =>
+        (await pods(operatorNs, 'app.kubernetes.io/component=worker')).find(
+          (p) => p.metadata.name !== old.metadata.name && ready(p),
+        ),
+      { timeoutMs: 180_000 },
+    );
+    console.log(
+      `worker ${old.metadata.name} deleted mid-canary; ${replacement.metadata.name} Ready ${Date.now() - t} ms later`,
+    );
+    const done = await settled('shop');
+    expect(done.status?.actual_state).toBe('deployed');
+    expect(JSON.parse(await helm('get', 'values', 'shop', '-n', releases, '-o', 'json'))).toMatchObject({
+      message: 'shop v2',
+    });
+    // The canary's activities after the hold ran on the replacement (identity pid@hostname).
+    const shopRuns = [...(await runs())].filter(([id]) => id.includes(`${crs}/shop`));
+    const identities = new Set<string>();
+    for (const [id, rs] of shopRuns)
+      for (const [runId, status] of rs) {
+        expect([id, status]).toEqual([id, 'WORKFLOW_EXECUTION_STATUS_COMPLETED']);
+        for (const e of (await temporal.workflow.getHandle(id, runId).fetchHistory()).events ?? []) {
+          const who = e.activityTaskStartedEventAttributes?.identity;
+          if (who) identities.add(who.split('@').pop()!);
+        }
+      }
+    expect([...identities]).toEqual(expect.arrayContaining([old.metadata.name, replacement.metadata.name]));
+  }, 420_000);
+
+  it("deleting the bridge leader's pod: the other replica takes the Lease, and starts no duplicate run", async () => {
+    const lease = async () =>
+      (
+        JSON.parse(await kubectl('get', 'lease', 'armada-bridge', '-n', operatorNs, '-o', 'json')) as {
+          spec: { holderIdentity?: string };
+        }
+      ).spec.holderIdentity ?? '';
+    const holder = await lease();
+    const bridges = await pods(operatorNs, 'app.kubernetes.io/component=bridge');
+    const leader = bridges.find((p) => holder.startsWith(`${p.metadata.name}-`));
+    expect(leader).toBeDefined();
+    const before = await runs();
+    const t = Date.now();
+    await kubectl('delete', 'pod', leader!.metadata.name, '-n', operatorNs, '--wait=false');
+    const next = await eventually(
+      'another bridge pod holding the Lease',
+      async () => {
+        const h = await lease();
+        return h && !h.startsWith(`${leader!.metadata.name}-`) ? h : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    console.log(
+      `bridge leader ${leader!.metadata.name} deleted; ${next} took the Lease ${Date.now() - t} ms later`,
+    );
+    // The new leader lists every object again: a change starts one run, the rest none.
+    const text = (await readFile(path.join(repo, 'examples/sequenced-manifest.yaml'), 'utf8'))
+      .replaceAll('namespace: demo', `namespace: ${releases}`)
+      .replace('replicaCount: 1', 'replicaCount: 2');
+    await kubectl('apply', '-n', crs, '-f', await tempFile('manifest-v2.yaml', text));
+    await settled('admin');
+    await eventually(
+      'the manifest satisfied again',
+      async () => {
+        const m = JSON.parse(await kubectl('get', 'amf', 'demo', '-n', crs, '-o', 'json')) as Chart;
+        return m.status?.satisfied && m.status.observedGeneration === m.metadata.generation ? m : undefined;
+      },
+      { timeoutMs: 240_000 },
+    );
+    const after = await runs();
+    const added = [...after]
+      .map(([id, rs]) => [id, rs.length - (before.get(id)?.length ?? 0)] as const)
+      .filter(([, n]) => n);
+    console.log(`runs started after the hand-over: ${JSON.stringify(added)}`);
+    // Only the manifest's run (and what it starts for its charts), once each.
+    expect(added.every(([, n]) => n === 1)).toBe(true);
+    expect(added.map(([id]) => id)).toContain(`ArmadaManifest:${crs}/demo`);
+    expect(added.some(([id]) => id.includes('/shop'))).toBe(false);
+    expect((await pods(releases, 'app.kubernetes.io/instance=demo-admin')).filter(ready)).toHaveLength(2);
+  }, 420_000);
+
+  it('helm uninstall of the operator leaves the releases it deployed alone', async () => {
+    const before = await pods(releases);
+    const releaseList = async () =>
+      (
+        JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as {
+          name: string;
+          status: string;
+          revision: string;
+        }[]
+      )
+        .map((r) => `${r.name} ${r.status} ${r.revision}`)
+        .sort();
+    const releasesBefore = await releaseList();
+    expect(releasesBefore.filter((r) => r.includes(' deployed '))).toHaveLength(5);
+    const objectsBefore = await kubectl('get', 'amf,acg,act', '-n', crs, '-o', 'name');
+    await helm('uninstall', release, '-n', operatorNs, '--wait', '--timeout', '120s');
+    uninstalled = true;
+    // The pods end (a bridge exits 0 on SIGTERM: Completed) and go with their ReplicaSets.
+    await eventually(
+      'the operator pods gone',
+      async () => ((await pods(operatorNs)).length ? undefined : true),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    expect(await releaseList()).toEqual(releasesBefore);
+    const after = await pods(releases);
+    expect(after.map((p) => p.metadata.name).sort()).toEqual(before.map((p) => p.metadata.name).sort());
+    expect(after.every(ready)).toBe(true);
+    // The objects stay too (CRDs are never removed by helm uninstall).
+    expect(await kubectl('get', 'amf,acg,act', '-n', crs, '-o', 'name')).toBe(objectsBefore);
+  }, 180_000);
+});
+
+async function tempFile(name: string, text: string): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-incluster-')), name);
+  await writeFile(file, text);
+  return file;
+}
