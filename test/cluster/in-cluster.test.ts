@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,8 +8,9 @@ import { temporal as temporalProto } from '@temporalio/proto';
 import { parseAllDocuments, stringify } from 'yaml';
 import { toolPath } from '../../activities/tools';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
-import { applyPolicy, installCrds, kubectl } from '../helpers/kube';
+import { applyPolicy, dropFinalizers, installCrds, kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
+import { REAL_NODE, REAL_NODE_TAINT, nodeSettings } from '../helpers/real-node';
 
 /**
  * The in-cluster lane: the operator installed as users install it (README, "Installing into a
@@ -53,22 +53,9 @@ const TEMPORAL = process.env.ARMADA_TEST_CLUSTER_TEMPORAL;
 const IMAGE_ARCHIVE = process.env.ARMADA_TEST_APP_IMAGE;
 const IMAGE = 'localhost/armada-temporal';
 const IMAGE_TAG = process.env.ARMADA_TEST_APP_IMAGE_TAG ?? 'local';
-const REAL_NODE = 'real-node';
 /** The shop canary's hold, long enough to delete the worker pod inside it. */
 const HOLD_SECONDS = 20;
-const TAINT = 'armada.airshipit.org/real-node';
 const repo = path.resolve(__dirname, '../..');
-
-/** What node.sh chose for the real node (its node.env, beside the sandbox's kubeconfig). */
-function nodeSettings(): Record<string, string> {
-  const file = path.join(path.dirname(process.env.KUBECONFIG ?? ''), 'node', 'node.env');
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => l.split('=', 2) as [string, string]),
-  );
-}
 
 interface Pod {
   metadata: { name: string; namespace: string; labels?: Record<string, string> };
@@ -141,9 +128,9 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
           metadata: {
             name: releases,
             annotations: {
-              'scheduler.alpha.kubernetes.io/node-selector': `${TAINT}=true`,
+              'scheduler.alpha.kubernetes.io/node-selector': `${REAL_NODE_TAINT}=true`,
               'scheduler.alpha.kubernetes.io/defaultTolerations': JSON.stringify([
-                { key: TAINT, operator: 'Exists', effect: 'NoSchedule' },
+                { key: REAL_NODE_TAINT, operator: 'Exists', effect: 'NoSchedule' },
               ]),
             },
           },
@@ -169,15 +156,7 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       for (const name of (await kubectl('get', kind, '-n', crs, '-o', 'name').catch(() => ''))
         .split('\n')
         .filter(Boolean))
-        await kubectl(
-          'patch',
-          name,
-          '-n',
-          crs,
-          '--type=merge',
-          '-p',
-          '{"metadata":{"finalizers":null}}',
-        ).catch(() => '');
+        await dropFinalizers(name, crs).catch(() => '');
     await kubectl('delete', 'armadapolicy', policy, '--ignore-not-found').catch(() => '');
     await kubectl('delete', 'namespace', crs, releases, operatorNs, '--wait=false').catch(() => '');
     await connection?.close();
@@ -194,8 +173,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port },
     ];
     const onRealNode = {
-      nodeSelector: { [TAINT]: 'true' },
-      tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }],
+      nodeSelector: { [REAL_NODE_TAINT]: 'true' },
+      tolerations: [{ key: REAL_NODE_TAINT, operator: 'Exists', effect: 'NoSchedule' }],
       extraEnv: env,
     };
     const values = {
@@ -264,6 +243,14 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       expect(review.status.user?.username).toBe(
         `system:serviceaccount:${operatorNs}:${fullname}-${component}`,
       );
+      // PID 1 is the image's tini (the chart sets args, not command), node its child.
+      const init = await kubectl('exec', '-n', operatorNs, p.metadata.name, '--', 'cat', '/proc/1/cmdline');
+      expect(init.split('\0').filter(Boolean)).toEqual([
+        '/usr/bin/tini',
+        '--',
+        'node',
+        `dist/${component}/main.js`,
+      ]);
     }
     // The bridge used it: one of its pods holds the leader Lease (the bridge's Role, in this namespace alone).
     const holder = await eventually('a bridge pod to hold the Lease', async () => {

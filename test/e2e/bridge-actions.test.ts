@@ -1,7 +1,7 @@
 import { reconcile } from '../../bridge/reconcile';
 import { ACTION_ANNOTATION, viewOf } from '../../bridge/view';
 import { sharedWorker, uniqueName } from '../helpers/env';
-import { applyObjects, installCrds, kubectl, settingsChart } from '../helpers/kube';
+import { applyObjects, dropFinalizers, installCrds, kubectl, settingsChart } from '../helpers/kube';
 import { asBridge, cachedContext } from '../helpers/bridge-context';
 
 /**
@@ -86,17 +86,7 @@ describe('bridge: no action annotation is dropped', () => {
         `Warning: kubectl-annotate asked to pause: refused: ArmadaChart ${crs}/gone is being deleted`,
       ]);
     } finally {
-      await kubectl(
-        'patch',
-        'act',
-        'gone',
-        '-n',
-        crs,
-        '--type',
-        'merge',
-        '-p',
-        '{"metadata":{"finalizers":null}}',
-      );
+      await dropFinalizers('act/gone', crs);
     }
   });
 });

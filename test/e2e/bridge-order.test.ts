@@ -13,6 +13,7 @@ import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import {
   applyObjects,
   armadaObject,
+  dropFinalizers,
   grantedRole,
   installCrds,
   kubectl,
@@ -315,17 +316,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
       await asBridge(() => reconcile(ctx, `ArmadaChartGroup/${crs}/apps`));
     } finally {
       // No bridge watches this namespace to remove the finalizer reconcile added.
-      await kubectl(
-        'patch',
-        'acg',
-        'apps',
-        '-n',
-        crs,
-        '--type',
-        'merge',
-        '-p',
-        '{"metadata":{"finalizers":null}}',
-      );
+      await dropFinalizers('acg/apps', crs);
     }
 
     expect(lines).toEqual([

@@ -5,7 +5,7 @@ import { CLOCK_SKEW_MS } from '../../runs/control';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { dropFinalizers, installCrds, kubectl } from '../helpers/kube';
 import { eventually as sharedEventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
@@ -407,16 +407,7 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
       // Gone as in a cluster rebuilt while the bridge was down: the Deployer with no finalizer
       // left (so no uninstall run), and its Deployment.
       await bridge!.stop();
-      await kubectl(
-        'patch',
-        'dpl',
-        'lost',
-        '-n',
-        crs,
-        '--type=merge',
-        '-p',
-        '{"metadata":{"finalizers":null}}',
-      );
+      await dropFinalizers('dpl/lost', crs);
       await kubectl('delete', 'dpl', 'lost', '-n', crs);
       await kubectl('delete', 'deploy', 'lost-1.0.0', '-n', releases);
       runBridge();

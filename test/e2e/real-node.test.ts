@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { uniqueName } from '../helpers/env';
 import { applyObjects, kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
+import { REAL_NODE, REAL_NODE_TAINT, nodeSettings } from '../helpers/real-node';
 
 /**
  * The sandbox's real node (deploy/sandbox/node.sh, started by `cluster.sh up` with
@@ -13,8 +14,6 @@ import { eventually } from '../helpers/processes';
  * that tolerate the node's taint land on it.
  */
 
-const REAL_NODE = 'real-node';
-const TAINT = 'armada.airshipit.org/real-node';
 const repo = path.resolve(__dirname, '../..');
 
 /** A value of deploy/tools/versions.env (the pins the images are built from). */
@@ -24,17 +23,6 @@ function pinned(name: string): string {
     .find((l) => l.startsWith(`${name}=`));
   if (!line) throw new Error(`${name} is not pinned in deploy/tools/versions.env`);
   return line.slice(name.length + 1).trim();
-}
-
-/** What node.sh chose at its first start (its node.env, beside the sandbox's kubeconfig). */
-function nodeSettings(): Record<string, string> {
-  const file = path.join(path.dirname(process.env.KUBECONFIG ?? ''), 'node', 'node.env');
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => l.split('=', 2) as [string, string]),
-  );
 }
 
 interface Pod {
@@ -58,8 +46,8 @@ describe('real node: a kubelet on containerd beside the kwok nodes', () => {
     kind: 'Pod',
     metadata: { name: 'podinfo', labels: { app: 'podinfo' } },
     spec: {
-      nodeSelector: { [TAINT]: 'true' },
-      tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }],
+      nodeSelector: { [REAL_NODE_TAINT]: 'true' },
+      tolerations: [{ key: REAL_NODE_TAINT, operator: 'Exists', effect: 'NoSchedule' }],
       terminationGracePeriodSeconds: 5,
       containers: [
         {
@@ -99,7 +87,7 @@ describe('real node: a kubelet on containerd beside the kwok nodes', () => {
       `containerd://${pinned('CONTAINERD_VERSION').replace(/^v/, '')}`,
     );
     expect(node.metadata.annotations?.['kwok.x-k8s.io/node']).toBeUndefined();
-    expect(node.spec.taints).toContainEqual({ key: TAINT, value: 'true', effect: 'NoSchedule' });
+    expect(node.spec.taints).toContainEqual({ key: REAL_NODE_TAINT, value: 'true', effect: 'NoSchedule' });
     const internal = node.status.addresses.find((a) => a.type === 'InternalIP')?.address;
     expect(internal).toBe(settings.NODE_IP);
     // ... the address of the pod bridge on this machine, where the kubelet serves (`ip`, as Node's
@@ -153,7 +141,7 @@ describe('real node: a kubelet on containerd beside the kwok nodes', () => {
     });
     await applyObjects(ns, [
       // Asks for the real node but does not tolerate its taint: the scheduler leaves it Pending.
-      plain('untolerated', { nodeSelector: { [TAINT]: 'true' } }),
+      plain('untolerated', { nodeSelector: { [REAL_NODE_TAINT]: 'true' } }),
       // Asks for nothing: it goes to one of kwok's nodes, as every other pod of the suite does.
       plain('anywhere', {}),
     ]);
