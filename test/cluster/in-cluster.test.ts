@@ -96,20 +96,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
         'ARMADA_TEST_APP_IMAGE (the app image archive) is not set: run the suite with `npm test`',
       );
     // The image, into the real node's containerd (node.sh's socket); nothing is pulled.
-    const socket = path.join(
-      path.dirname(process.env.KUBECONFIG ?? ''),
-      'node',
-      'containerd',
-      'containerd.sock',
-    );
     const t = Date.now();
-    await promisify(execFile)(
-      toolPath('ctr'),
-      ['--address', socket, '-n', 'k8s.io', 'images', 'import', IMAGE_ARCHIVE],
-      {
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
+    await ctr('images', 'import', IMAGE_ARCHIVE);
     console.log(`imported ${IMAGE_ARCHIVE} into ${REAL_NODE}'s containerd in ${Date.now() - t} ms`);
     connection = await Connection.connect({ address: TEMPORAL });
     temporal = new Client({ connection });
@@ -143,11 +131,18 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
 
   afterAll(async () => {
     console.log(await kubectl('get', 'pods', '-o', 'wide', '-A').catch((e: Error) => e.message));
-    for (const name of [`${fullname}-worker`, `${fullname}-bridge`])
+    // Each build's worker Deployment when worker versioning is on: by label, each pod's lines prefixed.
+    for (const component of ['worker', 'bridge'])
       console.log(
-        await kubectl('logs', '-n', operatorNs, `deployment/${name}`, '--tail=30').catch(
-          (e: Error) => e.message,
-        ),
+        await kubectl(
+          'logs',
+          '-n',
+          operatorNs,
+          '-l',
+          `app.kubernetes.io/component=${component}`,
+          '--prefix',
+          '--tail=30',
+        ).catch((e: Error) => e.message),
       );
     if (!uninstalled)
       await helm('uninstall', release, '-n', operatorNs, '--wait', '--timeout', '60s').catch(() => '');
@@ -163,7 +158,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     console.log(`in-cluster lane: ${Math.round((Date.now() - started) / 1000)} s`);
   }, 180_000);
 
-  it('helm install: worker and bridge Ready on the real node through their own probes, as their own ServiceAccounts', async () => {
+  /** The chart's values for this lane: pods on the real node, reaching the API server and Temporal at its IP. */
+  function operatorValues(worker: Record<string, unknown> = {}) {
     const { NODE_IP } = nodeSettings();
     const apiServer = new URL(kubeConfig().getCurrentCluster()?.server ?? '');
     const temporalPort = TEMPORAL!.split(':').pop();
@@ -186,6 +182,11 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       worker: onRealNode,
       bridge: { ...onRealNode, replicas: 2 },
     };
+    return { ...values, worker: { ...onRealNode, ...worker } };
+  }
+
+  it('helm install: worker and bridge Ready on the real node through their own probes, as their own ServiceAccounts', async () => {
+    const values = operatorValues();
     const t = Date.now();
     const out = await helm(
       'install',
@@ -317,17 +318,20 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
   }, 300_000);
 
   /** The shop canary of examples/canary-chart.yaml, its release in this run's namespace, short holds. */
-  async function applyShop(message: string): Promise<void> {
+  async function applyShop(message: string, name = 'shop', holdSeconds = HOLD_SECONDS): Promise<void> {
     const shop = parseAllDocuments(
       await readFile(path.join(repo, 'examples/canary-chart.yaml'), 'utf8'),
     )[0].toJS() as {
+      metadata: Record<string, unknown>;
       spec: Record<string, unknown>;
     };
+    Object.assign(shop.metadata, { name });
     Object.assign(shop.spec, {
+      release: name,
       namespace: releases,
       values: { replicaCount: 2, message },
       wait: { timeout: 120 },
-      canary: { steps: [{ percent: 50, sleep: HOLD_SECONDS }, { percent: 100 }] },
+      canary: { steps: [{ percent: 50, sleep: holdSeconds }, { percent: 100 }] },
     });
     await kubectl('apply', '-n', crs, '-f', await tempFile('shop.json', JSON.stringify(shop)));
   }
@@ -473,6 +477,187 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     expect((await pods(releases, 'app.kubernetes.io/instance=demo-admin')).filter(ready)).toHaveLength(2);
   }, 420_000);
 
+  it('helm upgrade to a second build while a canary holds: the run finishes on the old build, new runs start on the new one, the old build drains and goes (Worker Versioning)', async () => {
+    const deploymentName = uniqueName('armada-workers');
+    // Build b2: the same image content under a second tag (building a second image takes too
+    // long here); the chart runs image.repository:<tag> per build, ARMADA_BUILD_ID set apart.
+    await ctr('images', 'tag', '--force', `${IMAGE}:${IMAGE_TAG}`, `${IMAGE}:b2`);
+    const versions = (...builds: { buildId: string; tag: string }[]) =>
+      operatorValues({ deploymentName, versions: builds.map((b) => ({ ...b, replicas: 1 })) });
+    const b1 = { buildId: 'b1', tag: IMAGE_TAG };
+    const b2 = { buildId: 'b2', tag: 'b2' };
+    const helmUpgrade = async (values: object) => {
+      const t = Date.now();
+      await helm(
+        'upgrade',
+        '--install',
+        release,
+        path.join(repo, 'deploy/chart'),
+        '--namespace',
+        operatorNs,
+        '--create-namespace',
+        '-f',
+        await tempFile('values.yaml', stringify(values)),
+        '--wait',
+        '--timeout',
+        '240s',
+      );
+      return Date.now() - t;
+    };
+    const temporalCli = async (...args: string[]) =>
+      (
+        await promisify(execFile)(toolPath('temporal'), [
+          'worker',
+          'deployment',
+          ...args,
+          '--address',
+          TEMPORAL!,
+          '--deployment-name',
+          deploymentName,
+        ])
+      ).stdout;
+    // README, "Worker upgrades", step 2: once its pods poll (a version exists from its first poll).
+    const makeCurrent = (buildId: string) =>
+      eventually(
+        `build ${buildId} current`,
+        async () => {
+          await temporalCli('set-current-version', '--build-id', buildId, '--yes');
+          return true;
+        },
+        { timeoutMs: 120_000 },
+      );
+    const workerPods = async (buildId: string) =>
+      pods(operatorNs, `app.kubernetes.io/component=worker,armada.airshipit.org/build-id=${buildId}`);
+    /** Every run of the chart `name` (release `name`) and its canary: [workflow ID, status, pinned build]. */
+    const pinned = async (name: string) => {
+      const out: [string, string, string | undefined][] = [];
+      for (const [id, rs] of await runs())
+        // helm:<namespace>/<release>, its canary ArmadaChart:<namespace>/<name>/canary.
+        if (new RegExp(`/${name}(/|$)`).test(id))
+          for (const [runId, status] of rs) {
+            const d = await temporal.workflowService.describeWorkflowExecution({
+              namespace: 'default',
+              execution: { workflowId: id, runId },
+            });
+            const v = d.workflowExecutionInfo?.versioningInfo;
+            out.push([id, status, v?.deploymentVersion?.buildId ?? undefined]);
+          }
+      return out.sort();
+    };
+
+    // The operator with build b1 alone, b1 current (README, "Worker upgrades").
+    console.log(`helm upgrade --install with build b1: ${await helmUpgrade(versions(b1))} ms`);
+    await eventually(
+      'the unversioned worker gone',
+      async () =>
+        (await pods(operatorNs, 'app.kubernetes.io/component=worker')).every(
+          (p) => p.metadata.labels?.['armada.airshipit.org/build-id'] === 'b1',
+        ) || undefined,
+      { timeoutMs: 180_000 },
+    );
+    await makeCurrent('b1');
+    await applyShop('cart v1', 'cart');
+    await settled('cart');
+    // A canary holding on b1, long enough for a helm upgrade and its pods to come up inside it.
+    await applyShop('cart v2', 'cart', 90);
+    await eventually(
+      'the cart canary in its 50 % hold',
+      async () => {
+        const c = await chart('cart');
+        return c.status?.progress?.percent === 50 && c.status.progress.next_step_at ? c : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+
+    // Step 1: b2 beside b1, each its own Deployment running its own tag.
+    console.log(`helm upgrade adding build b2: ${await helmUpgrade(versions(b1, b2))} ms`);
+    const [podB1] = await workerPods('b1');
+    const [podB2] = await workerPods('b2');
+    expect([podB1, podB2].map((p) => [p.metadata.name.startsWith(`${fullname}-worker-b`), ready(p)])).toEqual(
+      [
+        [true, true],
+        [true, true],
+      ],
+    );
+    const images = JSON.parse(
+      await kubectl(
+        'get',
+        'deployment',
+        '-n',
+        operatorNs,
+        '-l',
+        'app.kubernetes.io/component=worker',
+        '-o',
+        'json',
+      ),
+    ) as {
+      items: {
+        metadata: { name: string };
+        spec: { template: { spec: { containers: { image: string }[] } } };
+      }[];
+    };
+    expect(
+      images.items.map((d) => [d.metadata.name, d.spec.template.spec.containers[0].image]).sort(),
+    ).toEqual([
+      [`${fullname}-worker-b1`, `${IMAGE}:${IMAGE_TAG}`],
+      [`${fullname}-worker-b2`, `${IMAGE}:b2`],
+    ]);
+    // Step 2: b2 current, while the canary still holds.
+    await makeCurrent('b2');
+    expect((await chart('cart')).status?.progress?.percent).toBe(50);
+    const switched = Date.now();
+    // A new run goes to b2 (a new chart's first apply installs at once), as the old one holds.
+    await applyShop('till v1', 'till');
+    expect((await settled('till')).status?.actual_state).toBe('deployed');
+
+    // The run in flight finishes on b1, the build it started on (every workflow type is pinned).
+    const done = await settled('cart');
+    expect(done.status?.actual_state).toBe('deployed');
+    expect(JSON.parse(await helm('get', 'values', 'cart', '-n', releases, '-o', 'json'))).toMatchObject({
+      message: 'cart v2',
+    });
+    const cartRuns = await pinned('cart');
+    console.log(`cart runs: ${JSON.stringify(cartRuns)}`);
+    expect(cartRuns.length).toBeGreaterThanOrEqual(2);
+    for (const [id, status, build] of cartRuns)
+      expect([id, status, build]).toEqual([id, 'WORKFLOW_EXECUTION_STATUS_COMPLETED', 'b1']);
+    const tillRuns = await pinned('till');
+    console.log(`till runs: ${JSON.stringify(tillRuns)}`);
+    expect(tillRuns.length).toBeGreaterThanOrEqual(1);
+    for (const [id, status, build] of tillRuns)
+      expect([id, status, build]).toEqual([id, 'WORKFLOW_EXECUTION_STATUS_COMPLETED', 'b2']);
+
+    // Step 3: describe-version shows b1 drained (the server checks visibility some minutes after
+    // the version stopped being current), then helm upgrade removes it.
+    const drained = await eventually(
+      'build b1 drained',
+      async () => {
+        const v = JSON.parse(await temporalCli('describe-version', '--build-id', 'b1', '-o', 'json')) as {
+          drainageInfo?: { drainageStatus?: string };
+        };
+        return /drained/i.test(v.drainageInfo?.drainageStatus ?? '') ? v : undefined;
+      },
+      { timeoutMs: 600_000, pauseMs: 5_000 },
+    );
+    console.log(
+      `build b1 drained ${Date.now() - switched} ms after b2 became current: ${JSON.stringify(drained)}`,
+    );
+    console.log(`helm upgrade removing build b1: ${await helmUpgrade(versions(b2))} ms`);
+    await eventually('the b1 worker gone', async () => ((await workerPods('b1')).length ? undefined : true), {
+      timeoutMs: 180_000,
+    });
+    expect((await workerPods('b2')).map(ready)).toEqual([true]);
+    expect(
+      (
+        JSON.parse(await kubectl('get', 'deployment', '-n', operatorNs, '-o', 'json')) as {
+          items: { metadata: { name: string } }[];
+        }
+      ).items
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual([`${fullname}-bridge`, `${fullname}-worker-b2`]);
+  }, 1_200_000);
+
   it('helm uninstall of the operator leaves the releases it deployed alone', async () => {
     const before = await pods(releases);
     const releaseList = async () =>
@@ -486,7 +671,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
         .map((r) => `${r.name} ${r.status} ${r.revision}`)
         .sort();
     const releasesBefore = await releaseList();
-    expect(releasesBefore.filter((r) => r.includes(' deployed '))).toHaveLength(5);
+    // The four example releases, the shop, and the worker upgrade's cart and till.
+    expect(releasesBefore.filter((r) => r.includes(' deployed '))).toHaveLength(7);
     const objectsBefore = await kubectl('get', 'amf,acg,act', '-n', crs, '-o', 'name');
     await helm('uninstall', release, '-n', operatorNs, '--wait', '--timeout', '120s');
     uninstalled = true;
@@ -506,6 +692,24 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     expect(await kubectl('get', 'amf,acg,act', '-n', crs, '-o', 'name')).toBe(objectsBefore);
   }, 180_000);
 });
+
+/** ctr on the real node's containerd (node.sh's socket), in the kubelet's namespace. */
+async function ctr(...args: string[]): Promise<string> {
+  const socket = path.join(
+    path.dirname(process.env.KUBECONFIG ?? ''),
+    'node',
+    'containerd',
+    'containerd.sock',
+  );
+  const { stdout } = await promisify(execFile)(
+    toolPath('ctr'),
+    ['--address', socket, '-n', 'k8s.io', ...args],
+    {
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  return stdout;
+}
 
 async function tempFile(name: string, text: string): Promise<string> {
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'armada-incluster-')), name);
