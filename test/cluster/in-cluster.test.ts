@@ -185,11 +185,11 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     return { ...values, worker: { ...onRealNode, ...worker } };
   }
 
-  it('helm install: worker and bridge Ready on the real node through their own probes, as their own ServiceAccounts', async () => {
-    const values = operatorValues();
-    const t = Date.now();
-    const out = await helm(
-      'install',
+  /** Installs or upgrades the operator chart with `values`, and waits for its pods to be Ready. */
+  const installOperator = async (values: object) =>
+    helm(
+      'upgrade',
+      '--install',
       release,
       path.join(repo, 'deploy/chart'),
       '--namespace',
@@ -201,6 +201,10 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       '--timeout',
       '240s',
     );
+
+  it('helm install: worker and bridge Ready on the real node through their own probes, as their own ServiceAccounts', async () => {
+    const t = Date.now();
+    const out = await installOperator(operatorValues());
     console.log(`helm install --wait: ${Date.now() - t} ms\n${out}`);
 
     const operator = await pods(operatorNs);
@@ -488,20 +492,7 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     const b2 = { buildId: 'b2', tag: 'b2' };
     const helmUpgrade = async (values: object) => {
       const t = Date.now();
-      await helm(
-        'upgrade',
-        '--install',
-        release,
-        path.join(repo, 'deploy/chart'),
-        '--namespace',
-        operatorNs,
-        '--create-namespace',
-        '-f',
-        await tempFile('values.yaml', stringify(values)),
-        '--wait',
-        '--timeout',
-        '240s',
-      );
+      await installOperator(values);
       return Date.now() - t;
     };
     const temporalCli = async (...args: string[]) =>
