@@ -18,6 +18,7 @@ import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../wo
 import type { RunMemo } from '../workflows/plan/specs';
 import { searchAttributes, type RunRequest } from './requests';
 import type { ObjectPlace } from './targets';
+import { kinds } from '../api/kinds';
 
 /**
  * The day-two commands on finished runs (README, "Day-two operations"): undo one
@@ -31,17 +32,26 @@ import type { ObjectPlace } from './targets';
 /** A day-two command refused: what it names cannot be undone or retried, and why. */
 export class RunRefused extends Error {}
 
-/** The workflow whose runs are an object's deploys: a manifest's group or chart has its own child. */
-export function deployWorkflowId(place: ObjectPlace): string {
+/**
+ * The workflow whose runs are an object's deploys: a manifest's group or chart has its own child.
+ * A chart whose custom resource is not on the cluster (applied with `armadactl apply -f`) is
+ * found by its runs' search attributes: its release is known only to them.
+ */
+async function deployWorkflowId(client: Client, place: ObjectPlace): Promise<string> {
   const { kind, namespace, name } = place;
   if (kind === 'ArmadaChartGroup' && place.manifest)
     return groupChildWorkflowId(objectWorkflowId('ArmadaManifest', namespace, place.manifest), name);
   if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
-  if (!place.release)
+  if (place.release) return releaseWorkflowId(place.release.namespace, place.release.release);
+  const query = `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${namespace}' AND ArmadaName = '${name}' AND WorkflowType = 'chartWorkflow'`;
+  let newest: WorkflowExecutionInfo | undefined;
+  for await (const info of client.workflow.list({ query }))
+    if (!newest || info.startTime > newest.startTime) newest = info;
+  if (!newest)
     throw new RunRefused(
-      `the release of ArmadaChart ${namespace}/${name} is unknown: its custom resource is not on the cluster`,
+      `ArmadaChart ${namespace}/${name} is not on the cluster and no run of it is on record: nothing to go back to`,
     );
-  return releaseWorkflowId(place.release.namespace, place.release.release);
+  return newest.workflowId;
 }
 
 /** One run (execution) under a workflow ID, newest first as listed. */
@@ -134,23 +144,26 @@ export async function undoRequest(
   place: ObjectPlace,
   opts: { runId?: string; now?: boolean; by?: string; target: string },
 ): Promise<RunRequest<UndoRun | DeployerRun>> {
-  const runs = await executionsOf(client, deployWorkflowId(place));
+  const runs = await executionsOf(client, await deployWorkflowId(client, place));
   const [latest] = runs;
-  const candidates = runs.filter((r) => DEPLOYS.has(r.type) && FINISHED.has(r.status));
   const pick = async (run: Execution) => ({ run, left: await finishedRun(client, run) });
   let chosen: { run: Execution; left: unknown } | undefined;
   if (opts.runId) {
     const run = runs.find((r) => r.runId === opts.runId);
     if (!run)
       throw new RunRefused(`${opts.target} has no run ${opts.runId}; its latest: ${describeRuns(runs)}`);
-    if (!candidates.includes(run))
+    if (run.status === 'CONTINUED_AS_NEW')
+      throw new RunRefused(
+        `run ${run.runId} of ${opts.target} continued as new (a re-plan): the run it continued as carries its changes; undo that one (\`armadactl history ${opts.target}\`)`,
+      );
+    if (!isFinishedDeploy(run))
       throw new RunRefused(
         `run ${run.runId} of ${opts.target} (${run.type}, ${run.status.toLowerCase()}) is not a finished deploy: only a completed or failed deploy can be undone` +
           (run.status === 'RUNNING' ? `; stop a running one with \`armadactl rollback ${opts.target}\`` : ''),
       );
     chosen = await pick(run);
   } else {
-    for (const run of candidates) {
+    for await (const run of previousDeploys(runs, (r) => undoneRun(client, r))) {
       const found = await pick(run);
       if (
         place.kind === 'Deployer'
@@ -205,6 +218,52 @@ export async function undoRequest(
   );
 }
 
+/**
+ * Whose failed run a retry of the object at `place` takes up: the manifest that lists it (a
+ * group, or a chart of a listed group), the standalone group that lists it (a chart), else its own.
+ */
+export function retryPlace(place: ObjectPlace): ObjectPlace {
+  const { kind, namespace, manifest, group } = place;
+  if (kind !== 'ArmadaChartGroup' && kind !== 'ArmadaChart') return place;
+  if (manifest) return { kind: 'ArmadaManifest', namespace, name: manifest };
+  if (kind === 'ArmadaChart' && group) return { kind: 'ArmadaChartGroup', namespace, name: group };
+  return place;
+}
+
+/** One of an object's runs as `--previous` sees it (Execution's fields it reads). */
+export type PastRun = Pick<Execution, 'runId' | 'type' | 'status'>;
+
+function isFinishedDeploy(run: PastRun): boolean {
+  return DEPLOYS.has(run.type) && FINISHED.has(run.status);
+}
+
+/**
+ * The deploys `rollback --previous` may undo, newest first (`runs` newest first): finished
+ * deploys that no completed undo has taken back, so each `--previous` goes one deploy further
+ * back (README "Undo"). An undo is a run of its own (`undoes` names the run it undid, undefined
+ * for a deploy): never a deploy to undo itself, else a Deployer's undo would flip it forward again.
+ * A run that continued as new is left out: the run it continued as carries its changes.
+ */
+export async function* previousDeploys<Run extends PastRun>(
+  runs: readonly Run[],
+  undoes: (run: Run) => Promise<string | undefined>,
+): AsyncGenerator<Run> {
+  const undone = new Set<string>();
+  for (const run of runs) {
+    const undid = await undoes(run);
+    if (undid !== undefined) {
+      if (run.status === 'COMPLETED') undone.add(undid);
+    } else if (isFinishedDeploy(run) && !undone.has(run.runId)) yield run;
+  }
+}
+
+/** The run an undo run undid (from its input); undefined for a deploy. Reads only undo-shaped runs. */
+async function undoneRun(client: Client, run: Execution): Promise<string | undefined> {
+  if (run.type === 'undoWorkflow') return (await inputOf<UndoRun>(client, run)).undoes.runId;
+  if (run.type === 'deployerWorkflow') return (await inputOf<DeployerRun>(client, run)).undoes;
+  return undefined;
+}
+
 /** What a finished run changed and kept; a manifest's or group's, with its Deployers (read from its input). */
 async function undoable(client: Client, run: Execution, left: unknown): Promise<Change[]> {
   if (left === undefined) return [];
@@ -226,7 +285,16 @@ async function planOf(client: Client, run: Execution): Promise<RunPlan | undefin
  * are not carried over.
  */
 export async function retryRequest(client: Client, place: ObjectPlace, target: string): Promise<RunRequest> {
-  const [latest] = await executionsOf(client, deployWorkflowId(place));
+  const driver = retryPlace(place);
+  if (driver !== place) {
+    // Its run is a child of the driver's: the driver's saga, its later groups and its status
+    // belong to that run, so the driver's failed run is taken up, from this object's step.
+    const driverTarget = `${kinds[driver.kind].shortNames[0]}/${driver.name}`;
+    const req = await retryRequest(client, driver, driverTarget);
+    req.options.staticSummary += ` (asked on ${target})`;
+    return req;
+  }
+  const [latest] = await executionsOf(client, await deployWorkflowId(client, place));
   const left =
     DEPLOYS.has(latest.type) && FINISHED.has(latest.status) ? await finishedRun(client, latest) : undefined;
   const groupFailed = latest.type === 'groupWorkflow' && (left as GroupOutcome | undefined)?.failed.length;

@@ -28,6 +28,7 @@ import {
   type Request,
 } from './messages';
 import { Holds } from './holds';
+import type { Change } from './plan/rollback';
 
 /** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
@@ -267,13 +268,18 @@ export function announceReplan(replan: Replan): void {
 
 /**
  * Ends this run and continues as a new one with the re-plan's input and memo, carrying the
- * control state (pause, approvals). Waits for running handlers first, so an Update accepted in
- * this task is answered and its effect carried.
+ * control state (pause, approvals) and the saga's record of every change the run made so far
+ * (`changes`: the record it was carried, then its own). Waits for running handlers first, so an
+ * Update accepted in this task is answered and its effect carried.
  */
-export async function startOver(replan: Replan, control: RunControl): Promise<never> {
+export async function startOver(
+  replan: Replan,
+  control: RunControl,
+  changes: readonly Change[] = [],
+): Promise<never> {
   await condition(allHandlersFinished);
   return makeContinueAsNewFunc({ memo: { ...replan.memo } })({
     ...(replan.input as object),
-    carried: control.carry(),
+    carried: { ...control.carry(), ...(changes.length && { changes: [...changes] }) },
   });
 }

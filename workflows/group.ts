@@ -14,7 +14,7 @@ import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSe
 import { decidePatches, hasPatch } from './patches';
 import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
 import { undoChanges } from './saga';
-import { changesOf, deployerChangesOf } from './plan/rollback';
+import { changesOf, deployerChangesOf, type Change } from './plan/rollback';
 import {
   chartProgressSignal,
   progressQuery,
@@ -61,6 +61,8 @@ export interface GroupOutcome {
   deployers?: ({ name: string } & DeployerOutcome)[];
   /** Releases a standalone group's rollback put back, newest change first. */
   rolledBack?: string[];
+  /** The changes of the runs a standalone group's run continued from (re-plans), oldest first: undone with its own. */
+  carriedChanges?: Change[];
   /** The group's final status, for its manifest to write (GroupRun.manifestWritesFinalStatus). */
   finalStatus?: { phase: string; message: string };
 }
@@ -111,6 +113,7 @@ class GroupDeploy {
   ) {
     this.uninstall = run.mode === 'uninstall';
     this.result = { group: run.group.name, outcomes: [], failed: [], stopped: false };
+    if (run.carried?.changes?.length) this.result.carriedChanges = run.carried.changes;
     this.progress = {
       name: run.group.name,
       sequenced: run.group.sequenced,
@@ -143,7 +146,7 @@ class GroupDeploy {
     await this.deployCharts();
     await Promise.all([...this.telling, statusWritesSettled()]);
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
-    if (control.replan && !result.failed.length) return startOver(control.replan, control);
+    if (control.replan && !result.failed.length) return startOver(control.replan, control, this.changes());
     const deployers = result.deployers?.length ?? 0;
     const ran = charts.length - (run.finished?.length ?? 0) + this.deployers().length;
     result.stopped = control.stopping && result.outcomes.length + deployers + result.failed.length < ran;
@@ -161,10 +164,7 @@ class GroupDeploy {
         'RollingBack',
         `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
       );
-      const deployers = hasPatch('rollback-undoes-deployers')
-        ? deployerChangesOf(result, run.group, run.namespace)
-        : [];
-      result.rolledBack = await undoChanges([...changesOf(result), ...deployers]);
+      result.rolledBack = await undoChanges(this.changes());
       await this.reportGroup(
         ending.phase,
         `rolled back: ${result.rolledBack.join(', ') || 'nothing had changed'}`,
@@ -184,6 +184,15 @@ class GroupDeploy {
     if (run.manifestWritesFinalStatus) return { ...result, finalStatus };
     await this.reportGroup(finalStatus.phase, finalStatus.message);
     return result;
+  }
+
+  /** The saga's record: what the runs this one continued from changed, then what this run changed. */
+  private changes(): Change[] {
+    const { run, result } = this;
+    const deployers = hasPatch('rollback-undoes-deployers')
+      ? deployerChangesOf(result, run.group, run.namespace)
+      : [];
+    return [...(run.carried?.changes ?? []), ...changesOf(result), ...deployers];
   }
 
   /**

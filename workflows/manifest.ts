@@ -62,6 +62,8 @@ export interface ManifestOutcome {
   groups: GroupOutcome[];
   /** Releases put back by a rollback, newest change first. */
   rolledBack: string[];
+  /** The changes of the runs this one continued from (re-plans), oldest first: undoing this run undoes them too. */
+  carriedChanges?: Change[];
 }
 
 /**
@@ -85,7 +87,8 @@ class ManifestDeploy {
   private readonly plan: ManifestPlan;
   private readonly uninstall: boolean;
   private readonly progress: Progress;
-  private readonly changes: Change[] = [];
+  /** The saga's record: every change of this run and of the runs it continued from, in order. */
+  private readonly changes: Change[];
   private readonly outcomes: GroupOutcome[] = [];
   /** The group that runs now: signals and a cancellation go on to it. */
   private currentGroup?: ChildWorkflowHandle<typeof groupWorkflow>;
@@ -104,6 +107,7 @@ class ManifestDeploy {
     private readonly control: RunControl,
   ) {
     this.plan = run.plan;
+    this.changes = [...(run.carried?.changes ?? [])];
     this.uninstall = run.mode === 'uninstall';
     this.notifier = new RunNotifier(this.uninstall ? undefined : run.plan.notify);
     this.progress = { phase: 'Running', groups: run.plan.groups.map(pendingGroup) };
@@ -142,7 +146,7 @@ class ManifestDeploy {
       // A run that continues as new drops the activities it has not seen finish.
       if (hasPatch('group-status-by-manifest')) await statusWritesSettled();
       await this.notifier.settled();
-      return startOver(control.replan, control);
+      return startOver(control.replan, control, this.changes);
     }
     this.showDetails();
     return this.end(complete);
@@ -281,6 +285,7 @@ class ManifestDeploy {
       state: ending.state,
       groups: this.outcomes,
       rolledBack,
+      ...(this.run.carried?.changes?.length && { carriedChanges: this.run.carried.changes }),
     };
     // With the last group's final status, written off the path as the run ended.
     await Promise.all([

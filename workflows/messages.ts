@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Change } from './plan/rollback';
 import type { RunMemo } from './plan/specs';
 
 /** Who asked for something and why; shown by the progress query (and, later, in CR status). */
@@ -69,6 +70,11 @@ export interface Carried {
   approvals?: Approved[];
   /** The cluster freeze the run is under (the bridge starts runs with it too; see workflows/holds.ts). */
   frozen?: Request;
+  /**
+   * The saga's record of the runs this one continued from, oldest first: a rollback of this run
+   * undoes them too, as one run's changes (a re-plan does not end the run it continues).
+   */
+  changes?: Change[];
 }
 
 /**

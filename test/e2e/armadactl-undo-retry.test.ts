@@ -156,6 +156,31 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     );
   });
 
+  it('rollback --previous walks back one deploy at a time (v3, then v2, then v1), for a manifest and for a chart applied from a file, named though not on the cluster', async () => {
+    // Issue 32.5: a second --previous undid the same deploy again; a chart applied with
+    // armadactl had no way back by name ("its custom resource is not on the cluster").
+    const chartFile = async (v: string) => {
+      const file = path.join(work, `walk-chart-${v}.yaml`);
+      await writeFile(file, stringify(settings('walk-solo', v)));
+      return file;
+    };
+    for (const v of ['v1', 'v2', 'v3']) {
+      expect((await apply(await manifestFile('walk', { web: [settings('x', v)] }))).code).toBe(0);
+      expect((await apply(await chartFile(v))).code).toBe(0);
+    }
+    expect([await value('walk-x'), await value('walk-solo')]).toEqual(['v3', 'v3']);
+    for (const [target, release] of [
+      ['walk', 'walk-x'],
+      ['act/walk-solo', 'walk-solo'],
+    ]) {
+      const back = () => armadactl('rollback', target, '-n', objects, '--previous');
+      expect(await back()).toMatchObject({ code: 0 });
+      expect(await value(release)).toBe('v2');
+      expect(await back()).toMatchObject({ code: 0 });
+      expect(await value(release)).toBe('v1');
+    }
+  });
+
   it('retry takes up a failed manifest at the chart that failed: the charts before it keep their revisions and are not run again, the later groups deploy', async () => {
     const tgz = { type: 'tar', location: `${chartUrl}/settings-0.1.0.tgz` };
     const file = await manifestFile('retry', {
@@ -236,6 +261,37 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     afterAll(async () => {
       await bridge?.stop();
       await kubectl('delete', 'namespace', crs, '--wait=false');
+    });
+
+    it('retry of a group a manifest lists takes up the manifest from that group: the later group deploys and the manifest ends Deployed', async () => {
+      // Issue 32.4: the retry ran the group alone under the manifest's child ID; the later group never deployed.
+      const missing = { type: 'tar', location: `${chartUrl}/rt-later.tgz` };
+      const docs = [
+        doc('ArmadaManifest', 'rt', { release_prefix: 'rt', chart_groups: ['rt-first', 'rt-second'] }),
+        doc('ArmadaChartGroup', 'rt-first', { sequenced: true, chart_group: ['rt-p'] }),
+        doc('ArmadaChartGroup', 'rt-second', { sequenced: true, chart_group: ['rt-q'] }),
+        settings('rt-p', '1', missing),
+        settings('rt-q', '1'),
+      ];
+      await applyObjects(crs, docs);
+      const phase = async () =>
+        JSON.parse(await kubectl('get', 'amf', 'rt', '-n', crs, '-o', 'json')).status?.phase as string;
+      await eventually('manifest rt Failed', async () => ((await phase()) === 'Failed' ? true : undefined), {
+        process: bridge,
+      });
+      await copyFile(path.join(work, 'packaged', 'settings-0.1.0.tgz'), path.join(www, 'rt-later.tgz'));
+      const retried = await armadactl('retry', 'acg/rt-first', '-n', crs);
+      expect(retried.printed).toContain(`ArmadaManifest ${crs}/rt: retry of run`);
+      expect(retried.printed).toContain('(asked on acg/rt-first)');
+      expect(retried).toMatchObject({ code: 0 });
+      expect(await value('rt-rt-q')).toBe('1');
+      await eventually(
+        'manifest rt Deployed',
+        async () => ((await phase()) === 'Deployed' ? true : undefined),
+        {
+          process: bridge,
+        },
+      );
     });
 
     it('armada.airshipit.org/action=undo with now=true puts a Deployer back on the version its last rollout replaced, at once; the bridge records who asked', async () => {

@@ -77,4 +77,20 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
     for (const split of ['1/9', '3/7', '6/4', '10/0']) expect(status.printed).toContain(split);
     expect(status.printed).toMatch(/\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d held/);
   });
+
+  it('rollback --previous walks back one rollout at a time: after v3, twice goes to v2, then v1', async () => {
+    // Issue 32.5: the undo run's own `previous` was the newer version, so a second --previous flipped forward.
+    const file = await deployerFile(namespace, '1.27.0', 1);
+    expect((await armadactl('apply', '-f', file, '--wait', '-n', crNamespace)).code).toBe(0);
+    expect(await replicaCounts()).toEqual({ 'podinfo-1.27.0': 10 });
+    const back = () => armadactl('rollback', 'dpl/podinfo', '-n', crNamespace, '--previous', '--now');
+    const first = await back();
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.printed).toContain('rollback: dpl/podinfo runs version 1.26.0');
+    expect(await replicaCounts()).toEqual({ 'podinfo-1.26.0': 10 });
+    const second = await back();
+    expect(second).toMatchObject({ code: 0 });
+    expect(second.printed).toContain('rollback: dpl/podinfo runs version 1.25.3');
+    expect(await replicaCounts()).toEqual({ 'podinfo-1.25.3': 10 });
+  });
 });

@@ -14,6 +14,8 @@ import {
 } from '../../cli/diff';
 import { age, formatList, objectRow, objectState, type CurrentRun, type ListRow } from '../../cli/list';
 import { main } from '../../cli/main';
+import { previousDeploys, retryPlace } from '../../runs/day-two';
+import type { ObjectPlace } from '../../runs/targets';
 import type { Progress } from '../../workflows/messages';
 import { oneGroup } from '../helpers/progress';
 
@@ -461,5 +463,77 @@ describe('the day-two verbs on the command line', () => {
     const { code, err } = await run('diff', '-f', '/nonexistent/file.yaml');
     expect(err[0]).toContain('/nonexistent/file.yaml');
     expect(code).toBe(2);
+  });
+});
+
+describe('previousDeploys (what rollback --previous may undo, newest first)', () => {
+  const run = (runId: string, type: string, status = 'COMPLETED', undoes?: string) => ({
+    runId,
+    type,
+    status,
+    undoes,
+  });
+  const walk = async (runs: ReturnType<typeof run>[]) => {
+    const found: string[] = [];
+    for await (const r of previousDeploys(runs, async (r) => r.undoes)) found.push(r.runId);
+    return found;
+  };
+
+  it('skips deploys a completed undo took back, and the undos themselves, so each --previous goes one further back', async () => {
+    // Newest first: undo of d3, then d3, d2, d1 (a Deployer's undo is a deployerWorkflow naming the run it undid).
+    expect(
+      await walk([
+        run('u1', 'deployerWorkflow', 'COMPLETED', 'd3'),
+        run('d3', 'deployerWorkflow'),
+        run('d2', 'deployerWorkflow'),
+        run('d1', 'deployerWorkflow'),
+      ]),
+    ).toEqual(['d2', 'd1']);
+    expect(
+      await walk([
+        run('u2', 'undoWorkflow', 'COMPLETED', 'd2'),
+        run('u1', 'undoWorkflow', 'COMPLETED', 'd3'),
+        run('d3', 'manifestWorkflow'),
+        run('d2', 'manifestWorkflow', 'FAILED'),
+        run('d1', 'manifestWorkflow'),
+      ]),
+    ).toEqual(['d1']);
+  });
+
+  it('a failed undo took nothing back; a run that continued as new or still runs is no candidate', async () => {
+    expect(
+      await walk([
+        run('r', 'manifestWorkflow', 'RUNNING'),
+        run('u1', 'undoWorkflow', 'FAILED', 'd2'),
+        run('d2', 'manifestWorkflow'),
+        run('c1', 'manifestWorkflow', 'CONTINUED_AS_NEW'),
+      ]),
+    ).toEqual(['d2']);
+  });
+});
+
+describe('retryPlace (whose failed run a retry takes up)', () => {
+  const at = (kind: ObjectPlace['kind'], more: Partial<ObjectPlace> = {}): ObjectPlace => ({
+    kind,
+    namespace: 'ns',
+    name: 'x',
+    ...more,
+  });
+
+  it('a group or chart a manifest lists: the manifest; a chart of a standalone group: the group', () => {
+    expect(retryPlace(at('ArmadaChartGroup', { manifest: 'site' }))).toEqual(
+      at('ArmadaManifest', { name: 'site' }),
+    );
+    expect(retryPlace(at('ArmadaChart', { group: 'apps', manifest: 'site' }))).toEqual(
+      at('ArmadaManifest', { name: 'site' }),
+    );
+    expect(retryPlace(at('ArmadaChart', { group: 'apps' }))).toEqual(
+      at('ArmadaChartGroup', { name: 'apps' }),
+    );
+  });
+
+  it('what nothing lists, a manifest and a Deployer: its own run', () => {
+    for (const place of [at('ArmadaChart'), at('ArmadaChartGroup'), at('ArmadaManifest'), at('Deployer')])
+      expect(retryPlace(place)).toBe(place);
   });
 });

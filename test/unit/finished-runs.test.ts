@@ -55,6 +55,19 @@ describe('changesToUndo (what undoing a finished run puts back)', () => {
     ]);
   });
 
+  it('a run that continued from others (re-plans) undoes their changes first in the record, then its own', () => {
+    const carriedChanges = [change('x', 3), change('y', null)];
+    expect(
+      changesToUndo({
+        workflowType: 'manifestWorkflow',
+        outcome: { ...manifest('deployed'), carriedChanges },
+      }),
+    ).toEqual([change('x', 3), change('y', null), change('a', 2), change('c', null), change('d', 7)]);
+    expect(
+      changesToUndo({ workflowType: 'groupWorkflow', outcome: { ...groups[0], carriedChanges } }),
+    ).toEqual([change('x', 3), change('y', null), change('a', 2)]);
+  });
+
   it('nothing from a run that rolled itself back', () => {
     expect(changesToUndo({ workflowType: 'manifestWorkflow', outcome: manifest('rolled-back') })).toEqual([]);
     expect(

@@ -1,6 +1,7 @@
 import { WorkflowFailedError, type WorkflowExecutionInfo } from '@temporalio/client';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { chartWorkflow, manifestWorkflow } from '../../workflows';
+import type { ManifestOutcome } from '../../workflows/manifest';
 import {
   approveSignal,
   pauseSignal,
@@ -321,6 +322,47 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     expect(order.slice(0, 3)).toEqual(['demo-a', 'demo-b', 'demo-b']);
     expect(order.slice(3).sort()).toEqual(['demo-c', 'demo-d']);
     expect(fake.calls.filter((c) => c.name === 'rollback' || c.name === 'uninstall')).toEqual([]);
+  });
+
+  it('a rollback after a re-plan undoes the changes of the runs it continued from too, newest first', async () => {
+    // Issue 32.1: the saga's record lived in one run only, so A's upgrade was kept.
+    const fake = fakeHelm({ failOn: 'demo-c' });
+    fake.releases.set('demo-a', { revision: 4, status: 'deployed', digest: 'old', lastDeployedRevision: 4 });
+    const ns = uniqueName('ns');
+    const spec = { on_failure: 'rollback', approval: { before: ['apps'] } };
+    const workflowId = uniqueName('m');
+    const outcome = await withRun(fake, async (h) => {
+      await h.client.workflow.start(manifestWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId,
+        args: [{ plan: plan(spec, ns) }],
+        memo: { specs: 'ArmadaManifest/demo@1', mode: 'deploy' },
+      });
+      const latest = h.client.workflow.getHandle(workflowId);
+      await waitFor(async () => (await latest.query(progressQuery)).phase === 'WaitingApproval');
+      // The same plan (only a description changed): the new run finds a and b unchanged.
+      await latest.signal(replanSignal, {
+        input: { plan: plan(spec, ns) },
+        memo: { specs: 'ArmadaManifest/demo@2', mode: 'deploy' },
+      });
+      await waitFor(async () => {
+        const { memo } = await latest.describe();
+        return (
+          memo?.specs === 'ArmadaManifest/demo@2' &&
+          (await latest.query(progressQuery)).phase === 'WaitingApproval'
+        );
+      });
+      await latest.signal(approveSignal, { by: 'bob' });
+      const err = await latest.result().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      return (err as WorkflowFailedError).cause as ApplicationFailure;
+    });
+    const undo = fake.calls
+      .filter((c) => c.name === 'rollback' || c.name === 'uninstall')
+      .map((c) => `${c.name} ${c.release}`);
+    expect(undo).toEqual(['uninstall demo-c', 'uninstall demo-d', 'uninstall demo-b', 'rollback demo-a']);
+    expect(fake.releases.get('demo-a')?.digest).toBe('rolled-back-to-4');
+    expect((outcome.details?.[0] as ManifestOutcome).rolledBack).toHaveLength(4);
   });
 
   it('a rollback signal mid-run stops new charts and undoes the run', async () => {

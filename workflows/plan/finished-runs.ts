@@ -25,7 +25,8 @@ export interface RunPlan {
 /**
  * Every change a finished run made and kept, in the order it made them: what undoing it puts
  * back (see compensations). With the run's `plan`, a manifest's or group's changes include the
- * Deployers each group promoted or first deployed. A run that rolled itself back kept nothing.
+ * Deployers each group promoted or first deployed. A run that continued from others (re-plans)
+ * made their changes too (`carriedChanges`). A run that rolled itself back kept nothing.
  */
 export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
   const groupChanges = (outcome: GroupOutcome): Change[] => {
@@ -33,10 +34,14 @@ export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
     return [...changesOf(outcome), ...(group ? deployerChangesOf(outcome, group, plan!.namespace) : [])];
   };
   switch (run.workflowType) {
-    case 'manifestWorkflow':
-      return run.outcome.state === 'rolled-back' ? [] : run.outcome.groups.flatMap(groupChanges);
-    case 'groupWorkflow':
-      return run.outcome.rolledBack ? [] : groupChanges(run.outcome);
+    case 'manifestWorkflow': {
+      const { state, groups, carriedChanges = [] } = run.outcome;
+      return state === 'rolled-back' ? [] : [...carriedChanges, ...groups.flatMap(groupChanges)];
+    }
+    case 'groupWorkflow': {
+      const { rolledBack, carriedChanges = [] } = run.outcome;
+      return rolledBack ? [] : [...carriedChanges, ...groupChanges(run.outcome)];
+    }
     case 'chartWorkflow': {
       const outcome = run.outcome;
       if (!('action' in outcome)) return [outcome]; // written, then failed
