@@ -16,3 +16,4 @@ export { checkPrometheus } from './prometheus';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';
 export { observeDeployer, createDeployerDeployment } from './kube/deployer';
 export { deliverNotification } from './notifications/deliver';
+export { lockHolder } from './runs';

@@ -8,7 +8,7 @@ import {
 } from '../kube/labels';
 import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
-import { driftWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import { releaseWorkflowId } from '../workflows/plan/names';
 import { latestRun } from '../runs/control';
 import { chartServiceAccount, type BridgeContext } from './reconcile';
 import { chartRelease } from './view';
@@ -167,24 +167,30 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
     ctx.log('info', 'drift ignored (drift: ignore)', fields);
     return;
   }
+  // The repair takes the release's lock (its workflow ID): while a deploy, an undo or another
+  // repair holds it, the objects wait and are looked at again when that run ends.
   const lock = releaseWorkflowId(namespace, release);
-  if ((await latestRun(ctx.client, lock))?.running) {
+  const latest = await latestRun(ctx.client, lock);
+  const waitForLock = () => {
     tracker.putBack(key, objects);
     ctx.afterRun(lock, key);
-    return;
-  }
-  const run = driftRun({
-    release,
-    namespace,
-    chart: {
-      namespace: chart.namespace,
-      name: chart.name,
-      uid: chart.uid,
-      serviceAccount: chartServiceAccount(ctx, chart),
+  };
+  if (latest?.running) return waitForLock();
+  const run = driftRun(
+    {
+      release,
+      namespace,
+      chart: {
+        namespace: chart.namespace,
+        name: chart.name,
+        uid: chart.uid,
+        serviceAccount: chartServiceAccount(ctx, chart),
+      },
+      policy,
+      objects,
     },
-    policy,
-    objects,
-  });
+    latest?.memo,
+  );
   try {
     await startRun(ctx.client, ctx.taskQueue, run);
   } catch (err) {
@@ -192,10 +198,7 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
       tracker.putBack(key, objects);
       throw err;
     }
-    // A drift run of this release is still going: these objects get their own after it.
-    tracker.putBack(key, objects);
-    ctx.afterRun(driftWorkflowId(namespace, release), key);
-    return;
+    return waitForLock();
   }
   ctx.log('info', 'drift run started', { ...fields, workflowId: run.workflowId });
   ctx.metrics.runStarted(key, run.memo.mode);

@@ -294,7 +294,9 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     req.options.staticSummary += ` (asked on ${target})`;
     return req;
   }
-  const [latest] = await executionsOf(client, await deployWorkflowId(client, place));
+  // A drift repair runs under a chart's release lock too: the run to take up is the deploy before it.
+  const runs = await executionsOf(client, await deployWorkflowId(client, place));
+  const latest = runs.find((r) => r.type !== 'driftWorkflow') ?? runs[0];
   const left =
     DEPLOYS.has(latest.type) && FINISHED.has(latest.status) ? await finishedRun(client, latest) : undefined;
   const groupFailed = latest.type === 'groupWorkflow' && (left as GroupOutcome | undefined)?.failed.length;

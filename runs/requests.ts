@@ -18,7 +18,7 @@ import {
   type GroupDocuments,
   type ManifestDocuments,
 } from '../workflows/plan/manifest';
-import { driftWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
 import type { RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 
@@ -176,14 +176,18 @@ export function deployerRun(
   };
 }
 
-/** A drift run of a release (see workflows/drift.ts), listed under its ArmadaChart. */
-export function driftRun(input: DriftRun): RunRequest<DriftRun> {
+/**
+ * A drift run of a release (see workflows/drift.ts), listed under its ArmadaChart, under the
+ * release's lock. `memo`: the memo of the release's latest run, kept so that the run a repair
+ * follows still tells the bridge which specs the release runs.
+ */
+export function driftRun(input: DriftRun, memo: RunMemo = { mode: 'deploy' }): RunRequest<DriftRun> {
   const { namespace, release, chart } = input;
   return {
     workflowType: 'driftWorkflow',
-    workflowId: driftWorkflowId(namespace, release),
+    workflowId: releaseWorkflowId(namespace, release),
     input,
-    memo: { mode: 'deploy' },
+    memo,
     options: {
       staticSummary: `drift of ${namespace}/${release} (${input.policy}): ${describeDrift(input.objects)}`,
       typedSearchAttributes: searchAttributes('ArmadaChart', chart.namespace, chart.name),

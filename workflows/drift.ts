@@ -1,10 +1,11 @@
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { decidePatches } from './patches';
 import { io, profile } from './activity-proxies';
 import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
 import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
 import { runServiceAccount } from './plan/names';
 import { ArmadaPhase } from './search-attributes';
+import { progressQuery, type ChartProgress } from './messages';
 
 /**
  * One drift of a release, started by the bridge: confirm which reported objects belong to the
@@ -12,6 +13,11 @@ import { ArmadaPhase } from './search-attributes';
  * to it, taking back fields edited by hand) or only report it. An Event on the ArmadaChart
  * either way. A release that is not `deployed` (an upgrade failed, or one is under way) is only
  * reported: re-applying it is the next deploy's decision.
+ *
+ * It runs under the release's lock (its workflow ID is the release's, as a deploy's), so no
+ * deploy, undo or uninstall writes the release between the revision it reads and the one it
+ * re-applies; a deploy that finds the lock held by a repair waits for it (group.ts startChart,
+ * the bridge for a chart that stands alone).
  */
 export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   decidePatches();
@@ -27,8 +33,32 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
       run.chart.uid,
       { type, reason, message },
     ]);
-  const finish = (outcome: DriftOutcome, phase: string) => {
-    upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
+  // What `armadactl status` of the chart shows while (and after) the repair holds its release.
+  const row: ChartProgress = {
+    chart: run.chart.name,
+    release: run.release,
+    namespace: run.namespace,
+    state: 'deploying',
+  };
+  let phase = 'DriftCheck';
+  setHandler(progressQuery, () => ({
+    phase,
+    groups: [
+      {
+        name: run.chart.name,
+        sequenced: true,
+        state: phase === 'DriftCheck' ? 'running' : 'done',
+        charts: [row],
+      },
+    ],
+  }));
+  const finish = (outcome: DriftOutcome, ended: string) => {
+    phase = ended;
+    Object.assign(row, {
+      state: outcome.result === 'repaired' ? 'deployed' : 'unchanged',
+      revision: outcome.repairedAs ?? outcome.revision,
+    });
+    upsertSearchAttributes([{ key: ArmadaPhase, value: ended }]);
     return outcome;
   };
 

@@ -1,6 +1,7 @@
 import {
   ApplicationFailure,
   ParentClosePolicy,
+  sleep,
   startChild,
   WorkflowIdReusePolicy,
   workflowInfo,
@@ -14,6 +15,10 @@ import { deployerMember, type LockstepLink } from './plan/lockstep';
 import type { DeployerPlan, GroupPlan } from './plan/manifest';
 import { deployerDeploymentName } from './plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
+import { io, profile } from './activity-proxies';
+
+/** How often a deploy that waits for a drift repair holding its release tries again. */
+const REPAIR_POLL_MS = 1000;
 
 /**
  * The Deployers a group rolls out with its charts (`deployers` of an ArmadaChartGroup): each runs
@@ -62,18 +67,35 @@ export function lockedChild() {
   };
 }
 
-/** Starts a locked child; a start refused because another run holds `workflowId` names that run (`locked`: what it drives). */
-export async function underLock<H>(start: () => Promise<H>, workflowId: string, locked: string): Promise<H> {
-  try {
-    return await start();
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw ApplicationFailure.nonRetryable(
-        `${locked} is being driven by another run (workflow ${workflowId}); wait for it or stop it`,
-        NonRetryable.ReleaseLocked,
-      );
+/**
+ * Starts a locked child; a start refused because another run holds `workflowId` names that run
+ * (`locked`: what it drives). With `waitForRepair`, a drift repair holding it (a few seconds: one
+ * check and at most one helm rollback) is waited for, and the start tried again once it ends.
+ */
+export async function underLock<H>(
+  start: () => Promise<H>,
+  workflowId: string,
+  locked: string,
+  waitForRepair = false,
+): Promise<H> {
+  for (;;) {
+    try {
+      return await start();
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      const holder =
+        waitForRepair &&
+        (await io.lockHolder.executeWithOptions(profile.quick(`which run holds ${workflowId}`), [
+          workflowId,
+        ]));
+      if (holder !== 'driftWorkflow' && holder !== null)
+        throw ApplicationFailure.nonRetryable(
+          `${locked} is being driven by another run (workflow ${workflowId}); wait for it or stop it`,
+          NonRetryable.ReleaseLocked,
+        );
+      // A repair holds the release (or the holder ended meanwhile): try again in a moment.
+      await sleep(REPAIR_POLL_MS);
     }
-    throw err;
   }
 }
 

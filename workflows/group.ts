@@ -385,5 +385,10 @@ function startChart(
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,
       ...lockedChild(),
     });
-  return underLock(start, plan.workflowId, `release ${plan.namespace}/${plan.release}`);
+  return underLock(
+    start,
+    plan.workflowId,
+    `release ${plan.namespace}/${plan.release}`,
+    hasPatch('deploy-waits-for-drift-repair'),
+  );
 }

@@ -23,6 +23,8 @@ const PATCHES = [
   'lockstep-steered-from-manifest',
   /** A manifest's or standalone group's rollback also undoes the Deployers the run rolled out: workflows/saga.ts. */
   'rollback-undoes-deployers',
+  /** A chart run a group starts waits while a drift repair holds its release (the repair runs under the release's lock). */
+  'deploy-waits-for-drift-repair',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

@@ -1,4 +1,4 @@
-import { driftWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
@@ -93,7 +93,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect(await eventMessages(crs, 'fixed', 'DriftRepaired')).toEqual([
       `re-applied revision 1 of ${releases}/fixed as revision 2`,
     ]);
-    if (savingHistories) await saveHistory(driftWorkflowId(releases, 'fixed'), undefined, 'drift--repair');
+    if (savingHistories) await saveHistory(releaseWorkflowId(releases, 'fixed'), undefined, 'drift--repair');
   });
 
   it('an image edited with kubectl set image is put back, and nothing else is touched', async () => {
@@ -141,6 +141,50 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect((await helmHistory('reported', releases)).map((h) => h.revision)).toEqual([1]);
   });
 
+  it('race drill: a Deployment deleted as its spec changes, 20 times; no repair re-applies a revision older than the one before it, and the release ends at the spec', async () => {
+    // Issue 32.3: a repair beside the release's lock could read revision N, let the deploy write
+    // N+1, then roll back to N: the cluster ran old content under a Deployed chart.
+    const raced = (message: string) =>
+      helloChart('raced', releases, { values: { replicaCount: 1, message } });
+    const deployedMessage = async () => {
+      const env = (await json('get', 'deployment', 'raced', '-n', releases)).spec.template.spec.containers[0]
+        .env as { name: string; value: string }[];
+      return env.find((e) => e.name === 'PODINFO_UI_MESSAGE')?.value;
+    };
+    const settledAt = (message: string) =>
+      eventually(
+        `raced settled at ${message}`,
+        async () => {
+          const act = await json('get', 'act', 'raced', '-n', crs);
+          if (!act.status?.satisfied || act.status.observedGeneration !== act.metadata.generation)
+            return undefined;
+          const lock = await harness()
+            .client.workflow.getHandle(releaseWorkflowId(releases, 'raced'))
+            .describe();
+          if (lock.status.name === 'RUNNING') return undefined;
+          return (await deployedMessage().catch(() => undefined)) === message ? true : undefined;
+        },
+        { process: bridge, timeoutMs: 60_000 },
+      );
+    await applyObjects(crs, [raced('m0')]);
+    await settledAt('m0');
+    for (let i = 1; i <= 20; i++) {
+      await Promise.all([
+        kubectl('delete', 'deployment', 'raced', '-n', releases, '--wait=false'),
+        applyObjects(crs, [raced(`m${i}`)]),
+      ]);
+      await settledAt(`m${i}`);
+    }
+    const history = await helmHistory('raced', releases);
+    const rollbacks = history.filter((h) => h.description.startsWith('Rollback to '));
+    for (const h of rollbacks)
+      expect(`${h.revision}: ${h.description}`).toBe(`${h.revision}: Rollback to ${h.revision - 1}`);
+    expect(JSON.parse(await helm('get', 'values', 'raced', '-n', releases, '-o', 'json')).message).toBe(
+      'm20',
+    );
+    expect(await deployedMessage()).toBe('m20');
+  });
+
   it('with drift: report, a deleted Deployment stays deleted and a Warning Event says so', async () => {
     await kubectl('delete', 'deployment', 'reported', '-n', releases, '--wait=true');
     const messages = await eventually(
@@ -154,7 +198,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect(messages).toEqual([
       `Deployment reported deleted (release ${releases}/reported, revision 1); not repaired (drift: report)`,
     ]);
-    const run = harness().client.workflow.getHandle(driftWorkflowId(releases, 'reported'));
+    const run = harness().client.workflow.getHandle(releaseWorkflowId(releases, 'reported'));
     expect(await run.result()).toMatchObject({ result: 'reported', revision: 1 });
     expect(await kubectl('get', 'deployment', '-n', releases, '-o', 'name')).not.toContain('reported');
     expect((await helmHistory('reported', releases)).map((h) => h.revision)).toEqual([1]);

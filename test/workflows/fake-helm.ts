@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type * as activities from '../../activities';
 import { heartbeating } from '../../activities/process';
+import { lockHolder } from '../../activities/runs';
 import type { ObservedRelease } from '../../workflows/plan/release';
 
 /** One activity call as the stub saw it, with when it started and ended (ms since the stub was made). */
@@ -77,6 +78,7 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
   };
 
   const stubs: Partial<typeof activities> = {
+    lockHolder, // the real one: it asks the Temporal server which run holds a release
     async helmObserve({ release }) {
       return record('observe', release, () => releases.get(release) ?? null);
     },

@@ -1,6 +1,6 @@
 import { WorkflowFailedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { chartWorkflow, manifestWorkflow } from '../../workflows';
+import { chartWorkflow, driftWorkflow, manifestWorkflow } from '../../workflows';
 import type { ManifestOutcome } from '../../workflows/manifest';
 import {
   approveSignal,
@@ -15,6 +15,7 @@ import { saveHistory, savingHistories } from '../helpers/histories';
 import { groupChildWorkflowId } from '../../workflows/plan/names';
 import { demoPlan } from './demo-plan';
 import { fakeHelm, type Call } from './fake-helm';
+import { lockHolder } from '../../activities/runs';
 
 /** A manifest of two groups: "platform" (sequenced: a, b) then "apps" (parallel: c, d). */
 const plan = demoPlan;
@@ -404,6 +405,62 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(upgrades(fake.calls).map((c) => [c.release, c.end !== undefined])).toEqual([['demo-a', true]]);
     expect(fake.calls.filter((c) => c.name === 'uninstall').map((c) => c.release)).toEqual(['demo-a']);
+  });
+
+  it('waits while a drift repair holds a release (its lock), then deploys it', async () => {
+    // Issue 32.3: a repair ran beside the lock, so a deploy could write between its read and its rollback.
+    const fake = fakeHelm();
+    const p = plan();
+    const chart = p.groups[0].charts[0];
+    let release: () => void = () => {};
+    const repairHeld = new Promise<void>((r) => (release = r));
+    let lockAsks = 0;
+    const withRepair = {
+      ...fake.activities,
+      async lockHolder(workflowId: string) {
+        lockAsks++;
+        return lockHolder(workflowId);
+      },
+      async helmCheckDrift() {
+        await repairHeld; // the repair reads the release while the manifest tries to deploy it
+        return null;
+      },
+    };
+    const harness = await temporalHarness({ activities: withRepair });
+    try {
+      await harness.worker.runUntil(async () => {
+        const repair = await harness.client.workflow.start(driftWorkflow, {
+          taskQueue: harness.taskQueue,
+          workflowId: chart.workflowId,
+          args: [
+            {
+              release: chart.release,
+              namespace: chart.namespace,
+              chart: { namespace: 'default', name: chart.chart },
+              policy: 'repair',
+              objects: [],
+            },
+          ],
+        });
+        const manifest = await harness.client.workflow.start(manifestWorkflow, {
+          taskQueue: harness.taskQueue,
+          workflowId: uniqueName('m'),
+          args: [{ plan: p }],
+        });
+        // The manifest finds demo-a's lock held by the repair and asks again: nothing is written meanwhile.
+        await waitFor(() => lockAsks >= 2).finally(release);
+        expect(upgrades(fake.calls)).toEqual([]);
+        expect(await repair.result()).toMatchObject({ result: 'none' });
+        expect((await manifest.result()).state).toBe('deployed');
+      });
+    } finally {
+      await harness.close();
+    }
+    expect(
+      upgrades(fake.calls)
+        .map((c) => c.release)
+        .sort(),
+    ).toEqual(['demo-a', 'demo-b', 'demo-c', 'demo-d']);
   });
 
   it('refuses a second run on a release another run drives, naming that run', async () => {

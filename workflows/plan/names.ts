@@ -38,15 +38,6 @@ export function deployerDeploymentName(name: string, version: string): string {
   return `${name}-${version}`;
 }
 
-/**
- * The drift run of a Helm release, e.g. `helm:apps/demo-web/drift`: beside the release's lock
- * rather than on it, so a deploy never finds its ID taken by a repair. The bridge starts one only
- * while no run holds the lock.
- */
-export function driftWorkflowId(namespace: string, release: string): string {
-  return `${releaseWorkflowId(namespace, release)}/drift`;
-}
-
 /** The `n`th notifier child of a run (a run starts another when one has ended idle). */
 export function notifierWorkflowId(workflowId: string, runId: string, n: number): string {
   return `${workflowId}/notify/${runId}/${n}`;
