@@ -7,6 +7,7 @@ import { canaryProgressQuery } from '../../workflows/messages';
 import { isOpen, nextOpening } from '../../workflows/plan/windows';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import {
+  HOLD_PROMISE_MS,
   SHOWN_DEADLINE_TOLERANCE_MS,
   TIMER_FIRING_TOLERANCE_MS,
   eventTime,
@@ -38,7 +39,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
     await kubectl('delete', 'namespace', namespace, '--wait=false');
   });
 
-  it('the next step starts when the window opens (±1 s), at the same weight until then', async () => {
+  it('the next step starts when the window opens (within 3 s across a worker restart), at the same weight until then', async () => {
     const name = uniqueName('web');
     const doc = (version: string, windows?: typeof WINDOWS) => ({
       kind: 'Deployer' as const,
@@ -114,7 +115,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
     expect(Math.abs(windowTimer.deadline - opening)).toBeLessThanOrEqual(SHOWN_DEADLINE_TOLERANCE_MS);
     // The next step needs a worker to take the task (the new process replays first), as in the crash drill.
     expect(nextStepAt).toBeGreaterThanOrEqual(opening);
-    expect(nextStepAt - firedAt).toBeLessThan(10_000);
+    expect(nextStepAt - opening).toBeLessThanOrEqual(HOLD_PROMISE_MS);
     // Nothing ran twice: one scale-up per step.
     const scales = events
       .filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes)

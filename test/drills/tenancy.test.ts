@@ -261,6 +261,29 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     ]);
   });
 
+  it('a permitted adoption: with allow_adoption granted to tenant B, adopt: true takes over a release installed by hand, as the next revision', async () => {
+    // Issue 32.10: only the refused adoption ran on the real stack.
+    await applyPolicy(`adoption-${teamB}`, { namespaces: [teamB], allow_adoption: true });
+    await helm('install', 'adopted', hello, '-n', teamB, '--set', 'replicaCount=1');
+    await applyObjects(teamB, [helloChart('adopted', teamB, { adopt: true })]);
+    await eventually(
+      'adopted Deployed',
+      async () => {
+        const status = (await json('get', 'act', 'adopted', '-n', teamB)).status;
+        return status?.actual_state === 'deployed' && status.satisfied ? true : undefined;
+      },
+      { process: bridge },
+    );
+    const history = JSON.parse(await helm('history', 'adopted', '-n', teamB, '-o', 'json'));
+    expect(
+      history.map((h: { revision: number; status: string; description: string }) =>
+        [h.revision, h.status, h.description.startsWith('armada-digest=') ? 'armada' : h.description].join(
+          ' ',
+        ),
+      ),
+    ).toEqual(['1 superseded Install complete', '2 deployed armada']);
+  });
+
   it("a namespace the policy grants but tenant A's ServiceAccount may not write stays empty: the run acts as that ServiceAccount", async () => {
     await applyObjects(teamA, [helloChart('grabs', shared, { service_account_name: 'deployer' })]);
     const reason = await failedReason('grabs');

@@ -10,9 +10,11 @@ import type { ManifestDocuments } from '../../workflows/plan/manifest';
 import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
 import {
+  HOLD_PROMISE_MS,
   SHOWN_DEADLINE_TOLERANCE_MS,
   TIMER_FIRING_TOLERANCE_MS,
   heartbeatRetries,
+  stepAfter,
   historyTimers,
   resultWithin,
 } from '../helpers/histories';
@@ -377,15 +379,23 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       expect(retried.every((r) => / after (5|10) s$/.test(r))).toBe(true);
 
       // Each hold is a server-side timer: it fired on its deadline, the one it showed before the kill.
-      const holds = await holdTimers(drill);
+      const canaryEvents =
+        (await client.workflow.getHandle(canaryWorkflowId(drill.namespace, 'web')).fetchHistory()).events ??
+        [];
+      const holds = historyTimers(canaryEvents, ' — hold');
       expect(holds.map((h) => h.firedAt !== undefined)).toEqual([true, true, true]);
       const firing = holds.map((h) => h.firedAt! - h.deadline);
       const shown = holds.map((h, i) => h.deadline - drill.holdDeadlines.get(i + 1)!);
+      // The promise: the step after each hold starts within HOLD_PROMISE_MS of the deadline shown.
+      const nextSteps = holds.map(
+        (h, i) => stepAfter(canaryEvents, h.fired!)! - drill.holdDeadlines.get(i + 1)!,
+      );
       console.log(
-        `worker-crash drill: kills at ${drill.killed.join('; ')}; holds fired ${firing.join(', ')} ms from their deadlines, which lay ${shown.join(', ')} ms from the ones shown`,
+        `worker-crash drill: kills at ${drill.killed.join('; ')}; holds fired ${firing.join(', ')} ms from their deadlines, which lay ${shown.join(', ')} ms from the ones shown; the steps after them started ${nextSteps.join(', ')} ms after the deadlines shown`,
       );
       for (const ms of firing) expect(Math.abs(ms)).toBeLessThanOrEqual(TIMER_FIRING_TOLERANCE_MS);
       for (const ms of shown) expect(Math.abs(ms)).toBeLessThanOrEqual(SHOWN_DEADLINE_TOLERANCE_MS);
+      for (const ms of nextSteps) expect(Math.abs(ms)).toBeLessThanOrEqual(HOLD_PROMISE_MS);
     },
     15 * 60_000,
   );

@@ -135,6 +135,32 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
     expect(await revisions()).toEqual([1, 2]);
     expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });
+
+  // Issue 32.10: an approval step that times out, on the real stack (stubbed helm only before).
+  it('an approval step that times out with on_timeout rollback restores the stable side; the release keeps its revision', async () => {
+    const handle = await run(
+      { image: { tag: '4.0.0' } },
+      { steps: [{ percent: 50, approval: true }], approval_timeout: '2s', on_timeout: 'rollback' },
+    );
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(rootMessage(failure)).toMatch(/canary of .*\/shop rolled back: .*approval .*timed out/);
+    expect(await revisions()).toEqual([1, 2]);
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
+  });
+
+  it('an approval step that times out with on_timeout promote goes on as if approved: the release is upgraded', async () => {
+    const handle = await run(
+      { image: { tag: '4.0.0' } },
+      { steps: [{ percent: 50, approval: true }], approval_timeout: '2s', on_timeout: 'promote' },
+    );
+    expect(await handle.result()).toMatchObject({ action: 'upgraded', before: 2, revision: 3 });
+    expect(await revisions()).toEqual([1, 2, 3]);
+    expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:4.0.0' });
+  });
 });
 
 /** A custom resource as a temporary file, for `kubectl apply -f`. */

@@ -56,6 +56,28 @@ export const TIMER_FIRING_TOLERANCE_MS = 2_000;
 export const SHOWN_DEADLINE_TOLERANCE_MS = 2_000;
 
 /**
+ * What README and test/DRILLS.md promise of a canary hold across a worker crash: the step after
+ * the hold starts within this long of the deadline shown before the kill. The hold's timer fires
+ * on its deadline (TIMER_FIRING_TOLERANCE_MS); the step then waits for the sticky queue's timeout
+ * (500 ms, worker/worker.ts) and the new worker's poll and replay. Measured (test/DRILLS.md, row
+ * 1): 0.8–1.5 s alone, so not the ±1 s first promised; the docs say this figure instead.
+ */
+export const HOLD_PROMISE_MS = 3_000;
+
+/**
+ * When the step after `fired` (a timer's TimerFired) began, in `events`: the first activity
+ * scheduled or local activity recorded (a marker) after it.
+ */
+export function stepAfter(events: readonly HistoryEvent[], fired: HistoryEvent): number | undefined {
+  const next = events.find(
+    (e) =>
+      Number(e.eventId) > Number(fired.eventId) &&
+      (e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes),
+  );
+  return next && eventTime(next);
+}
+
+/**
  * The timers started in `events` whose summary includes `text` (every timer for ''), oldest
  * first. Once a timer is here, the workflow task that started it has completed: a worker killed
  * after that cannot move its deadline.
