@@ -75,14 +75,15 @@ settings() {
     source "$node/node.env"
     return
   fi
-  local hash n subnet
+  local hash n subnet routes
   hash=$(cksum <<<"$dir" | cut -d' ' -f1)
   BRIDGE="armada-$(printf '%06x' $((hash % 16777216)))"
   for ((i = 0; i < 200; i++)); do
     n=$(((hash + i) % 200 + 20))
     subnet="10.244.$n.0/24"
     # A subnet the host routes elsewhere (another sandbox's bridge, a VPN, ...) is skipped.
-    ip route show to match "10.244.$n.1" | grep -qv '^default' || break
+    routes=$(ip route show to match "10.244.$n.1")
+    grep -qv '^default' <<<"$routes" || break
     subnet=
   done
   [[ -n $subnet ]] || die "no free /24 in 10.244.0.0/16 for the pod network (ip route)"
@@ -182,8 +183,12 @@ up() {
   for archive in "${archives[@]}"; do
     ctr images import "$archive" >>"$node/images.log" 2>&1 || die "ctr images import $archive failed (see $node/images.log)"
   done
-  ctr images ls -q 2>/dev/null | grep -qxF -- "$pause_image" ||
-    die "the sandbox image $pause_image is not among the imported images ($(ctr images ls -q | tr '\n' ' '))"
+  # Read whole before grep: `grep -q` stops at the first match, and under pipefail the writer's
+  # SIGPIPE would fail the check that just succeeded.
+  local imported
+  imported=$(ctr images ls -q 2>/dev/null)
+  grep -qxF -- "$pause_image" <<<"$imported" ||
+    die "the sandbox image $pause_image is not among the imported images ($(tr '\n' ' ' <<<"$imported"))"
 
   if ! running kubelet; then
     start_daemon kubelet "$bin/kubelet" --config "$node/kubelet.yaml" --kubeconfig "$kubeconfig" \

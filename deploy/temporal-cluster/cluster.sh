@@ -114,7 +114,10 @@ wait_for() {
 
 listens() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-serving() { "$bin/temporal" operator cluster health --address "$TEMPORAL_ADDRESS" | grep -q SERVING; }
+serving() {
+  local health
+  health=$("$bin/temporal" operator cluster health --address "$TEMPORAL_ADDRESS") && [[ $health == *SERVING* ]]
+}
 
 start_postgresql() {
   if [[ ! -x $pg_bin/initdb ]]; then
