@@ -1,7 +1,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
-import { abortWith, kubeApi, kubeConfig } from '../kube/client';
+import { abortWith, asCaller, kubeApi, kubeConfig } from '../kube/client';
 import { placeOf, type Listings, type ObjectPlace } from './targets';
 
 /** How long armadactl waits for the cluster (where an object sits, whether the caller may steer it). */
@@ -16,7 +16,9 @@ interface Listed {
  * Where an object sits (runs/targets.ts, ObjectPlace), read from the cluster as the bridge reads
  * it from its cache: the object and the manifests and groups of its namespace. Null when no
  * cluster is configured, it does not answer in time, or the object is not there: armadactl then
- * steers by workflow IDs alone (see placeByName).
+ * steers by workflow IDs alone (see placeByName). Read as the person running armadactl (asCaller):
+ * a worker's kubeconfig in the same shell (ARMADA_KUBECONFIG) may not read specs, and the
+ * object was then placed by its name alone, a manifest's group as if it stood alone.
  */
 export async function placeFromCluster(
   kind: KindName,
@@ -24,10 +26,14 @@ export async function placeFromCluster(
   name: string,
 ): Promise<ObjectPlace | null> {
   try {
-    if (!kubeConfig().getCurrentCluster()) return null;
+    return await asCaller(() => readPlace(kind, namespace, name));
   } catch {
-    return null;
+    return null; // the caller has no kubeconfig at all
   }
+}
+
+async function readPlace(kind: KindName, namespace: string, name: string): Promise<ObjectPlace | null> {
+  if (!kubeConfig().getCurrentCluster()) return null;
   const api = kubeApi(CustomObjectsApi);
   const options = abortWith(AbortSignal.timeout(CLUSTER_TIMEOUT_MS));
   const where = (k: KindName) => ({ group: GROUP, version: VERSION, namespace, plural: kinds[k].plural });

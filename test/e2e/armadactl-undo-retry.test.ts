@@ -73,9 +73,11 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     );
   const value = async (release: string) =>
     JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')).settings.value as string;
-  const releaseList = async () =>
+  /** The releases (named `prefix`…) in the releases' namespace, sorted. */
+  const releaseList = async (prefix = '') =>
     (JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[])
       .map((r) => r.name)
+      .filter((r) => r.startsWith(prefix))
       .sort();
 
   beforeAll(async () => {
@@ -191,7 +193,7 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     const failed = await apply(file);
     expect(failed.code).toBe(1);
     expect(failed.printed).toContain('retry-c');
-    expect(await releaseList()).toEqual(['retry-a', 'retry-b']);
+    expect(await releaseList('retry-')).toEqual(['retry-a', 'retry-b']);
     const chartRunOf = async (release: string) =>
       (await harness().client.workflow.getHandle(releaseWorkflowId(releases, release)).describe()).runId;
     const before = { a: await chartRunOf('retry-a'), b: await chartRunOf('retry-b') };
@@ -200,7 +202,7 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     await copyFile(path.join(work, 'packaged', 'settings-0.1.0.tgz'), path.join(www, 'settings-0.1.0.tgz'));
     const retried = await armadactl('retry', 'retry', '-n', objects, '--as-temporal-admin');
     expect(retried).toMatchObject({ code: 0 });
-    expect(await releaseList()).toEqual(['retry-a', 'retry-b', 'retry-c', 'retry-d']);
+    expect(await releaseList('retry-')).toEqual(['retry-a', 'retry-b', 'retry-c', 'retry-d']);
     for (const release of ['retry-a', 'retry-b', 'retry-c', 'retry-d'])
       expect(await history(release)).toEqual(['1 deployed deploy']);
     // a and b were not run again: their chart workflows' latest runs are the failed run's.
@@ -274,9 +276,9 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
         settings('rt-q', '1'),
       ];
       await applyObjects(crs, docs);
-      const phase = async () =>
-        JSON.parse(await kubectl('get', 'amf', 'rt', '-n', crs, '-o', 'json')).status?.phase as string;
-      await eventually('manifest rt Failed', async () => ((await phase()) === 'Failed' ? true : undefined), {
+      const state = async () =>
+        JSON.parse(await kubectl('get', 'amf', 'rt', '-n', crs, '-o', 'json')).status?.actual_state as string;
+      await eventually('manifest rt failed', async () => ((await state()) === 'failed' ? true : undefined), {
         process: bridge,
       });
       await copyFile(path.join(work, 'packaged', 'settings-0.1.0.tgz'), path.join(www, 'rt-later.tgz'));
@@ -286,8 +288,8 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
       expect(retried).toMatchObject({ code: 0 });
       expect(await value('rt-rt-q')).toBe('1');
       await eventually(
-        'manifest rt Deployed',
-        async () => ((await phase()) === 'Deployed' ? true : undefined),
+        'manifest rt deployed',
+        async () => ((await state()) === 'deployed' ? true : undefined),
         {
           process: bridge,
         },

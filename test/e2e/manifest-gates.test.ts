@@ -49,7 +49,7 @@ describe('manifest gates and parallel groups (real worker, helm, sandbox cluster
   const value = async (release: string) =>
     JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')).settings.value as string;
   const releaseNames = async () =>
-    (JSON.parse(await helm('list', '-n', releases, '-a', '-o', 'json')) as { name: string }[])
+    (JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[])
       .map((r) => r.name)
       .sort();
 
