@@ -164,7 +164,7 @@ class GroupDeploy {
         'RollingBack',
         `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
       );
-      result.rolledBack = await undoChanges(this.changes());
+      result.rolledBack = await undoChanges(this.changes(), undefined, { takeLocks: true });
       await this.reportGroup(
         ending.phase,
         `rolled back: ${result.rolledBack.join(', ') || 'nothing had changed'}`,

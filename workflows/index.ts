@@ -6,4 +6,5 @@ export { canaryWorkflow } from './canary';
 export { deployerWorkflow } from './deployer';
 export { driftWorkflow } from './drift';
 export { undoWorkflow } from './undo';
+export { releaseUndoWorkflow } from './saga';
 export { notifierWorkflow } from './notify';

@@ -305,10 +305,14 @@ class ManifestDeploy {
       'RollingBack',
       this.failure ?? `rollback requested${requested ? `: ${requested}` : ''}`,
     );
-    return undoChanges(this.changes, (step) => {
-      for (const g of this.progress.groups)
-        for (const c of g.charts) if (undoes(step, c)) c.state = undoneState(step);
-    });
+    return undoChanges(
+      this.changes,
+      (step) => {
+        for (const g of this.progress.groups)
+          for (const c of g.charts) if (undoes(step, c)) c.state = undoneState(step);
+      },
+      { takeLocks: true },
+    );
   }
 
   /** Shows a freeze or a closed window the run holds for (null: it goes on) in its details and status. */

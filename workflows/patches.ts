@@ -25,6 +25,8 @@ const PATCHES = [
   'rollback-undoes-deployers',
   /** A chart run a group starts waits while a drift repair holds its release (the repair runs under the release's lock). */
   'deploy-waits-for-drift-repair',
+  /** A manifest's, group's or undo's rollback writes each release as a child under the release's lock: workflows/saga.ts. */
+  'undo-under-release-lock',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

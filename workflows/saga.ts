@@ -1,39 +1,79 @@
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, startChild } from '@temporalio/workflow';
 import { io, profile } from './activity-proxies';
 import { NonRetryable } from './failures';
-import { startDeployer } from './group-deployers';
+import { lockedChild, startDeployer, underLock } from './group-deployers';
+import { decidePatches, hasPatch } from './patches';
 import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
+import { releaseWorkflowId } from './plan/names';
 import { compensations, undoneName, type Change, type Compensation } from './plan/rollback';
 import { report } from './status';
+
+/** A compensation that writes a Helm release (helm rollback or uninstall). */
+type ReleaseStep = Extract<Compensation, { release: string }>;
 
 /**
  * Undoes `changes`, newest first (see compensations): a release goes back to its revision from
  * before the run (helm rollback) or is uninstalled; a Deployer goes back to the version it
  * replaced or is removed. Calls `undone` with each step once it is done; returns what each put
  * back (undoneName), in that order.
+ *
+ * `takeLocks`: each release step runs as a child under the release's lock (its workflow ID,
+ * releaseUndoWorkflow), waiting while a drift repair holds it, so no other write of the release
+ * runs beside it. A run that holds the release's lock itself (a chart's, an undo of a chart)
+ * writes it directly.
  */
 export async function undoChanges(
   changes: readonly Change[],
   undone: (step: Compensation) => void = () => {},
+  { takeLocks = false }: { takeLocks?: boolean } = {},
 ): Promise<string[]> {
+  const locking = takeLocks && hasPatch('undo-under-release-lock');
   const rolledBack: string[] = [];
   for (const step of compensations(changes)) {
     const where = undoneName(step);
-    if (step.action === 'rollback') {
-      await io.helmRollback.executeWithOptions(
-        profile.helmWrite(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
-        [step],
-      );
-    } else if (step.action === 'uninstall') {
-      await io.helmUninstall.executeWithOptions(
-        profile.helmWrite(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
-        [step],
-      );
-    } else await undoDeployer(step, where);
+    if ('deployer' in step) await undoDeployer(step, where);
+    else if (locking) await undoUnderLock(step, where);
+    else await writeRelease(step);
     rolledBack.push(where);
     undone(step);
   }
   return rolledBack;
+}
+
+/** One release step of a rollback: helm rollback to the revision from before, or helm uninstall. */
+async function writeRelease(step: ReleaseStep): Promise<void> {
+  const where = undoneName(step);
+  if (step.action === 'rollback')
+    await io.helmRollback.executeWithOptions(
+      profile.helmWrite(`rollback ${where} to revision ${step.revision}`, DEFAULT_TIMEOUT_SECONDS),
+      [step],
+    );
+  else
+    await io.helmUninstall.executeWithOptions(
+      profile.helmWrite(`uninstall ${where} (installed by this run)`, DEFAULT_TIMEOUT_SECONDS),
+      [step],
+    );
+}
+
+/** A release step as a child run under the release's lock (see undoChanges). */
+async function undoUnderLock(step: ReleaseStep, where: string): Promise<void> {
+  const workflowId = releaseWorkflowId(step.namespace, step.release);
+  const start = () =>
+    startChild(releaseUndoWorkflow, {
+      workflowId,
+      args: [step],
+      staticSummary:
+        step.action === 'rollback' ? `rollback ${where} to revision ${step.revision}` : `uninstall ${where}`,
+      ...lockedChild(),
+    });
+  const child = await underLock(start, workflowId, `release ${where}`, true);
+  await child.result();
+}
+
+/** One step of a rollback, run under the release's lock by the run that rolls back (undoChanges). */
+export async function releaseUndoWorkflow(step: ReleaseStep): Promise<void> {
+  decidePatches();
+  await writeRelease(step);
 }
 
 /**

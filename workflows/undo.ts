@@ -53,9 +53,15 @@ export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
   setHandler(progressQuery, () => ({ phase, groups: [undo], ...statusWriteFailures() }));
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);
   await report(kind, namespace, name, 'RollingBack', `${what}: ${changes.length} releases to put back`);
-  const rolledBack = await undoChanges(changes, (step) => {
-    for (const row of rows) if (undoes(step, row)) row.state = undoneState(step);
-  }).catch((err: unknown) => {
+  // An undo of a chart runs under its release's lock already; a manifest's or group's takes each.
+  const takeLocks = kind !== 'ArmadaChart';
+  const rolledBack = await undoChanges(
+    changes,
+    (step) => {
+      for (const row of rows) if (undoes(step, row)) row.state = undoneState(step);
+    },
+    { takeLocks },
+  ).catch((err: unknown) => {
     [phase, undo.state] = ['Failed', 'failed'];
     throw err;
   });

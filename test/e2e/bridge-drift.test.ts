@@ -175,6 +175,24 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
       ]);
       await settledAt(`m${i}`);
     }
+    // No two helm writes met on the release: helm refuses the second ("another operation
+    // (install/upgrade/rollback) is in progress", "release: already exists"), the run's activity
+    // fails and retries. Every attempt of every run of the chart (deploys and repairs) is read.
+    const collisions: string[] = [];
+    const runs = harness().client.workflow.list({
+      query: `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${crs}' AND ArmadaName = 'raced'`,
+    });
+    for await (const run of runs) {
+      const { events } = await harness().client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      for (const e of events ?? []) {
+        // A retried attempt's failure is kept as the next attempt's lastFailure.
+        const failure =
+          e.activityTaskFailedEventAttributes?.failure ?? e.activityTaskStartedEventAttributes?.lastFailure;
+        const message = failure?.message ?? '';
+        if (/another operation|already exists/.test(message)) collisions.push(`${run.type}: ${message}`);
+      }
+    }
+    expect(collisions).toEqual([]);
     const history = await helmHistory('raced', releases);
     const rollbacks = history.filter((h) => h.description.startsWith('Rollback to '));
     for (const h of rollbacks)

@@ -411,46 +411,20 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
     // Issue 32.3: a repair ran beside the lock, so a deploy could write between its read and its rollback.
     const fake = fakeHelm();
     const p = plan();
-    const chart = p.groups[0].charts[0];
-    let release: () => void = () => {};
-    const repairHeld = new Promise<void>((r) => (release = r));
-    let lockAsks = 0;
-    const withRepair = {
-      ...fake.activities,
-      async lockHolder(workflowId: string) {
-        lockAsks++;
-        return lockHolder(workflowId);
-      },
-      async helmCheckDrift() {
-        await repairHeld; // the repair reads the release while the manifest tries to deploy it
-        return null;
-      },
-    };
-    const harness = await temporalHarness({ activities: withRepair });
+    const repair = heldRepair(fake);
+    const harness = await temporalHarness({ activities: repair.activities });
     try {
       await harness.worker.runUntil(async () => {
-        const repair = await harness.client.workflow.start(driftWorkflow, {
-          taskQueue: harness.taskQueue,
-          workflowId: chart.workflowId,
-          args: [
-            {
-              release: chart.release,
-              namespace: chart.namespace,
-              chart: { namespace: 'default', name: chart.chart },
-              policy: 'repair',
-              objects: [],
-            },
-          ],
-        });
+        const repairRun = await repair.start(harness, p.groups[0].charts[0]);
         const manifest = await harness.client.workflow.start(manifestWorkflow, {
           taskQueue: harness.taskQueue,
           workflowId: uniqueName('m'),
           args: [{ plan: p }],
         });
         // The manifest finds demo-a's lock held by the repair and asks again: nothing is written meanwhile.
-        await waitFor(() => lockAsks >= 2).finally(release);
+        await waitFor(() => repair.lockAsks() >= 2).finally(repair.release);
         expect(upgrades(fake.calls)).toEqual([]);
-        expect(await repair.result()).toMatchObject({ result: 'none' });
+        expect(await repairRun.result()).toMatchObject({ result: 'none' });
         expect((await manifest.result()).state).toBe('deployed');
       });
     } finally {
@@ -461,6 +435,55 @@ describe('manifest workflow (stubbed activities, real dev server)', () => {
         .map((c) => c.release)
         .sort(),
     ).toEqual(['demo-a', 'demo-b', 'demo-c', 'demo-d']);
+  });
+
+  it("a rollback puts each release back under the release's lock: it waits while a drift repair holds one", async () => {
+    // Issue 32.3: the saga wrote releases outside their lock, beside a repair of them.
+    const fake = fakeHelm({ failOn: 'demo-c' });
+    fake.releases.set('demo-a', { revision: 4, status: 'deployed', digest: 'old', lastDeployedRevision: 4 });
+    const p = plan({ on_failure: 'rollback' });
+    const repair = heldRepair(fake);
+    let repairStarted: () => void = () => {};
+    const started = new Promise<void>((r) => (repairStarted = r));
+    const activities = {
+      ...repair.activities,
+      // The rollback's first step (c) waits until the repair holds demo-a.
+      async helmUninstall(req: Parameters<NonNullable<typeof fake.activities.helmUninstall>>[0]) {
+        await started;
+        return fake.activities.helmUninstall!(req);
+      },
+    };
+    const harness = await temporalHarness({ activities });
+    try {
+      await harness.worker.runUntil(async () => {
+        const manifest = await harness.client.workflow.start(manifestWorkflow, {
+          taskQueue: harness.taskQueue,
+          workflowId: uniqueName('m'),
+          args: [{ plan: p }],
+        });
+        await waitFor(() => upgrades(fake.calls).some((c) => c.release === 'demo-c'));
+        await waitFor(
+          async () =>
+            (await harness.client.workflow.getHandle(p.groups[0].charts[0].workflowId).describe()).status
+              .name !== 'RUNNING',
+        );
+        const repairRun = await repair.start(harness, p.groups[0].charts[0]);
+        repairStarted();
+        // c, d and b are put back; a waits for the repair: its lock is asked for again and again.
+        await waitFor(() => repair.lockAsks() >= 2).finally(repair.release);
+        const undone = fake.calls.filter((c) => c.name === 'rollback' || c.name === 'uninstall');
+        expect(undone.map((c) => `${c.name} ${c.release}`)).toEqual([
+          'uninstall demo-c',
+          'uninstall demo-d',
+          'uninstall demo-b',
+        ]);
+        expect(await repairRun.result()).toMatchObject({ result: 'none' });
+        expect(await manifest.result().catch((e: unknown) => e)).toBeInstanceOf(WorkflowFailedError);
+      });
+    } finally {
+      await harness.close();
+    }
+    expect(fake.releases.get('demo-a')?.digest).toBe('rolled-back-to-4');
   });
 
   it('refuses a second run on a release another run drives, naming that run', async () => {
@@ -497,4 +520,46 @@ async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
     if (Date.now() > deadline) throw new Error('condition not met within 20 s');
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * A drift repair of one release, held in its first step (helmCheckDrift) until `release()`: it
+ * holds the release's lock meanwhile. `lockAsks()`: how often a run asked who holds a lock.
+ */
+function heldRepair(fake: ReturnType<typeof fakeHelm>) {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  let asks = 0;
+  return {
+    activities: {
+      ...fake.activities,
+      async lockHolder(workflowId: string) {
+        asks++;
+        return lockHolder(workflowId);
+      },
+      async helmCheckDrift() {
+        await held;
+        return null;
+      },
+    },
+    release: () => release(),
+    lockAsks: () => asks,
+    start: (
+      h: Awaited<ReturnType<typeof temporalHarness>>,
+      chart: { workflowId: string; release: string; namespace: string; chart: string },
+    ) =>
+      h.client.workflow.start(driftWorkflow, {
+        taskQueue: h.taskQueue,
+        workflowId: chart.workflowId,
+        args: [
+          {
+            release: chart.release,
+            namespace: chart.namespace,
+            chart: { namespace: 'default', name: chart.chart },
+            policy: 'repair' as const,
+            objects: [],
+          },
+        ],
+      }),
+  };
 }
