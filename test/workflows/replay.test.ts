@@ -51,6 +51,7 @@ describe('replay of saved histories', () => {
       'groupWorkflow',
       'manifestWorkflow',
       'notifierWorkflow',
+      'releaseUndoWorkflow',
     ]);
   });
 
