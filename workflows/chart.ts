@@ -15,7 +15,7 @@ import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { notificationSignal, RunNotifier } from './notify';
 import { endingEvent, notifyTarget } from './plan/notifications';
 import { passSafePoint } from './holds';
-import { chartOutcomeStatus, chartRollsBack, chartState } from './plan/ending';
+import { chartOutcomeStatus, chartRollback, chartState } from './plan/ending';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { routeTraffic } from './traffic';
 import { canarySteps, canaryTimeoutsOf } from './plan/canary';
@@ -46,7 +46,7 @@ import { helmRequests, operationSeconds, type ChartObject } from './plan/helm-re
 import type { PreparedChart } from '../activities/charts/source';
 import type { ReleaseRef } from '../activities/helm/release';
 import type { ServiceAccountRef } from '../kube/client';
-import type { ReleaseChange } from './plan/rollback';
+import { chartWrites, isReleaseChange, type ReleaseChange } from './plan/rollback';
 import type { LockstepLink } from './plan/lockstep';
 
 export interface ChartRun {
@@ -78,6 +78,8 @@ export interface ChartOutcome {
   revision: number | null;
   /** The ServiceAccount the run acted as (none: the worker itself). */
   actAs?: ServiceAccountRef;
+  /** The writes of the runs a standalone chart's run continued from (re-plans), oldest first: undone with its own. */
+  carriedChanges?: ReleaseChange[];
 }
 
 /**
@@ -158,21 +160,24 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
       throw err;
     }
   }
+  // The writes of the runs this one continued from (re-plans): undone with its own.
+  const carried = (run.carried?.changes ?? []).filter(isReleaseChange);
   if (control.replan) {
     await notifier.settled();
-    return startOver(control.replan, control);
+    return startOver(control.replan, control, [...carried, ...(outcome ? chartWrites(outcome) : [])]);
   }
-  if (chartRollsBack(outcome!, control.stopRequested !== null)) {
-    // A rollback asked for while helm wrote the release: put it back as it was before this run.
+  const undo = chartRollback(outcome!, control.stopRequested !== null, carried);
+  if (undo.length) {
+    // A rollback asked for while helm wrote the release: put it back as it was before this run
+    // and the runs it continued from.
     await report(
       ...resource,
       'RollingBack',
       `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
     );
-    const { release, namespace, before, actAs } = outcome!;
-    await undoChanges([{ chart: run.chart, release, namespace, before, ...(actAs && { actAs }) }]);
-    outcome = { ...outcome!, action: 'rolled-back', revision: outcome!.before };
-  }
+    await undoChanges(undo);
+    outcome = { ...outcome!, action: 'rolled-back', revision: undo[0].before };
+  } else if (carried.length) outcome = { ...outcome!, carriedChanges: carried };
   const done = chartOutcomeStatus(finished(outcome!));
   await report(...resource, done.phase, done.message, { helm: done.helm });
   await notifier.notify({ ...endingEvent(outcome!.action), reason: done.message });

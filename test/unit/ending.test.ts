@@ -1,7 +1,7 @@
 import type { ChartOutcome } from '../../workflows/chart';
 import {
   chartOutcomeStatus,
-  chartRollsBack,
+  chartRollback,
   chartState,
   groupEnding,
   manifestEnding,
@@ -157,7 +157,18 @@ describe('a chart run ending', () => {
     ['uninstalled', true, false],
     ['upgraded', false, false],
   ])('a standalone chart that %s, rollback asked: %s → rolls back: %s', (action, asked, rollsBack) => {
-    expect(chartRollsBack(outcome(action, 2, 3), asked)).toBe(rollsBack);
+    expect(chartRollback(outcome(action, 2, 3), asked).length > 0).toBe(rollsBack);
+  });
+
+  it('a chart run that continued from others (re-plans) undoes their writes too, oldest first in the record', () => {
+    const earlier = { chart: 'web', release: 'demo-web', namespace: 'apps', before: 1 };
+    expect(chartRollback(outcome('upgraded', 2, 3), true, [earlier])).toEqual([
+      earlier,
+      { chart: 'web', release: 'demo-web', namespace: 'apps', before: 2 },
+    ]);
+    // Its own run found the release as wanted: the earlier write is still undone.
+    expect(chartRollback(outcome('unchanged', 2, 2), true, [earlier])).toEqual([earlier]);
+    expect(chartRollback(outcome('upgraded', 2, 3), false, [earlier])).toEqual([]);
   });
 
   it.each<[ChartOutcome['action'], string, string]>([

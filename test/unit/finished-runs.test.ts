@@ -66,6 +66,8 @@ describe('changesToUndo (what undoing a finished run puts back)', () => {
     expect(
       changesToUndo({ workflowType: 'groupWorkflow', outcome: { ...groups[0], carriedChanges } }),
     ).toEqual([change('x', 3), change('y', null), change('a', 2)]);
+    const chartRun = { ...chart('a', 'unchanged', 2), carriedChanges: [change('a', 1)] };
+    expect(changesToUndo({ workflowType: 'chartWorkflow', outcome: chartRun })).toEqual([change('a', 1)]);
   });
 
   it('nothing from a run that rolled itself back', () => {

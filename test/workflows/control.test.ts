@@ -44,6 +44,51 @@ describe('run control (stubbed activities, real dev server)', () => {
       ...(memo && { memo }),
     });
 
+  it("a standalone chart's rollback after a re-plan puts the release back as it was before the first run", async () => {
+    // Issue 32.1 for a chart: its continued run rolled back only its own write.
+    const namespace = uniqueName('ns');
+    const release = uniqueName('chain');
+    fake.releases.set(release, { revision: 4, status: 'deployed', digest: 'old', lastDeployedRevision: 4 });
+    const input = (v: number) => ({
+      chart: release,
+      release,
+      namespace,
+      spec: armadaChartSpec.parse({
+        release,
+        namespace,
+        source: { type: 'local', location: 'x' },
+        values: { v },
+      }),
+    });
+    const upgradesOf = () => fake.calls.filter((c) => c.name === 'upgrade' && c.release === release);
+    fake.close();
+    const workflowId = `helm:${namespace}/${release}`;
+    await harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [input(2)],
+    });
+    const latest = harness().client.workflow.getHandle(workflowId);
+    await eventually('the first upgrade in helm', async () => (upgradesOf().length === 1 ? true : undefined));
+    await latest.signal(replanSignal, {
+      input: input(3),
+      memo: { specs: 'ArmadaChart/chain@2', mode: 'deploy' },
+    });
+    // The first upgrade finishes (revision 5); the continued run's upgrade is held in its turn.
+    fake.open();
+    fake.close();
+    await eventually('the second upgrade in helm', async () =>
+      upgradesOf().length === 2 ? true : undefined,
+    );
+    await latest.signal(rollbackSignal, { by: 'dave' });
+    fake.open();
+    const outcome = await latest.result();
+    expect(outcome).toMatchObject({ action: 'rolled-back', revision: 4 });
+    const undo = fake.calls.filter((c) => c.name === 'rollback' && c.release === release);
+    expect(undo).toHaveLength(2); // back to 5, then to 4: newest first
+    expect(fake.releases.get(release)?.digest).toBe('rolled-back-to-4');
+  });
+
   it('an approve sent before the gate is refused, and never passes a later gate', async () => {
     fake.close(); // platform's charts hold in helm
     const handle = await start(uniqueName('early'), gatedPlan());

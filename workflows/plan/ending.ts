@@ -5,6 +5,7 @@
 import type { ChartOutcome } from '../chart';
 import type { ChartProgress } from '../messages';
 import type { RunPhase } from './status';
+import { chartWrites, type ReleaseChange } from './rollback';
 
 /** What a manifest run knows once its groups have run (or it stopped running them). */
 export interface ManifestFacts {
@@ -75,11 +76,17 @@ export function groupEnding(f: GroupFacts): GroupEnding {
 }
 
 /**
- * A standalone chart run undoes its release when a rollback was asked for while helm wrote it;
- * one that wrote nothing has nothing to undo.
+ * What a standalone chart run's rollback undoes, in the order written, when one was asked for
+ * (while helm wrote the release): the writes of the runs it continued from (`carried`, re-plans),
+ * then its own install or upgrade. A run that wrote nothing, and continued from none that did,
+ * has nothing to undo.
  */
-export function chartRollsBack(outcome: ChartOutcome, rollbackRequested: boolean): boolean {
-  return rollbackRequested && (outcome.action === 'installed' || outcome.action === 'upgraded');
+export function chartRollback(
+  outcome: ChartOutcome,
+  rollbackRequested: boolean,
+  carried: readonly ReleaseChange[] = [],
+): ReleaseChange[] {
+  return rollbackRequested ? [...carried, ...chartWrites(outcome)] : [];
 }
 
 /** How a finished chart run reads in its ArmadaChart's status: phase, message, Helm revisions. */

@@ -2,7 +2,7 @@ import type { ChartOutcome, WrittenRelease } from '../chart';
 import type { GroupOutcome } from '../group';
 import type { ManifestOutcome } from '../manifest';
 import type { GroupPlan } from './manifest';
-import { changesOf, deployerChangesOf, type Change } from './rollback';
+import { changesOf, chartWrites, deployerChangesOf, type Change } from './rollback';
 
 /**
  * What a finished run left, read back by armadactl (a completed run's result, or the details of
@@ -45,9 +45,7 @@ export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
     case 'chartWorkflow': {
       const outcome = run.outcome;
       if (!('action' in outcome)) return [outcome]; // written, then failed
-      if (outcome.action !== 'installed' && outcome.action !== 'upgraded') return [];
-      const { chart, release, namespace, before, actAs } = outcome;
-      return [{ chart, release, namespace, before, ...(actAs && { actAs }) }];
+      return [...(outcome.carriedChanges ?? []), ...chartWrites(outcome)];
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { ServiceAccountRef } from '../../kube/client';
 import type { DeployerSpec } from '../../api/deployer';
+import type { ChartOutcome } from '../chart';
 import type { GroupOutcome } from '../group';
 import type { DeployerPlan, GroupPlan } from './manifest';
 import { deployerMember } from './lockstep';
@@ -121,6 +122,13 @@ export function undoes(
   return 'deployer' in step
     ? row.chart === deployerMember(step.deployer.name)
     : row.namespace === step.namespace && row.release === step.release;
+}
+
+/** What a chart run changed and kept of its release: its install or upgrade; nothing else is a change. */
+export function chartWrites(outcome: ChartOutcome): ReleaseChange[] {
+  if (outcome.action !== 'installed' && outcome.action !== 'upgraded') return [];
+  const { chart, release, namespace, before, actAs } = outcome;
+  return [{ chart, release, namespace, before, ...(actAs && { actAs }) }];
 }
 
 /**
