@@ -41,7 +41,7 @@ export const VERSIONING_BEHAVIOR = 'PINNED';
  * How long a workflow task waits for the worker that ran the workflow last (its cached copy)
  * before any worker may take it. The SDK's default, 10 s, is also how late a durable timer's
  * step goes on after that worker was killed; with 500 ms the step after a hold starts about 1.2 s
- * after its deadline through a crash (the drills assert within 3 s), at the cost of a replay
+ * after its deadline through a crash (the drills assert within 5 s), at the cost of a replay
  * when a busy worker is slower than that.
  */
 export const DEFAULT_STICKY_QUEUE_TIMEOUT = '500ms';

@@ -39,7 +39,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
     await kubectl('delete', 'namespace', namespace, '--wait=false');
   });
 
-  it('the next step starts when the window opens (within 3 s across a worker restart), at the same weight until then', async () => {
+  it('the next step starts when the window opens (within 5 s across a worker restart), at the same weight until then', async () => {
     const name = uniqueName('web');
     const doc = (version: string, windows?: typeof WINDOWS) => ({
       kind: 'Deployer' as const,

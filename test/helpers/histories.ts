@@ -60,9 +60,11 @@ export const SHOWN_DEADLINE_TOLERANCE_MS = 2_000;
  * the hold starts within this long of the deadline shown before the kill. The hold's timer fires
  * on its deadline (TIMER_FIRING_TOLERANCE_MS); the step then waits for the sticky queue's timeout
  * (500 ms, worker/worker.ts) and the new worker's poll and replay. Measured (test/DRILLS.md, row
- * 1): 0.8–1.5 s alone, so not the ±1 s first promised; the docs say this figure instead.
+ * 1): 0.7–1.3 s alone, up to 2.1 s in a cold suite, so not the ±1 s first promised; the docs
+ * say this figure instead. It allows the timer's own firing tolerance (2 s) plus the sticky
+ * timeout and a replay on a loaded machine.
  */
-export const HOLD_PROMISE_MS = 3_000;
+export const HOLD_PROMISE_MS = 5_000;
 
 /**
  * When the step after `fired` (a timer's TimerFired) began, in `events`: the first activity
