@@ -7,7 +7,7 @@ export { helmTest } from './helm/test';
 export { reportStatus, recordEvent } from './kube/status';
 export { helmCheckDrift } from './helm/drift';
 export { deleteResources } from './kube/delete';
-export { prepareChart } from './charts/source';
+export { prepareChart } from './charts/prepare';
 export { waitForResources } from './kube/wait';
 export { scaleDeployment } from './kube/scale';
 export { setRouteWeights } from './kube/traffic';

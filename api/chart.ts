@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { notifications } from './notifications';
 import { deployWindows } from './windows';
 import { canaryAnalysis } from './analysis';
+import { orderedNames } from './names';
 import {
   commonStatus,
   countOrPercent,
@@ -346,6 +347,17 @@ export const armadaChartSpec = z
       ),
     target_state: targetState.default('deployed'),
     source: chartSource,
+    dependencies: orderedNames('chart', 0)
+      .optional()
+      .describe(
+        "ArmadaChart names (same namespace) whose charts become this chart's subcharts, as in Armada: each under charts/<its Chart.yaml name>, with their own dependencies; a list, even an empty one, replaces what the chart has under charts/.",
+      ),
+    dependency_only: z
+      .boolean()
+      .optional()
+      .describe(
+        'Never deployed on its own: while no group lists it, this chart is only a dependency of the charts that list it.',
+      ),
     values: z
       .record(z.string(), z.unknown())
       .superRefine((values, ctx) => {

@@ -78,11 +78,15 @@ interface Read {
   problems: Problem[];
 }
 
-/** Converts the airship documents of one file (charts take their groups' `test_charts`). */
+/**
+ * Converts the airship documents of one file: charts take their groups' `test_charts`, and a chart
+ * no group lists but another depends on is `dependency_only`.
+ */
 export function convertAirshipDocuments(docs: readonly SourceDocument[]): ConvertedDocument[] {
   const read = docs.map(readDocument);
   const groupTests = testChartsOf(read);
-  return read.map((r) => convert(r, groupTests.get(r.name) ?? []));
+  const onlyDependencies = onlyDependenciesOf(read);
+  return read.map((r) => convert(r, { groupTests: groupTests.get(r.name) ?? [], onlyDependencies }));
 }
 
 const DATA_SCHEMAS = {
@@ -177,6 +181,20 @@ interface GroupTest {
   enabled: boolean;
 }
 
+/**
+ * The Chart documents that some chart lists in `dependencies` and no ChartGroup lists: Armada
+ * deploys only what its groups list, and builds these into the charts that depend on them.
+ */
+function onlyDependenciesOf(read: Read[]): Set<string> {
+  const grouped = new Set<string>();
+  const depended = new Set<string>();
+  for (const { parsed } of read) {
+    if (parsed?.kind === 'ChartGroup') for (const chart of parsed.data.chart_group) grouped.add(chart);
+    if (parsed?.kind === 'Chart') for (const chart of parsed.data.dependencies ?? []) depended.add(chart);
+  }
+  return new Set([...depended].filter((chart) => !grouped.has(chart)));
+}
+
 function testChartsOf(read: Read[]): Map<string, GroupTest[]> {
   const tests = new Map<string, GroupTest[]>();
   for (const { name, parsed } of read) {
@@ -213,9 +231,17 @@ class Mapping {
   };
 }
 
-function convert(read: Read, groupTests: GroupTest[]): ConvertedDocument {
+/** What converting one document needs to know of the others in its file. */
+interface FileContext {
+  /** Its v1 groups' `test_charts`, for a chart. */
+  groupTests: GroupTest[];
+  /** The charts that are only dependencies (onlyDependenciesOf). */
+  onlyDependencies: ReadonlySet<string>;
+}
+
+function convert(read: Read, file: FileContext): ConvertedDocument {
   const m = new Mapping();
-  const object = read.parsed && objectOf(read, read.parsed, groupTests, m);
+  const object = read.parsed && objectOf(read, read.parsed, file, m);
   return {
     doc: read.doc,
     label: read.label,
@@ -225,7 +251,7 @@ function convert(read: Read, groupTests: GroupTest[]): ConvertedDocument {
   };
 }
 
-function objectOf(read: Read, parsed: Parsed, groupTests: GroupTest[], m: Mapping): ArmadaObject {
+function objectOf(read: Read, parsed: Parsed, file: FileContext, m: Mapping): ArmadaObject {
   const object = (kind: ArmadaObject['kind'], spec: object, namespace?: string): ArmadaObject => ({
     apiVersion: API_VERSION,
     kind,
@@ -240,7 +266,10 @@ function objectOf(read: Read, parsed: Parsed, groupTests: GroupTest[], m: Mappin
       return object('ArmadaChartGroup', { chart_group, sequenced, description });
     }
     case 'Chart':
-      return object('ArmadaChart', armadaChartSpec(parsed, groupTests, m));
+      return object('ArmadaChart', {
+        ...armadaChartSpec(parsed, file.groupTests, m),
+        dependency_only: file.onlyDependencies.has(read.name) || undefined,
+      });
     case 'Operator':
       return object('ArmadaChart', operatorChartSpec(parsed.document, m), parsed.document.metadata.namespace);
   }
@@ -269,17 +298,12 @@ function defined<T>(value: T): T {
 
 function armadaChartSpec(chart: ChartDocument, groupTests: GroupTest[], m: Mapping): ArmadaChartSpecInput {
   const { version, data } = chart;
-  if (data.dependencies)
-    m.refuse(
-      'data.dependencies',
-      "Armada builds the chart's subcharts from these Chart documents (an empty list removes the chart's own); " +
-        'armada-temporal deploys each chart as it is packaged: put the subcharts in the chart (charts/ or Chart.yaml dependencies)',
-    );
   return {
     chart_name: version === 1 ? data.chart_name : undefined,
     release: data.release,
     namespace: data.namespace,
     source: armadaSource(data.source, m),
+    dependencies: data.dependencies,
     values: data.values,
     wait: armadaWait(chart, m),
     test: armadaTest(chart, groupTests, m),

@@ -3,12 +3,13 @@ import { objectName } from './common';
 
 /**
  * A list of object names in order, each once: `chart_group` of a group, `chart_groups` of a manifest.
- * `what` names one entry in messages ("chart", "chart group").
+ * `what` names one entry in messages ("chart", "chart group"); `min`: how few it may list
+ * (0 for a chart's `dependencies`, where an empty list means something).
  */
-export const orderedNames = (what: string) =>
+export const orderedNames = (what: string, min = 1) =>
   z
     .array(objectName(`a ${what} name`))
-    .min(1, `must list at least one ${what}`)
+    .min(min, `must list at least one ${what}`)
     .max(500)
     .superRefine((names, ctx) => {
       names.forEach((name, i) => {

@@ -19,7 +19,7 @@ import { reconcile, type BridgeContext } from './reconcile';
 import { ClaimIndex } from './claims';
 import { LeftoverRetries } from './leftover-retries';
 import { SpecChanges } from './settle';
-import { ownedKeys, viewOf, type ObjectView } from './view';
+import { dependentKeys, ownedKeys, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -131,13 +131,16 @@ async function main(): Promise<void> {
         view: (obj) => viewOf(kind, obj),
         onChange: (view, change, previous) => {
           metrics.watchEvent(kind, change);
+          const specChanged =
+            change === 'add' || (change === 'update' && previous?.generation !== view.generation);
           if (change === 'delete') specChanges.forget(view.key);
-          else if (change === 'add' || (change === 'update' && previous?.generation !== view.generation))
-            specChanges.changed(view.key);
+          else if (specChanged) specChanges.changed(view.key);
           // The claims (and who drives what) follow the cache from the first list on.
           claims.observe(view as ObjectView, change);
           if (!listed) return;
           queue.add(view.key);
+          if (specChanged || change === 'delete')
+            for (const key of dependentKeys(context.objects, view as ObjectView)) queue.add(key);
           if (change !== 'delete') return;
           maybeRanAlone.delete(view.key);
           leftoverRetries.forgetObject(view.key);

@@ -130,6 +130,8 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
     return;
   }
   if (view.targetState === 'uninitialized') return clearInvalid(view);
+  // Built into the charts that list it, and never deployed on its own.
+  if (view.kind === 'ArmadaChart' && validSpec(view).dependency_only) return clearInvalid(view);
   // Valid only once what it lists and the releases it claims are checked too: clearing the
   // Invalid condition before that flipped it back and forth on every reconcile.
   const planned = plan(ctx, view, view.targetState === 'uninstalled' ? 'uninstall' : 'deploy');
@@ -175,7 +177,8 @@ function requestOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest
     }
     case 'ArmadaChartGroup': {
       const spec = validSpec(view);
-      const charts = listedOf(ctx, 'ArmadaChart', namespace, spec.chart_group);
+      const listed = listedOf(ctx, 'ArmadaChart', namespace, spec.chart_group);
+      const charts = [...listed, ...dependenciesOf(ctx, namespace, listed)];
       const deployers = listedOf(ctx, 'Deployer', namespace, spec.deployers ?? []);
       return groupRun(
         {
@@ -189,12 +192,15 @@ function requestOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest
         specsOf([view, ...charts, ...deployers]),
       );
     }
-    case 'ArmadaChart':
+    case 'ArmadaChart': {
+      const dependencies = dependenciesOf(ctx, namespace, [view]);
       return chartRun(
         { kind: view.kind, name, namespace, spec: actingAs(ctx)(validSpec(view)) },
         mode,
-        specsOf([view]),
+        specsOf([view, ...dependencies]),
+        specsByName(dependencies),
       );
+    }
     case 'Deployer':
       return deployerRun(
         { kind: view.kind, name, namespace, spec: actingAs(ctx)(validSpec(view)) },
@@ -213,6 +219,32 @@ function actingAs(ctx: BridgeContext, inherited?: string) {
     const name = spec.service_account_name ?? inherited ?? ctx.tenancy.defaultServiceAccount;
     return name === undefined ? spec : { ...spec, service_account_name: name };
   };
+}
+
+/**
+ * The cached charts that `charts` build in through `dependencies`, theirs too, each once, none of
+ * `charts` itself: their specs are planned with them and their generations are in the run's memo,
+ * so a change to one (helm-toolkit) runs again every chart built with it.
+ */
+function dependenciesOf(
+  ctx: BridgeContext,
+  namespace: string,
+  charts: readonly ObjectView<'ArmadaChart'>[],
+): ObjectView<'ArmadaChart'>[] {
+  const seen = new Set(charts.map((c) => c.name));
+  const found: ObjectView<'ArmadaChart'>[] = [];
+  for (let next = charts; next.length;) {
+    const names = next.flatMap((c) => (c.parsed.valid ? (c.parsed.spec.dependencies ?? []) : []));
+    next = listedOf(
+      ctx,
+      'ArmadaChart',
+      namespace,
+      names.filter((n) => !seen.has(n)),
+    );
+    for (const chart of next) seen.add(chart.name);
+    found.push(...next);
+  }
+  return found;
 }
 
 /** The cached objects of `kind` in a namespace that `names` lists (a group's charts or Deployers, a manifest's groups). */
@@ -268,7 +300,8 @@ function manifestDocuments(
 ): { docs: ManifestDocuments; objects: ObjectView[] } {
   const { namespace } = view;
   const manifestSpec = validSpec(view);
-  const { groups, charts, deployers } = manifestListed(ctx, namespace, manifestSpec.chart_groups);
+  const { groups, charts: listed, deployers } = manifestListed(ctx, namespace, manifestSpec.chart_groups);
+  const charts = [...listed, ...dependenciesOf(ctx, namespace, listed)];
   const inherited = actingAs(ctx, manifestSpec.service_account_name);
   const docs: ManifestDocuments = {
     namespace,

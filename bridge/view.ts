@@ -267,6 +267,18 @@ export function ownerOf(
   return owner && objects(ownerKind).get(owner.namespace, owner.name);
 }
 
+/**
+ * The keys of the cached charts that list `view`, a chart, in their `dependencies`: reconciled
+ * again when its spec changes, so that what builds it in is planned again with it.
+ */
+export function dependentKeys(objects: Views, view: ObjectView): string[] {
+  if (view.kind !== 'ArmadaChart') return [];
+  return objects('ArmadaChart')
+    .list(view.namespace)
+    .filter((c) => c.parsed.valid && c.parsed.spec.dependencies?.includes(view.name))
+    .map((c) => c.key);
+}
+
 /** The keys of what a manifest or group lists (a group's Deployers too): reconciled again when it goes. */
 export function ownedKeys<K extends KindName>(view: ObjectView<K>): string[] {
   if (!(view.kind in LISTS)) return [];

@@ -10,7 +10,14 @@ import type { StandaloneDocument } from '../runs/requests';
 import type { Target } from '../runs/targets';
 import { isCanary } from '../workflows/plan/progress-view';
 import { formatSeconds } from '../workflows/plan/canary';
-import { planGroup, planManifest, type ChartPlan, type GroupPlan } from '../workflows/plan/manifest';
+import { resolveDependencies } from '../workflows/plan/dependencies';
+import {
+  PlanError,
+  planGroup,
+  planManifest,
+  type ChartPlan,
+  type GroupPlan,
+} from '../workflows/plan/manifest';
 import { objectWorkflowId } from '../workflows/plan/names';
 import type { CanaryStepPreview, PreviewAction } from '../workflows/plan/preview';
 import { rootMessage, type AnyProgress } from '../workflows/messages';
@@ -56,6 +63,7 @@ function chartItem(chart: Omit<ChartPlan, 'workflowId'>, resourceNamespace: stri
     spec: chart.spec,
     chartObject: { name: chart.chart, namespace: resourceNamespace },
     mode,
+    ...(chart.dependencies && { dependencies: chart.dependencies }),
   };
 }
 
@@ -91,29 +99,42 @@ export function scopeOf(applicable: Applicable, deleting = false): DiffScope {
       notes: groupDeployerNotes(namespace, plan.groups),
     };
   }
-  return applicable.objects.reduce<DiffScope>((s, doc) => addStandalone(s, doc, deleting), {
-    items: [],
-    notes: [],
-  });
+  return applicable.objects.reduce<DiffScope>(
+    (s, doc) => addStandalone(s, doc, deleting, applicable.charts),
+    { items: [], notes: [] },
+  );
 }
 
-/** A standalone object into a scope: an ArmadaChart's release, or a note for a Deployer. */
-function addStandalone(scope: DiffScope, doc: StandaloneDocument, deleting: boolean): DiffScope {
+/**
+ * A standalone object into a scope: an ArmadaChart's release (its `dependencies` resolved among
+ * `charts`), or a note for a Deployer. Throws PlanError when a dependency does not resolve.
+ */
+function addStandalone(
+  scope: DiffScope,
+  doc: StandaloneDocument,
+  deleting: boolean,
+  charts: Readonly<Record<string, ArmadaChartSpec>>,
+): DiffScope {
   const what = `${doc.kind} ${doc.namespace}/${doc.name}`;
   if (doc.kind === 'Deployer') {
     scope.notes.push(deployerNote(doc.namespace, doc.name));
     return scope;
   }
   const mode = modeOf(doc.spec.target_state, deleting);
-  if (!mode) scope.notes.push(nothingToDo(what));
-  else
-    scope.items.push(
-      chartItem(
-        { chart: doc.name, release: doc.spec.release, namespace: doc.spec.namespace, spec: doc.spec },
-        doc.namespace,
-        mode,
-      ),
-    );
+  if (!mode) {
+    scope.notes.push(nothingToDo(what));
+    return scope;
+  }
+  const { dependencies, problems } = resolveDependencies(doc.name, { ...charts, [doc.name]: doc.spec });
+  if (problems.length) throw new PlanError(problems);
+  const { release, namespace } = doc.spec;
+  scope.items.push(
+    chartItem(
+      { chart: doc.name, release, namespace, spec: doc.spec, ...(dependencies && { dependencies }) },
+      doc.namespace,
+      mode,
+    ),
+  );
   return scope;
 }
 
@@ -180,7 +201,15 @@ export async function scopeOfObject(target: Target): Promise<DiffScope> {
     scope = scopeOf(applicableOf(docs, source, namespace, driverRef.name), deleting);
   } else {
     const spec = kinds.ArmadaChart.spec.parse(driver.spec) as ArmadaChartSpec;
-    scope = addStandalone({ items: [], notes: [] }, { kind: 'ArmadaChart', namespace, name, spec }, deleting);
+    const charts = Object.fromEntries(
+      docs.filter((d) => d.kind === 'ArmadaChart').map((d) => [d.name, d.spec as ArmadaChartSpec]),
+    );
+    scope = addStandalone(
+      { items: [], notes: [] },
+      { kind: 'ArmadaChart', namespace, name, spec },
+      deleting,
+      charts,
+    );
   }
   if (driver === object) return scope;
   // A group or chart of a larger run: its own charts only, and no verdict on the run's others.

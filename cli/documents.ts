@@ -8,11 +8,12 @@ import { formatProblem, readArmadaFile, type FileObject } from './validate';
 
 /**
  * What a file asks `armadactl apply` to run: a manifest (with its groups and charts), or
- * objects that run on their own — ArmadaCharts (one release each) and Deployers — in file order.
+ * objects that run on their own — ArmadaCharts (one release each; not those `dependency_only`)
+ * and Deployers — in file order, with every chart of the file for their `dependencies` to name.
  */
 export type Applicable =
   | { kind: 'ArmadaManifest'; manifest: ManifestDocuments }
-  | { kind: 'standalone'; objects: StandaloneDocument[] };
+  | { kind: 'standalone'; objects: StandaloneDocument[]; charts: Record<string, ArmadaChartSpec> };
 
 /** The run a file asks for (see applicableOf); an error naming its problems when it has any. */
 export async function applicableDocuments(
@@ -40,13 +41,20 @@ export function applicableOf(
     return { kind: 'ArmadaManifest', manifest: manifestDocuments(objects, file, namespace, manifestName) };
   const standalone = objects.flatMap((o): StandaloneDocument[] => {
     const where = { name: o.name, namespace: o.object.metadata.namespace ?? namespace };
-    if (o.kind === 'ArmadaChart') return [{ kind: o.kind, ...where, spec: o.spec as ArmadaChartSpec }];
+    if (o.kind === 'ArmadaChart' && !(o.spec as ArmadaChartSpec).dependency_only)
+      return [{ kind: o.kind, ...where, spec: o.spec as ArmadaChartSpec }];
     if (o.kind === 'Deployer') return [{ kind: o.kind, ...where, spec: o.spec as DeployerSpec }];
     return [];
   });
   if (!standalone.length)
-    throw new Error(`${file} has no ArmadaManifest, ArmadaChart or Deployer; nothing to apply`);
-  return { kind: 'standalone', objects: standalone };
+    throw new Error(
+      `${file} has no ArmadaManifest, Deployer or ArmadaChart that is not dependency_only; nothing to apply`,
+    );
+  return {
+    kind: 'standalone',
+    objects: standalone,
+    charts: specsOf<ArmadaChartSpec>(objects, 'ArmadaChart'),
+  };
 }
 
 /** The manifest, groups, charts and Deployers of a file. `manifestName` picks one when the file holds several. */
@@ -67,14 +75,17 @@ function manifestDocuments(
         : `${file} has several ArmadaManifests (${names}); pick one with --manifest NAME`,
     );
   }
-  const specsOf = <T>(kind: 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer') =>
-    Object.fromEntries(objects.filter((o) => o.kind === kind).map((o) => [o.name, o.spec as T]));
   const [manifest] = manifests;
   return {
     namespace: manifest.object.metadata.namespace ?? namespace,
     manifest: { name: manifest.name, spec: manifest.spec as ArmadaManifestSpec },
-    groups: specsOf<ArmadaChartGroupSpec>('ArmadaChartGroup'),
-    charts: specsOf<ArmadaChartSpec>('ArmadaChart'),
-    deployers: specsOf<DeployerSpec>('Deployer'),
+    groups: specsOf<ArmadaChartGroupSpec>(objects, 'ArmadaChartGroup'),
+    charts: specsOf<ArmadaChartSpec>(objects, 'ArmadaChart'),
+    deployers: specsOf<DeployerSpec>(objects, 'Deployer'),
   };
+}
+
+/** The specs of a file's objects of one kind, by name. */
+function specsOf<T>(objects: FileObject[], kind: 'ArmadaChartGroup' | 'ArmadaChart' | 'Deployer') {
+  return Object.fromEntries(objects.filter((o) => o.kind === kind).map((o) => [o.name, o.spec as T]));
 }

@@ -140,7 +140,7 @@ goes on without the check.`,
             const workflowId =
               doc.kind === 'Deployer'
                 ? await startRun(client, taskQueue, deployerRun(doc))
-                : await startRun(client, taskQueue, chartRun(doc));
+                : await startRun(client, taskQueue, chartRun(doc, undefined, undefined, applicable.charts));
             out(`started ${workflowId}`);
             if (!values.wait) continue;
             const ended = await outcomeOf(() =>

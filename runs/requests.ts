@@ -12,7 +12,9 @@ import type { DeployerRun } from '../workflows/deployer';
 import type { GroupRun } from '../workflows/group';
 import type { ManifestRun } from '../workflows/manifest';
 import { describeDrift, type DriftRun } from '../workflows/plan/drift';
+import { resolveDependencies } from '../workflows/plan/dependencies';
 import {
+  PlanError,
   planGroup,
   planManifest,
   type GroupDocuments,
@@ -126,14 +128,18 @@ export function groupRun(docs: GroupDocuments, mode: Mode = 'deploy', specs?: st
 
 /**
  * A standalone ArmadaChart's run (a chart no group lists) under its release lock;
- * `target_state: uninstalled` uninstalls the release.
+ * `target_state: uninstalled` uninstalls the release. `charts`: the charts of its namespace its
+ * `dependencies` may name. Throws PlanError when one of them does not resolve.
  */
 export function chartRun(
   doc: ChartDocument,
   mode: Mode = doc.spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
   specs?: string,
+  charts: Readonly<Record<string, ArmadaChartSpec>> = {},
 ): RunRequest<ChartRun> {
   const { spec } = doc;
+  const { dependencies, problems } = resolveDependencies(doc.name, { ...charts, [doc.name]: spec });
+  if (problems.length) throw new PlanError(problems);
   return {
     workflowType: 'chartWorkflow',
     workflowId: releaseWorkflowId(spec.namespace, spec.release),
@@ -144,6 +150,7 @@ export function chartRun(
       spec,
       mode,
       resourceNamespace: doc.namespace,
+      ...(dependencies && { dependencies }),
     },
     memo: { specs, mode },
     options: {

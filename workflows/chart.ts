@@ -43,7 +43,7 @@ import {
   type Unverified,
 } from './plan/release';
 import { helmRequests, operationSeconds, type ChartObject } from './plan/helm-requests';
-import type { PreparedChart } from '../activities/charts/source';
+import type { ChartDependency, PreparedChart } from '../activities/charts/prepare';
 import type { ReleaseRef } from '../activities/helm/release';
 import type { ServiceAccountRef } from '../kube/client';
 import { chartWrites, isReleaseChange, type ReleaseChange } from './plan/rollback';
@@ -62,6 +62,8 @@ export interface ChartRun {
   carried?: Carried;
   /** The lockstep set its canary steps with (its group's; see workflows/lockstep.ts). */
   lockstep?: LockstepLink;
+  /** Its `dependencies`, resolved when the run was planned; absent when it lists none. */
+  dependencies?: ChartDependency[];
 }
 
 /** A release a failed chart run had written before it failed: the saga's record of it. */
@@ -237,7 +239,7 @@ function releaseRef(run: ChartRun): ReleaseRef {
 async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryChild): Promise<ChartOutcome> {
   const { release, namespace, spec } = run;
   const ref = releaseRef(run);
-  const requests = helmRequests(ref, spec, chartObject(run));
+  const requests = helmRequests(ref, spec, chartObject(run), run.dependencies);
   const observe = () =>
     io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
   const prepare = () =>
@@ -413,7 +415,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
   const { release, namespace, spec } = run;
   const canary = spec.canary!;
   const ref = releaseRef(run);
-  const requests = helmRequests(ref, spec, chartObject(run));
+  const requests = helmRequests(ref, spec, chartObject(run), run.dependencies);
   const pairs = await io.createCanaryCopies.executeWithOptions(
     profile.long(`canary copies of ${release}`, requests.wait.timeoutSeconds),
     [requests.canaryCopies(chart)],

@@ -380,6 +380,7 @@ function startChart(
           resourceNamespace,
           ...(frozen && { carried: { frozen } }),
           ...(lockstep && { lockstep }),
+          ...(plan.dependencies && { dependencies: plan.dependencies }),
         },
       ],
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,

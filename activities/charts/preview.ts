@@ -10,7 +10,7 @@ import { releaseManifest } from '../helm/manifest';
 import { helmObserve } from '../helm/status';
 import { upgradeDryRun } from '../helm/upgrade';
 import { canaryPairs, renderedDeployments } from '../kube/canary-copies';
-import { prepareChart } from './source';
+import { prepareChart, type ChartDependency } from './prepare';
 
 /** One release a run would drive, and what it is asked to do with it. */
 export interface PreviewRequest {
@@ -21,6 +21,8 @@ export interface PreviewRequest {
   /** The ArmadaChart: its `values_from` are read in its own namespace. */
   chartObject: ChartObject;
   mode: 'deploy' | 'uninstall';
+  /** The chart's `dependencies`, resolved as its run would (a ChartPlan's). */
+  dependencies?: ChartDependency[];
 }
 
 /** What a run would do to a release, with the manifests to compare when it would write. */
@@ -50,7 +52,7 @@ export async function previewRelease(req: PreviewRequest): Promise<ReleaseChange
     const preview = previewOf(observed, { mode: 'uninstall' }, req.spec);
     return { ...preview, live: preview.action === 'uninstall' ? await current() : '', wanted: '' };
   }
-  const requests = helmRequests(ref, req.spec, req.chartObject);
+  const requests = helmRequests(ref, req.spec, req.chartObject, req.dependencies);
   const prepared = await prepareChart(requests.prepare);
   const preview = previewOf(observed, { mode: 'deploy', digest: prepared.digest }, req.spec);
   if (preview.action !== 'install' && preview.action !== 'upgrade')

@@ -13,7 +13,7 @@ import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
 import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
 import { toolPath } from '../tools';
-import { chartValues, type ChartObjectRef, type ValuesFrom } from '../values/read';
+import type { ChartObjectRef } from '../values/read';
 import {
   basicAuthorization,
   gitCredentialEnv,
@@ -25,47 +25,10 @@ import {
   type HelmConfigFiles,
   type SourceCredentials,
 } from './credentials';
-import { releaseDigest, treeDigest, type TreeFile } from './digest';
-
-/** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
-export interface PrepareChartRequest {
-  source: ChartSource;
-  values?: Record<string, unknown>;
-  /** Read here and digested with the values; absent when the chart has no `values_from`. */
-  valuesFrom?: ValuesFrom;
-  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
-  owner?: ChartObjectRef;
-}
-
-/**
- * A prepared chart as runs carry it: by content, never by a path on the worker that prepared it.
- * The next activity (an upgrade, canary copies) may run hours later on another worker, or on a
- * restarted one with an empty cache; it finds the chart with chartOnThisWorker.
- */
-export interface PreparedChart {
-  /** sha256 of the chart's content alone: the archive's bytes, or `treeDigest` of its directory. */
-  contentDigest: string;
-  /**
-   * `releaseDigest(contentDigest, values)`, the values being `values_from` merged under the inline
-   * ones: changes when a chart file or a value does, a Secret's included.
-   */
-  digest: string;
-}
-
-/** What an activity that needs a prepared chart is given: where it comes from and what it holds. */
-export interface ChartContent {
-  source: ChartSource;
-  /**
-   * The content the run prepared; absent only in a run that prepared its chart before charts
-   * were passed by content (its result named a path), whose chart is then fetched unchecked.
-   */
-  contentDigest?: string;
-  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
-  owner?: ChartObjectRef;
-}
+import { treeDigest, type TreeFile } from './digest';
 
 /** A chart on local disk and the digest of its content alone (no values). */
-interface LocalChart {
+export interface LocalChart {
   ref: string;
   contentDigest: string;
 }
@@ -87,68 +50,6 @@ const GIT_UNAUTHORIZED =
   /Authentication failed|could not read (Username|Password)|The requested URL returned error: 40[13]\b/i;
 
 /**
- * Activity: brings the chart of `req.source` onto this worker's disk and digests it with the
- * values (`values_from` read now, see chartValues: the digest, never the values, leaves it).
- *
- * - `local`: the directory `location` (relative to `ARMADA_CHARTS_ROOT`, else the working
- *   directory), plus `subpath`; nothing is written. It and its links must stay under that root.
- * - `tar`: downloads the http(s) URL to `<cache>/<sha256(archive)>.tgz` (renamed into place
- *   once complete); with a `subpath`, also extracts it once per archive content to
- *   `<cache>/<sha256(archive)>.d/`.
- * - `repo`, `oci`: `helm pull` to `<cache>/<file>-<digest prefix>.tgz`.
- * - `git`: a shallow fetch of `reference` (default HEAD), checked out to `<cache>/git-<commit>/`
- *   without its `.git` directory.
- *
- * `<cache>` is `ARMADA_CHART_CACHE`, else `<tmpdir>/armada-charts`. Artefacts are named by
- * content, so preparing the same chart again reuses them instead of piling up copies; the
- * temporary directories used on the way are removed.
- *
- * Returns the chart's digests, not where it is: a later activity may run on another worker and
- * finds it there with chartOnThisWorker (see PreparedChart). A chart that is missing (local
- * path, HTTP 404/410, git repository or reference, repository chart or version, OCI tag) fails
- * non-retryably with type `ChartNotFound`, and so does a source that breaks
- * api/source-location.ts (an absolute or `..` path, a `file:` URL, a git location that is not a
- * network URL). Credentials come from `source.secret_ref` (see fetchChart); a missing Secret or
- * key fails non-retryably as `CredentialsNotFound`, and a server that refuses the credentials
- * (or wants some) as `SourceUnauthorized`. Network and server errors are retryable: plain errors
- * for downloads and git, helm's classification (`HelmCommandFailed`) for `helm pull`.
- */
-export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
-  const chart = await heartbeating(() => fetchChart(req.source, req.owner));
-  onThisWorker.set(chart.contentDigest, chart.ref);
-  const { values } = await chartValues(req.values, req.valuesFrom);
-  return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, values) };
-}
-
-/** Where this worker process has each chart it prepared or fetched, by content digest. */
-const onThisWorker = new Map<string, string>();
-
-/**
- * The chart `chart` names, on this worker's disk: where this process put it, while that is still
- * there, else fetched again from its source (a `local` chart is always read again: its directory
- * may change in place). A fetched chart whose content is not the one the run prepared (a tar URL
- * or a git branch that moved) fails non-retryably as `ChartChanged`: deploying it would not be
- * what the run planned and recorded. Returns a chart directory or archive for helm.
- */
-export async function chartOnThisWorker(chart: ChartContent): Promise<string> {
-  // Served by content digest without asking the source again, a private chart too: the digest is
-  // the one this run's own prepareChart fetched with the chart's own credentials, so the run has
-  // already proven it may have these bytes. Only such a digest names a chart here.
-  const known = chart.contentDigest && onThisWorker.get(chart.contentDigest);
-  if (known && chart.source.type !== 'local' && (await stat(known).catch(() => undefined))) return known;
-  const fetched = await fetchChart(chart.source, chart.owner);
-  if (chart.contentDigest !== undefined && fetched.contentDigest !== chart.contentDigest) {
-    throw ApplicationFailure.nonRetryable(
-      `${describeSource(chart.source)} changed since the run prepared it: sha256 ${chart.contentDigest} then, ` +
-        `${fetched.contentDigest} now; apply the object again to deploy what it serves now`,
-      NonRetryable.ChartChanged,
-    );
-  }
-  onThisWorker.set(fetched.contentDigest, fetched.ref);
-  return fetched.ref;
-}
-
-/**
  * The chart of `source` on this worker's disk, fetched with the credentials of its
  * `source.secret_ref` (read in `owner`'s namespace, as its ServiceAccount), which reach each
  * tool without its arguments: a header for downloads, 0600 configuration files in a private
@@ -162,7 +63,7 @@ export async function chartOnThisWorker(chart: ChartContent): Promise<string> {
  * helm configuration and repository index live in a private directory removed afterwards, never
  * in the worker's helm homes, where they would serve charts that name no credentials.
  */
-async function fetchChart(source: ChartSource, owner?: ChartObjectRef): Promise<LocalChart> {
+export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): Promise<LocalChart> {
   // Again here, not only in the validator: an object written before the rule, or a caller that
   // skips validation, must not make the worker read its own disk.
   const broken = sourcePlaceProblems(source)[0];
@@ -298,7 +199,7 @@ async function download(
  * target is named by the archive's content). Writes a temporary directory beside the target and
  * renames it into place. Returns `target`.
  */
-async function extract(archive: string, target: string): Promise<string> {
+export async function extract(archive: string, target: string): Promise<string> {
   if (await isDirectory(target)) return target;
   const temporary = await mkdtemp(`${target}.tmp-`);
   try {
@@ -440,7 +341,7 @@ async function git(cwd: string, args: string[]): Promise<string> {
 }
 
 /** The directory a chart must stay in (a real path), how a failure names it, and whose chart it is. */
-interface Confinement {
+export interface Confinement {
   source: ChartSource;
   fence: string;
   name: string;
@@ -457,7 +358,7 @@ async function fetchedTree(source: ChartSource, tree: string): Promise<Confineme
  * `confine.fence` (the chart's own path included) fails as `ChartNotFound`: a chart must not
  * read the worker's own files.
  */
-async function directoryDigest(dir: string, confine: Confinement): Promise<string> {
+export async function directoryDigest(dir: string, confine: Confinement): Promise<string> {
   const { fence, name: fenceName } = confine;
   const refuse = (why: string) =>
     chartNotFound(`${describeSource(confine.source)}: ${why}, outside ${fenceName}`);
@@ -499,7 +400,7 @@ async function fileDigest(file: string): Promise<string> {
  * Renames the finished `temporary` directory to `target`, or keeps `target` when another call
  * got there first with the same content. Returns `target`.
  */
-async function settle(temporary: string, target: string): Promise<string> {
+export async function settle(temporary: string, target: string): Promise<string> {
   try {
     await rename(temporary, target);
   } catch (err) {
@@ -510,7 +411,7 @@ async function settle(temporary: string, target: string): Promise<string> {
 }
 
 /** Creates the chart cache directory when missing; returns its absolute path. */
-async function cacheDir(): Promise<string> {
+export async function cacheDir(): Promise<string> {
   const dir = path.resolve(process.env.ARMADA_CHART_CACHE || path.join(tmpdir(), 'armada-charts'));
   await mkdir(dir, { recursive: true });
   return dir;
@@ -567,7 +468,7 @@ function versionArgs(source: ChartSource): string[] {
   return ['--version', source.version];
 }
 
-function describeSource(source: ChartSource): string {
+export function describeSource(source: ChartSource): string {
   const where = source.type === 'repo' ? `${source.chart} from ${source.location}` : source.location;
   const version = source.version ? ` version ${source.version}` : '';
   const reference = source.reference ? `@${source.reference}` : '';
@@ -575,7 +476,7 @@ function describeSource(source: ChartSource): string {
   return `${source.type} chart ${redact(where ?? '')}${reference}${version}${subpath}`;
 }
 
-function chartNotFound(message: string): ApplicationFailure {
+export function chartNotFound(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: NonRetryable.ChartNotFound, nonRetryable: true, message });
 }
 

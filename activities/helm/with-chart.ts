@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ActingAs } from '../../kube/client';
-import { chartOnThisWorker, type ChartContent } from '../charts/source';
+import { chartOnThisWorker, type ChartContent } from '../charts/prepare';
 import { chartValues, type ValuesFrom } from '../values/read';
 import { runHelm, type HelmResult } from './exec';
 

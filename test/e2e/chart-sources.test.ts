@@ -11,7 +11,7 @@ import {
   prepareChart as prepare,
   type PrepareChartRequest,
   type PreparedChart,
-} from '../../activities/charts/source';
+} from '../../activities/charts/prepare';
 import { NonRetryable } from '../../workflows/failures';
 import { toolPath } from '../../activities/tools';
 import {

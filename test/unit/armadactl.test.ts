@@ -317,11 +317,13 @@ describe('airship Armada documents in validate, import and apply', () => {
   });
 
   it('import of a refused document prints no object, only the problems on stderr, and exits 1', async () => {
-    const f = await file('deps.yaml', airshipChart('dependencies: [helm-toolkit]'));
+    const f = await file('recreate.yaml', airshipChart('upgrade: {options: {recreate_pods: true}}'));
     const { code, out, err } = await run('import', '-f', f);
     expect(out).toEqual([]);
     expect(err).toEqual([
-      expect.stringMatching(new RegExp(`^${f}:1 armada/Chart/v2 web: data.dependencies: not supported: `)),
+      expect.stringMatching(
+        new RegExp(`^${f}:1 armada/Chart/v2 web: data.upgrade.options.recreate_pods: not supported: `),
+      ),
       'not imported: 1 invalid document(s)',
     ]);
     expect(code).toBe(1);

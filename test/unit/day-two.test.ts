@@ -214,6 +214,7 @@ describe('scopeOf: which releases a diff covers, and how', () => {
           }),
         },
       ],
+      charts: {},
     });
     expect(scope.items.map((i) => [i.object, i.release, i.chartObject])).toEqual([
       ['ArmadaChart team/web', 'web', { name: 'web', namespace: 'team' }],

@@ -285,14 +285,46 @@ describe('armada/Chart: what maps onto our fields', () => {
   });
 });
 
+describe('armada/Chart dependencies, as Armada builds them', () => {
+  const group = (...charts: string[]) => ({
+    schema: 'armada/ChartGroup/v2',
+    metadata: { name: 'services' },
+    data: { chart_group: charts },
+  });
+  const named = (name: string, data: Record<string, unknown>) => ({ ...chartV2(data), metadata: { name } });
+  const specs = (...docs: unknown[]) =>
+    convert(...docs).map((d) => (d.object?.spec ?? {}) as Record<string, unknown>);
+
+  it('carry the list as written: names, or an empty list that replaces the vendored subcharts', () => {
+    const [listed, empty, absent] = specs(
+      chartV2({ dependencies: ['helm-toolkit'] }),
+      chartV2({ dependencies: [] }),
+      chartV2(),
+    );
+    expect([listed.dependencies, empty.dependencies, absent.dependencies]).toEqual([
+      ['helm-toolkit'],
+      [],
+      undefined,
+    ]);
+  });
+
+  it('a chart no group lists but another depends on is dependency_only; a grouped one is not', () => {
+    const [, toolkit, web, db] = specs(
+      group('web', 'db'),
+      named('helm-toolkit', {}),
+      named('web', { dependencies: ['helm-toolkit', 'db'] }),
+      named('db', { dependencies: ['helm-toolkit'] }),
+    );
+    expect([toolkit.dependency_only, web.dependency_only, db.dependency_only]).toEqual([
+      true,
+      undefined,
+      undefined,
+    ]);
+  });
+});
+
 describe('armada/Chart: what is refused, naming the field and why', () => {
   it.each([
-    [
-      'dependencies',
-      chartV2({ dependencies: ['helm-toolkit'] }),
-      'data.dependencies',
-      /builds the chart's subcharts from these Chart documents .* deploys each chart as it is packaged/,
-    ],
     [
       'a proxy',
       chartV2({

@@ -19,6 +19,7 @@ import {
   revisionBefore,
   type ObservedRelease,
 } from '../../workflows/plan/release';
+import { resolveDependencies } from '../../workflows/plan/dependencies';
 import { helmRequests } from '../../workflows/plan/helm-requests';
 import { compensations } from '../../workflows/plan/rollback';
 import { formatSpecs, generationIn } from '../../workflows/plan/specs';
@@ -533,5 +534,58 @@ describe('rivalClaims (one Helm release, two objects that would deploy it)', () 
     expect(
       rivalClaims({ kind: 'Deployer', namespace: 'default', name: 'x' }, [chartDoc('x', 'x', 0)]),
     ).toEqual([]);
+  });
+});
+
+describe('chart dependencies, resolved as Armada resolves them', () => {
+  const source = (location: string) => ({ type: 'local' as const, location });
+  const specs = (entries: Record<string, string[] | undefined>) =>
+    Object.fromEntries(
+      Object.entries(entries).map(([name, dependencies]) => [
+        name,
+        { source: source(`charts/${name}`), ...(dependencies && { dependencies }) },
+      ]),
+    );
+
+  it('names each dependency with its source, and theirs under it, recursively', () => {
+    const charts = specs({ web: ['db', 'helm-toolkit'], db: ['helm-toolkit'], 'helm-toolkit': undefined });
+    expect(resolveDependencies('web', charts)).toEqual({
+      dependencies: [
+        {
+          chart: 'db',
+          source: source('charts/db'),
+          dependencies: [{ chart: 'helm-toolkit', source: source('charts/helm-toolkit') }],
+        },
+        { chart: 'helm-toolkit', source: source('charts/helm-toolkit') },
+      ],
+      problems: [],
+    });
+  });
+
+  it('an empty list is kept (it replaces the vendored subcharts); no list resolves to none', () => {
+    expect(resolveDependencies('web', specs({ web: [] }))).toEqual({ dependencies: [], problems: [] });
+    expect(resolveDependencies('web', specs({ web: undefined }))).toEqual({ problems: [] });
+  });
+
+  it('names a missing dependency and a chart that depends on itself', () => {
+    expect(resolveDependencies('web', specs({ web: ['gone'] })).problems).toEqual([
+      'chart "web" depends on chart "gone", which does not exist',
+    ]);
+    expect(resolveDependencies('web', specs({ web: ['db'], db: ['web'] })).problems).toEqual([
+      'chart "web" depends on itself: web → db → web',
+    ]);
+  });
+
+  it('a manifest plan carries them for each chart, and refuses one that does not resolve', () => {
+    const withToolkit = { ...chart('web'), dependencies: ['helm-toolkit'] };
+    const toolkit = { ...chart('helm-toolkit'), dependency_only: true };
+    const charts = { ...docs().charts, web: withToolkit };
+    const plan = planManifest(docs({ charts: { ...charts, 'helm-toolkit': toolkit } }));
+    expect(plan.groups.flatMap((g) => g.charts).find((c) => c.chart === 'web')?.dependencies).toEqual([
+      { chart: 'helm-toolkit', source: toolkit.source },
+    ]);
+    expect(() => planManifest(docs({ charts }))).toThrow(
+      'chart "web" depends on chart "helm-toolkit", which does not exist',
+    );
   });
 });

@@ -1,4 +1,4 @@
-import type { PrepareChartRequest, PreparedChart } from '../../activities/charts/source';
+import type { ChartDependency, PrepareChartRequest, PreparedChart } from '../../activities/charts/prepare';
 import type { ReleaseRef } from '../../activities/helm/release';
 import type { RollbackRequest } from '../../activities/helm/rollback';
 import type { UpgradeRequest } from '../../activities/helm/upgrade';
@@ -47,9 +47,15 @@ export interface ChartObject {
  * chart's `wait.timeout` bounds every Helm operation and the Armada wait, as in Armada. Every
  * request that needs the values carries `values_from` as references to read in `chartObject`'s own
  * namespace, never what they hold; every request that fetches the chart carries, for a source with
- * a `secret_ref`, that chart object, whose namespace holds the Secret.
+ * a `secret_ref`, that chart object, whose namespace holds the Secret, and the chart's resolved
+ * `dependencies` (each with its own ArmadaChart as the owner of its credentials).
  */
-export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject: ChartObject): HelmRequests {
+export function helmRequests(
+  ref: ReleaseRef,
+  spec: ArmadaChartSpec,
+  chartObject: ChartObject,
+  dependencies?: ChartDependency[],
+): HelmRequests {
   const timeoutSeconds = spec.wait?.timeout ?? DEFAULT_TIMEOUT_SECONDS;
   const owner: ChartObjectRef = {
     chart: chartObject.name,
@@ -61,11 +67,16 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject
     : undefined;
   // Only a source with credentials needs its chart's namespace and ServiceAccount to fetch.
   const sourceOwner = spec.source.secret_ref ? owner : undefined;
+  const fetched = {
+    source: spec.source,
+    owner: sourceOwner,
+    ...(dependencies && { dependencies: withOwners(dependencies, owner) }),
+  };
   return {
-    prepare: { source: spec.source, values: spec.values, valuesFrom, owner: sourceOwner },
+    prepare: { ...fetched, values: spec.values, valuesFrom },
     upgrade: (chart) => ({
       ...ref,
-      chart: { source: spec.source, contentDigest: chart.contentDigest, owner: sourceOwner },
+      chart: { ...fetched, contentDigest: chart.contentDigest },
       values: spec.values,
       valuesFrom,
       digest: chart.digest,
@@ -76,7 +87,7 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject
     }),
     canaryCopies: (chart) => ({
       ...ref,
-      chart: { source: spec.source, contentDigest: chart.contentDigest, owner: sourceOwner },
+      chart: { ...fetched, contentDigest: chart.contentDigest },
       values: spec.values,
       valuesFrom,
     }),
@@ -86,4 +97,13 @@ export function helmRequests(ref: ReleaseRef, spec: ArmadaChartSpec, chartObject
     recoverByUninstall: { ...ref, timeoutSeconds },
     uninstall: { ...ref, timeoutSeconds: spec.delete?.timeout },
   };
+}
+
+/** Dependencies whose sources have credentials, each with its own ArmadaChart as their owner. */
+function withOwners(dependencies: ChartDependency[], owner: ChartObjectRef): ChartDependency[] {
+  return dependencies.map((dependency) => ({
+    ...dependency,
+    ...(dependency.source.secret_ref && { owner: { ...owner, chart: dependency.chart } }),
+    ...(dependency.dependencies && { dependencies: withOwners(dependency.dependencies, owner) }),
+  }));
 }

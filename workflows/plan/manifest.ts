@@ -1,9 +1,11 @@
+import type { ChartDependency } from '../../activities/charts/prepare';
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
 import type { DeployerSpec } from '../../api/deployer';
 import type { DeployWindow } from '../../api/windows';
+import { resolveDependencies } from './dependencies';
 import { lockstepProblems } from './lockstep';
 import { objectWorkflowId, prefixedRelease, releaseWorkflowId } from './names';
 import { notifyTarget, type NotifyTarget } from './notifications';
@@ -15,6 +17,8 @@ export interface ChartPlan {
   namespace: string;
   workflowId: string;
   spec: ArmadaChartSpec;
+  /** Its `dependencies` resolved among the documents' charts; absent when it lists none. */
+  dependencies?: ChartDependency[];
 }
 
 /**
@@ -57,6 +61,7 @@ export interface ManifestDocuments {
   namespace: string;
   manifest: { name: string; spec: ArmadaManifestSpec };
   groups: Record<string, ArmadaChartGroupSpec>;
+  /** The charts its groups may name, and those their `dependencies` name. */
   charts: Record<string, ArmadaChartSpec>;
   /** The Deployers its groups may name; none: they list none. */
   deployers?: Record<string, DeployerSpec>;
@@ -110,6 +115,8 @@ class Claims {
           `release name "${release}" of chart "${chartName}" is longer than Helm's 53 characters`,
         );
       }
+      const { dependencies, problems } = resolveDependencies(chartName, charts);
+      this.problems.push(...problems);
       return [
         {
           chart: chartName,
@@ -117,6 +124,7 @@ class Claims {
           namespace: spec.namespace,
           workflowId: releaseWorkflowId(spec.namespace, release),
           spec,
+          ...(dependencies && { dependencies }),
         },
       ];
     });
