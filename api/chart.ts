@@ -193,6 +193,8 @@ export const chartSource = z
 const resourceType = z
   .enum(['deployment', 'daemonset', 'statefulset', 'pod', 'job'])
   .describe('Kind of resource to wait for.');
+/** What `upgrade.pre.delete` deletes: what a wait waits for, and CronJobs (as Armada deletes them). */
+const deletedType = z.enum([...resourceType.options, 'cronjob']).describe('Kind of resource to delete.');
 
 export const chartWait = z
   .strictObject({
@@ -404,7 +406,7 @@ export const armadaChartSpec = z
             delete: z
               .array(
                 z.strictObject({
-                  type: resourceType.describe('Kind of resource to delete.'),
+                  type: deletedType,
                   labels: labels.optional(),
                 }),
               )

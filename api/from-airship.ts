@@ -458,29 +458,21 @@ function armadaTest(chart: ChartDocument, groupTests: GroupTest[], m: Mapping): 
   return { enabled: test?.enabled ?? byGroups[0] ?? true, timeout: test?.timeout };
 }
 
-/** What an `upgrade.pre.delete` of each type becomes: one of our types, or why it is refused. */
+/** What an `upgrade.pre.delete` of each type becomes: our types, or why it is refused. */
 interface DeleteRules {
-  types: Record<string, { to: PreDelete['type'] } | { refused: string }>;
+  types: Record<string, { to: PreDelete['type'][] } | { refused: string }>;
   /** Why any other type is refused. */
   others: string;
 }
-const NO_CRONJOBS =
-  'armada-temporal deletes Jobs, pods, Deployments, StatefulSets and DaemonSets before an upgrade, never CronJobs';
 const ARMADA_DELETES: DeleteRules = {
-  types: { pod: { to: 'pod' }, job: { to: 'job' }, cronjob: { refused: NO_CRONJOBS } },
+  types: { pod: { to: ['pod'] }, job: { to: ['job'] }, cronjob: { to: ['cronjob'] } },
   others:
     'Armada deletes pods, jobs and cronjobs only (any other type deletes nothing there, and would here)',
 };
+/** In armada/Chart/v1, type job deletes the CronJobs of its labels too (armada/handlers/pre_update_actions.py). */
 const ARMADA_V1_DELETES: DeleteRules = {
   ...ARMADA_DELETES,
-  types: {
-    ...ARMADA_DELETES.types,
-    job: {
-      refused:
-        'in armada/Chart/v1, type job deletes the CronJobs of these labels too, which armada-temporal never deletes ' +
-        '(in armada/Chart/v2 it deletes Jobs only)',
-    },
-  },
+  types: { ...ARMADA_DELETES.types, job: { to: ['job', 'cronjob'] } },
 };
 
 function preDeletes(
@@ -495,7 +487,7 @@ function preDeletes(
       m.refuse(`${path}[${i}].type`, rule.refused);
       return [];
     }
-    return [{ type: rule.to, labels }];
+    return rule.to.map((to) => ({ type: to, labels }));
   });
 }
 
@@ -536,11 +528,11 @@ function armadaUpgrade(chart: ChartDocument, m: Mapping): ChartUpgrade | undefin
 
 const OPERATOR_DELETES: DeleteRules = {
   types: {
-    '': { to: 'job' },
-    job: { to: 'job' },
-    pod: { to: 'pod' },
-    deployment: { to: 'deployment' },
-    cronjob: { refused: NO_CRONJOBS },
+    '': { to: ['job'] },
+    job: { to: ['job'] },
+    pod: { to: ['pod'] },
+    deployment: { to: ['deployment'] },
+    cronjob: { to: ['cronjob'] },
   },
   others: 'the armada-operator deletes jobs, pods, cronjobs and deployments only',
 };

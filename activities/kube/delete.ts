@@ -35,6 +35,9 @@ export async function deleteResources(
       case 'job':
         await batch.deleteCollectionNamespacedJob(args);
         break;
+      case 'cronjob':
+        await batch.deleteCollectionNamespacedCronJob(args);
+        break;
       case 'pod':
         await core.deleteCollectionNamespacedPod(args);
         break;

@@ -83,6 +83,30 @@ describe('upgrade.pre.delete and protected', () => {
     expect(now.status?.succeeded).toBe(1);
   });
 
+  it("deletes the CronJobs a pre.delete rule names (Armada's type cronjob, and v1's job)", async () => {
+    const spec = (note: string) =>
+      tested(
+        'nightly',
+        { note },
+        { upgrade: { pre: { delete: [{ type: 'cronjob', labels: { task: 'nightly' } }] } } },
+      );
+    expect((await runChart(harness(), 'nightly', spec('1'))).result).toMatchObject({ action: 'installed' });
+    // Two CronJobs beside the release: the rule's labels match one of them.
+    for (const [name, task] of [
+      ['nightly-report', 'nightly'],
+      ['hourly-report', 'hourly'],
+    ]) {
+      await kubectl('create', 'cronjob', name, '-n', namespace, '--image=busybox', '--schedule=0 0 * * *');
+      await kubectl('label', 'cronjob', name, '-n', namespace, `task=${task}`);
+    }
+    expect((await runChart(harness(), 'nightly', spec('2'))).result).toMatchObject({
+      action: 'upgraded',
+      revision: 2,
+    });
+    const left = await kubectl('get', 'cronjobs', '-n', namespace, '-o', 'name');
+    expect(left.trim().split('\n')).toEqual(['cronjob.batch/hourly-report']);
+  });
+
   describe('a release whose post-install hook failed', () => {
     /** Manifest keep's charts: release keep-guarded, its hook pod exiting `exitCode`, then keep-after. */
     const charts = (exitCode: number, guarded: Partial<ArmadaChartSpecInput> = {}) => ({

@@ -258,6 +258,24 @@ describe('armada/Chart: what maps onto our fields', () => {
       },
     ],
     [
+      'v1 pre.delete of jobs: their CronJobs too, as Armada v1 deletes them; cronjobs alone in both',
+      chartV1({
+        upgrade: {
+          no_hooks: false,
+          pre: { delete: [{ type: 'job', labels: { app: 'web' } }, { type: 'cronjob' }] },
+        },
+      }),
+      {
+        pre: {
+          delete: [
+            { type: 'job', labels: { app: 'web' } },
+            { type: 'cronjob', labels: { app: 'web' } },
+            { type: 'cronjob' },
+          ],
+        },
+      },
+    ],
+    [
       'v1 upgrade with no_hooks false, and pre.create and post that Armada ignores',
       chartV1({
         upgrade: {
@@ -400,18 +418,6 @@ describe('armada/Chart: what is refused, naming the field and why', () => {
       /deletes DaemonSets and creates them again/,
     ],
     [
-      'a v1 pre-upgrade delete of jobs (Armada v1 deletes CronJobs with them)',
-      chartV1({ upgrade: { no_hooks: false, pre: { delete: [{ type: 'job' }] } } }),
-      'data.upgrade.pre.delete[0].type',
-      /type job deletes the CronJobs of these labels too/,
-    ],
-    [
-      'a pre-upgrade delete of cronjobs',
-      chartV2({ upgrade: { pre: { delete: [{ type: 'pod' }, { type: 'cronjob' }] } } }),
-      'data.upgrade.pre.delete[1].type',
-      /never CronJobs/,
-    ],
-    [
       'a pre-upgrade delete of a type Armada deletes nothing of',
       chartV2({ upgrade: { pre: { delete: [{ type: 'deployment' }] } } }),
       'data.upgrade.pre.delete[0].type',
@@ -533,17 +539,23 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
     ],
     ['no Helm wait without a timeout', { wait: { timeout: 0, native: { enabled: true } } }, {}],
     [
-      'pre-upgrade deletes: no type is jobs; deployments too',
+      'pre-upgrade deletes: no type is jobs; deployments and cronjobs too',
       {
         upgrade: {
           pre: {
             cleanup: false,
             update_crd: false,
-            delete: [{ labels: { a: 'b' } }, { type: 'deployment' }],
+            delete: [{ labels: { a: 'b' } }, { type: 'deployment' }, { type: 'cronjob' }],
           },
         },
       },
-      { upgrade: { pre: { delete: [{ type: 'job', labels: { a: 'b' } }, { type: 'deployment' }] } } },
+      {
+        upgrade: {
+          pre: {
+            delete: [{ type: 'job', labels: { a: 'b' } }, { type: 'deployment' }, { type: 'cronjob' }],
+          },
+        },
+      },
     ],
     [
       'the release namespace defaults to the object’s, where the operator installs it',
@@ -605,12 +617,6 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
       { upgrade: { pre: { update_crd: true } } },
       'data.upgrade.pre.update_crd',
       /crds\//,
-    ],
-    [
-      'a pre-upgrade delete of cronjobs',
-      { upgrade: { pre: { delete: [{ type: 'cronjob' }] } } },
-      'data.upgrade.pre.delete[0].type',
-      /never CronJobs/,
     ],
     [
       'a pre-upgrade delete of another type',
