@@ -132,14 +132,14 @@ export function daemonSetReady(ds: V1DaemonSet, minReady?: MinReady): Readiness 
 
 /**
  * Whether `count` of a controller's `of` pods meet `required`, in the words of the reason:
- * "2/4 available", or with a min_ready "1/4 available, 2 needed (min_ready 50%)".
+ * "2/4 available", or with a min_ready "1/4 available, min_ready 50% needs 2".
  */
 function enough(count: number, of: number, required: number, minReady: MinReady | undefined, what: string) {
   const counted = `${count}/${of} ${what}`;
   if (minReady === undefined) return count >= required ? ready(counted) : notReady(counted);
   return count >= required
     ? ready(`${counted} (min_ready ${minReady})`)
-    : notReady(`${counted}, ${required} needed (min_ready ${minReady})`);
+    : notReady(`${counted}, min_ready ${minReady} needs ${required}`);
 }
 
 /**

@@ -150,14 +150,14 @@ describe('deploymentReady with min_ready: available pods of the updated ones, as
       deployment(4, { ...rolledOut, availableReplicas: 1 }),
       '50%',
       false,
-      '1/4 available, 2 needed (min_ready 50%)',
+      '1/4 available, min_ready 50% needs 2',
     ],
     [
       'a Deployment of 3 with 1 available does not meet "50%", which rounds up to 2',
       deployment(3, { observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 1 }),
       '50%',
       false,
-      '1/3 available, 2 needed (min_ready 50%)',
+      '1/3 available, min_ready 50% needs 2',
     ],
     [
       'a Deployment of 4 with 2 available meets a count of 2',
@@ -171,7 +171,7 @@ describe('deploymentReady with min_ready: available pods of the updated ones, as
       deployment(2, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }),
       3,
       false,
-      '2/2 available, 3 needed (min_ready 3)',
+      '2/2 available, min_ready 3 needs 3',
     ],
     [
       'min_ready does not excuse replicas not yet updated',
@@ -185,7 +185,7 @@ describe('deploymentReady with min_ready: available pods of the updated ones, as
       deployment(4, { observedGeneration: 2, replicas: 5, updatedReplicas: 5, availableReplicas: 2 }),
       '50%',
       false,
-      '2/5 available, 3 needed (min_ready 50%)',
+      '2/5 available, min_ready 50% needs 3',
     ],
     [
       'below all, an old pod still running does not hold the Deployment, as in Armada',
@@ -296,7 +296,7 @@ describe('statefulSetReady with min_ready: ready pods of spec.replicas, as Armad
       statefulSet(4, { ...oneRevision, readyReplicas: 1, updatedReplicas: 2 }),
       '50%',
       false,
-      '1/4 ready, 2 needed (min_ready 50%)',
+      '1/4 ready, min_ready 50% needs 2',
     ],
     [
       'a StatefulSet of 4 with 3 ready meets a count of 3',
@@ -405,7 +405,7 @@ describe('daemonSetReady with min_ready: available pods of the desired ones, as 
       daemonSet({ ...rolledOut, numberAvailable: 1 }),
       '50%',
       false,
-      '1/3 available, 2 needed (min_ready 50%)',
+      '1/3 available, min_ready 50% needs 2',
     ],
     [
       'a DaemonSet on 3 nodes with 1 available meets a count of 1',
