@@ -209,7 +209,13 @@ export const chartWait = z
           labels: labels.optional(),
           min_ready: countOrPercent('min_ready')
             .optional()
-            .describe('How many must be ready: a count or a percentage such as "80%" (default: all).'),
+            .describe(
+              'How many must be ready, as in Armada: a count or a percentage such as "80%" (default: all). ' +
+                'A deployment, daemonset or statefulset entry needs every object ready, each with that many of its own pods: ' +
+                'available of its updated replicas, available of its desired pods, ready of its replicas ' +
+                '(a percentage rounded up as Armada rounds it, ceil(total × NN / 100) in floating point). ' +
+                'A pod or job entry, where Armada takes none, needs that many ready objects of the entry.',
+            ),
         }),
       )
       .max(32)

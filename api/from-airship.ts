@@ -363,7 +363,12 @@ function armadaWait(chart: ChartDocument, m: Mapping): ChartWait | undefined {
   return present({
     timeout: wait?.timeout ?? deprecatedTimeout,
     labels: wait?.labels,
-    resources: waitResources(version === 1 ? v1WaitEntries(data) : v2WaitEntries(data), wait?.labels, m),
+    resources: waitResources(
+      version === 1 ? v1WaitEntries(data) : v2WaitEntries(data),
+      wait?.labels,
+      ARMADA_POD_MIN_READY,
+      m,
+    ),
     // Armada's v1 documents also wait with Helm's own --wait unless they turn it off.
     native: native === undefined ? undefined : { enabled: native },
   });
@@ -407,11 +412,25 @@ function v2WaitEntries(data: ChartV2): WaitEntry[] {
 const WAIT_TYPES = ['deployment', 'daemonset', 'statefulset', 'pod', 'job'] as const;
 const isWaitType = (type: string): type is WaitResource['type'] =>
   (WAIT_TYPES as readonly string[]).includes(type);
+/** The types Armada counts min_ready for, in the pods of each object (its ControllerWait), as we do. */
+const MIN_READY_TYPES: readonly string[] = ['deployment', 'daemonset', 'statefulset'];
 
-/** Our wait entries; each carries `wait.labels` merged under its own labels, as Armada merges them. */
+/** Why a min_ready on a pod or job wait is refused: we would count it in ready objects of the entry. */
+const ARMADA_POD_MIN_READY =
+  'Armada takes min_ready on deployment, daemonset and statefulset waits only; it refuses a chart with one on a pod or job wait';
+const OPERATOR_POD_MIN_READY =
+  'the armada-operator ignores min_ready on a pod or job wait and waits for all of them, where armada-temporal would ' +
+  'count ready objects of the entry: leave it out to wait for all';
+
+/**
+ * Our wait entries; each carries `wait.labels` merged under its own labels, as Armada merges them,
+ * and its `min_ready` as written (Armada's meaning is ours); `podMinReady` says why one on a pod
+ * or job wait is refused.
+ */
 function waitResources(
   entries: WaitEntry[] | undefined,
   waitLabels: Record<string, string> | undefined,
+  podMinReady: string,
   m: Mapping,
 ): WaitResource[] | undefined {
   let kept = 0;
@@ -423,12 +442,8 @@ function waitResources(
       );
       return [];
     }
-    if (entry.min_ready !== undefined && entry.min_ready !== '100%')
-      m.refuse(
-        `${entry.path}.min_ready`,
-        `Armada counts min_ready in pods of each controller, armada-temporal in ready objects of the entry: ` +
-          `${quoted(String(entry.min_ready))} would not mean the same (leave it out to wait for all)`,
-      );
+    if (entry.min_ready !== undefined && !MIN_READY_TYPES.includes(entry.type))
+      m.refuse(`${entry.path}.min_ready`, podMinReady);
     if (entry.required)
       m.refuse(
         `${entry.path}.required`,
@@ -442,7 +457,13 @@ function waitResources(
       );
     const labels = { ...waitLabels, ...entry.labels };
     m.from(`spec.wait.resources[${kept++}]`, entry.path);
-    return [{ type: entry.type, labels: Object.keys(labels).length ? labels : undefined }];
+    return [
+      {
+        type: entry.type,
+        labels: Object.keys(labels).length ? labels : undefined,
+        min_ready: entry.min_ready,
+      },
+    ];
   });
 }
 
@@ -536,6 +557,11 @@ const OPERATOR_DELETES: DeleteRules = {
   },
   others: 'the armada-operator deletes jobs, pods, cronjobs and deployments only',
 };
+/** The operator's min_ready is a string: "2" is a count, as its getMinReady reads it; "" is none. */
+function operatorMinReady(minReady: string | undefined): number | string | undefined {
+  return minReady && /^[0-9]+$/.test(minReady) ? Number(minReady) : minReady || undefined;
+}
+
 /** The operator's wait and helm timeout when its spec gives none (or 0). */
 const OPERATOR_DEFAULT_TIMEOUT = 900;
 
@@ -574,7 +600,7 @@ function operatorChartSpec(document: OperatorDocument, m: Mapping): ArmadaChartS
     return {
       type: resource.type,
       labels: resource.labels,
-      min_ready: resource.min_ready,
+      min_ready: operatorMinReady(resource.min_ready),
       path,
       typePath: `${path}.type`,
     };
@@ -600,7 +626,7 @@ function operatorChartSpec(document: OperatorDocument, m: Mapping): ArmadaChartS
     wait: present({
       timeout,
       labels: wait?.labels,
-      resources: waitResources(entries, wait?.labels, m),
+      resources: waitResources(entries, wait?.labels, OPERATOR_POD_MIN_READY, m),
       // The operator passes --wait to helm only with a timeout of its own.
       native: wait?.native?.enabled && timeout ? { enabled: true } : undefined,
     }),

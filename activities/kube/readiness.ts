@@ -45,13 +45,16 @@ function unobserved(metadataGeneration: number | undefined, observed: number | u
 }
 
 /**
- * A Deployment is ready when its rollout is complete:
- * observedGeneration >= generation; updatedReplicas == spec.replicas (default 1);
- * status.replicas == updatedReplicas, i.e. no pod of an old ReplicaSet is left; and
- * availableReplicas == spec.replicas.
- * Example: spec.replicas 3, updated 2, replicas 4, available 2 → not ready, "2/3 updated".
+ * A Deployment is ready when its rollout is complete: observedGeneration >= generation;
+ * updatedReplicas >= spec.replicas (default 1); and availableReplicas >= `minReady` of the
+ * updated replicas (requiredReady; default all). Waiting for all of them, status.replicas ==
+ * updatedReplicas too, i.e. no pod of an old ReplicaSet is left, as `kubectl rollout status`
+ * judges it; a `minReady` below all leaves old pods be, as Armada's DeploymentWait does, since the
+ * controller keeps old pods up while too few new ones are available.
+ * Examples: spec.replicas 3, updated 2, replicas 4, available 2 → not ready, "2/3 updated";
+ * 4 updated, 2 available, an old pod left, "50%" → ready, "2/4 available (min_ready 50%)".
  */
-export function deploymentReady(deployment: V1Deployment): Readiness {
+export function deploymentReady(deployment: V1Deployment, minReady?: MinReady): Readiness {
   const status = deployment.status ?? {};
   const pending = unobserved(deployment.metadata?.generation, status.observedGeneration);
   if (pending) return pending;
@@ -60,28 +63,36 @@ export function deploymentReady(deployment: V1Deployment): Readiness {
   const total = status.replicas ?? 0;
   const available = status.availableReplicas ?? 0;
   if (updated < desired) return notReady(`${updated}/${desired} updated`);
-  if (total > updated) return notReady(`${total - updated} old replicas pending termination`);
-  if (available < desired) return notReady(`${available}/${desired} available`);
-  return ready(`${available}/${desired} available`);
+  const required = requiredReady(updated, minReady);
+  if (required >= updated && total > updated)
+    return notReady(`${total - updated} old replicas pending termination`);
+  return enough(available, updated, required, minReady, 'available');
 }
 
 /**
- * A StatefulSet is ready when observedGeneration >= generation and readyReplicas == spec.replicas
- * (default 1), and, when its update strategy is RollingUpdate (the default):
- * - without a partition, updatedReplicas == spec.replicas and currentRevision == updateRevision;
+ * A StatefulSet is ready when observedGeneration >= generation and readyReplicas >= `minReady`
+ * of spec.replicas (default 1; requiredReady, default all), and, when its update strategy is
+ * RollingUpdate (the default):
+ * - without a partition, currentRevision == updateRevision and, waiting for all pods,
+ *   updatedReplicas == spec.replicas (a `minReady` below all does not wait for the pods an
+ *   OrderedReady StatefulSet has yet to create, as Armada's StatefulSetWait does not);
  * - with partition P > 0, updatedReplicas >= spec.replicas - P (kubectl's partitioned rollout).
  * With OnDelete, pods are replaced only when someone deletes them, so only readiness is awaited.
- * Example: 3 replicas, 3 ready, 1 updated, RollingUpdate → not ready, "1/3 updated".
+ * Examples: 3 replicas, 3 ready, 1 updated, RollingUpdate → not ready, "1/3 updated";
+ * 4 replicas, 2 ready, 3 updated, one revision, "50%" → ready, "2/4 ready (min_ready 50%)".
  */
-export function statefulSetReady(sts: V1StatefulSet): Readiness {
+export function statefulSetReady(sts: V1StatefulSet, minReady?: MinReady): Readiness {
   const status: Partial<V1StatefulSetStatus> = sts.status ?? {};
   const pending = unobserved(sts.metadata?.generation, status.observedGeneration);
   if (pending) return pending;
   const desired = sts.spec?.replicas ?? 1;
   const readyCount = status.readyReplicas ?? 0;
-  if (readyCount < desired) return notReady(`${readyCount}/${desired} ready`);
+  // Armada checks min_ready only for a StatefulSet with replicas: a count is no bar at 0.
+  const required = desired > 0 ? requiredReady(desired, minReady) : 0;
+  const enoughReady = enough(readyCount, desired, required, minReady, 'ready');
+  if (!enoughReady.ready) return enoughReady;
   const strategy = sts.spec?.updateStrategy;
-  if ((strategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return ready(`${readyCount}/${desired} ready`);
+  if ((strategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return enoughReady;
 
   const updated = status.updatedReplicas ?? 0;
   const partition = strategy?.rollingUpdate?.partition ?? 0;
@@ -89,24 +100,25 @@ export function statefulSetReady(sts: V1StatefulSet): Readiness {
     const expected = Math.max(desired - partition, 0);
     return updated < expected
       ? notReady(`${updated}/${expected} updated (partition ${partition})`)
-      : ready(`${readyCount}/${desired} ready, ${updated} updated (partition ${partition})`);
+      : ready(`${enoughReady.reason}, ${updated} updated (partition ${partition})`);
   }
-  if (updated < desired) return notReady(`${updated}/${desired} updated`);
+  if (required >= desired && updated < desired) return notReady(`${updated}/${desired} updated`);
   if (status.currentRevision !== status.updateRevision) {
     return notReady(
       `revision ${status.currentRevision ?? '(none)'} not yet ${status.updateRevision ?? '(none)'}`,
     );
   }
-  return ready(`${readyCount}/${desired} ready at revision ${status.updateRevision ?? '(none)'}`);
+  return ready(`${enoughReady.reason} at revision ${status.updateRevision ?? '(none)'}`);
 }
 
 /**
  * A DaemonSet is ready when observedGeneration >= generation and, of desiredNumberScheduled pods,
  * all are updated (updatedNumberScheduled; RollingUpdate only, as OnDelete never replaces pods by
- * itself) and all are available (numberAvailable).
- * Example: desired 3, updated 3, available 2 → not ready, "2/3 available".
+ * itself) and at least `minReady` are available (numberAvailable; requiredReady, default all).
+ * Examples: desired 3, updated 3, available 2 → not ready, "2/3 available";
+ * the same with "50%" → ready, "2/3 available (min_ready 50%)".
  */
-export function daemonSetReady(ds: V1DaemonSet): Readiness {
+export function daemonSetReady(ds: V1DaemonSet, minReady?: MinReady): Readiness {
   const status: Partial<V1DaemonSetStatus> = ds.status ?? {};
   const pending = unobserved(ds.metadata?.generation, status.observedGeneration);
   if (pending) return pending;
@@ -115,8 +127,19 @@ export function daemonSetReady(ds: V1DaemonSet): Readiness {
   const available = status.numberAvailable ?? 0;
   const rolling = (ds.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
   if (rolling && updated < desired) return notReady(`${updated}/${desired} updated`);
-  if (available < desired) return notReady(`${available}/${desired} available`);
-  return ready(`${available}/${desired} available`);
+  return enough(available, desired, requiredReady(desired, minReady), minReady, 'available');
+}
+
+/**
+ * Whether `count` of a controller's `of` pods meet `required`, in the words of the reason:
+ * "2/4 available", or with a min_ready "1/4 available, min_ready 50% needs 2".
+ */
+function enough(count: number, of: number, required: number, minReady: MinReady | undefined, what: string) {
+  const counted = `${count}/${of} ${what}`;
+  if (minReady === undefined) return count >= required ? ready(counted) : notReady(counted);
+  return count >= required
+    ? ready(`${counted} (min_ready ${minReady})`)
+    : notReady(`${counted}, min_ready ${minReady} needs ${required}`);
 }
 
 /**
@@ -179,27 +202,24 @@ export function jobReady(job: V1Job): JobReadiness {
   };
 }
 
+/** `min_ready`: a count, or a percentage such as "80%". */
+export type MinReady = number | string;
+
 const PERCENT = /^([0-9]+)%$/;
 
 /**
- * Whether enough objects of one wait entry are ready. `minReady` absent: all of them; a count N:
- * at least N (more than exist means waiting for more to appear); "NN%": at least
- * ceil(total × NN / 100). No objects at all always counts as satisfied, as Armada skips a type
- * it finds nothing of.
- * Examples: (2, 3) → false; (2, 3, 2) → true; (2, 3, "50%") → true (needs 2); (1, 3, "50%") → false.
+ * How many of `total` must be ready for `minReady`, as Armada's ControllerWait._is_min_ready
+ * counts it: absent, all of them; a count N, N (more than there are is never met); "NN%",
+ * ceil(total × (NN / 100)), computed in floating point as Armada does, so that a few percentages
+ * round up one further than exact arithmetic would: "28%" of 25 needs 8, not 7.
+ * Examples: (4, "50%") → 2; (3, "50%") → 2; (3, 2) → 2; (3) → 3; (10, "0%") → 0.
  */
-export function minReadyMet(ready: number, total: number, minReady?: number | string): boolean {
-  return ready >= requiredReady(total, minReady);
-}
-
-/** How many objects must be ready, out of `total`, for `minReady` (see minReadyMet). */
-export function requiredReady(total: number, minReady?: number | string): number {
-  if (total === 0) return 0;
+export function requiredReady(total: number, minReady?: MinReady): number {
   if (minReady === undefined) return total;
   if (typeof minReady === 'number') return minReady;
   const percent = PERCENT.exec(minReady);
   if (!percent) throw new Error(`min_ready must be a count or a percentage such as "80%", not "${minReady}"`);
-  return Math.ceil((total * Number(percent[1])) / 100);
+  return Math.ceil(total * (Number(percent[1]) / 100));
 }
 
 type ChartWait = NonNullable<ArmadaChartSpec['wait']>;
@@ -213,7 +233,23 @@ export interface WaitTarget {
   labelSelector?: string;
   /** `metadata.name=web`: one named object, which must exist to count as ready. */
   fieldSelector?: string;
-  minReady?: number | string;
+  minReady?: MinReady;
+}
+
+/** Types that count `min_ready` in pods of each object, as Armada's ControllerWait does. */
+const CONTROLLERS: readonly WaitResourceType[] = ['deployment', 'daemonset', 'statefulset'];
+
+/**
+ * How many objects of a wait entry must be ready, out of the `found` ones. A Deployment,
+ * DaemonSet or StatefulSet counts min_ready in its own pods (its readiness function takes it), so
+ * every one of them must be ready, as Armada waits for all; pods and jobs, where Armada takes no
+ * min_ready, count it in ready objects of the entry. None found asks for none, as Armada skips a
+ * type it finds nothing of.
+ * Examples: (deployment "50%", 3 found) → 3; (pod "50%", 3) → 2; (pod 2, 0) → 0.
+ */
+export function requiredOfEntry(target: Pick<WaitTarget, 'type' | 'minReady'>, found: number): number {
+  if (found === 0 || CONTROLLERS.includes(target.type)) return found;
+  return requiredReady(found, target.minReady);
 }
 
 /** Armada's default when `wait.resources` is absent: every job, then every pod. */

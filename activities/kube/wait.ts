@@ -11,9 +11,10 @@ import {
   isHelmTestPod,
   jobReady,
   podReady,
-  requiredReady,
+  requiredOfEntry,
   statefulSetReady,
   waitTargets,
+  type MinReady,
   type Readiness,
   type WaitResourceType,
   type WaitTarget,
@@ -70,6 +71,7 @@ type Lister = (
   clients: Clients,
   request: { namespace: string; labelSelector?: string; fieldSelector?: string },
   signal: AbortSignal,
+  minReady: MinReady | undefined,
 ) => Promise<Observed[]>;
 
 const named = <T extends { metadata?: { name?: string } }>(
@@ -77,14 +79,23 @@ const named = <T extends { metadata?: { name?: string } }>(
   readiness: (item: T) => Readiness & { failed?: boolean },
 ): Observed[] => items.map((item) => ({ name: item.metadata?.name ?? '', ...readiness(item) }));
 
-/** One list call per resource type, each object judged by its pure readiness function. */
+/**
+ * One list call per resource type, each object judged by its pure readiness function; the
+ * controllers count the entry's min_ready in their own pods.
+ */
 const listers: Record<WaitResourceType, Lister> = {
-  deployment: async ({ apps }, req, signal) =>
-    named((await apps.listNamespacedDeployment(req, abortWith(signal))).items, deploymentReady),
-  statefulset: async ({ apps }, req, signal) =>
-    named((await apps.listNamespacedStatefulSet(req, abortWith(signal))).items, statefulSetReady),
-  daemonset: async ({ apps }, req, signal) =>
-    named((await apps.listNamespacedDaemonSet(req, abortWith(signal))).items, daemonSetReady),
+  deployment: async ({ apps }, req, signal, minReady) =>
+    named((await apps.listNamespacedDeployment(req, abortWith(signal))).items, (d) =>
+      deploymentReady(d, minReady),
+    ),
+  statefulset: async ({ apps }, req, signal, minReady) =>
+    named((await apps.listNamespacedStatefulSet(req, abortWith(signal))).items, (s) =>
+      statefulSetReady(s, minReady),
+    ),
+  daemonset: async ({ apps }, req, signal, minReady) =>
+    named((await apps.listNamespacedDaemonSet(req, abortWith(signal))).items, (d) =>
+      daemonSetReady(d, minReady),
+    ),
   job: async ({ batch }, req, signal) =>
     named((await batch.listNamespacedJob(req, abortWith(signal))).items, jobReady),
   pod: async ({ core }, req, signal) =>
@@ -97,8 +108,9 @@ const listers: Record<WaitResourceType, Lister> = {
 /**
  * Activity: Armada's wait after an install or upgrade. Polls the API server, soon at first and
  * then about once a second (one list call per entry of `wait.resources`, default every job and pod of the namespace,
- * filtered by each entry's labels or `wait.labels`) until every entry has its `min_ready` objects
- * ready (default all; none found counts as ready once it is found twice in a row, so pods a
+ * filtered by each entry's labels or `wait.labels`) until every entry is ready: each Deployment,
+ * DaemonSet and StatefulSet with its `min_ready` pods ready, and `min_ready` of the entry's pods or
+ * jobs (default all; none found counts as ready once it is found twice in a row, so pods a
  * controller is about to create are not missed), heartbeating every second with the summary of
  * the last poll.
  * Reads only. Fails with WaitTimeout (non-retryable) naming every object still blocking at the
@@ -183,7 +195,7 @@ async function pollUntilReady(req: WaitRequest, report: (summary: string) => voi
   }
 }
 
-/** Lists every target's objects (in parallel) and judges each target against its min_ready. */
+/** Lists every target's objects (in parallel) and judges each target: requiredOfEntry of them ready. */
 async function observe(
   clients: Clients,
   namespace: string,
@@ -197,9 +209,9 @@ async function observe(
         ...(target.labelSelector && { labelSelector: target.labelSelector }),
         ...(target.fieldSelector && { fieldSelector: target.fieldSelector }),
       };
-      const objects = await listers[target.type](clients, request, signal);
+      const objects = await listers[target.type](clients, request, signal, target.minReady);
       const readyCount = objects.filter((o) => o.ready).length;
-      const required = requiredReady(objects.length, target.minReady);
+      const required = requiredOfEntry(target, objects.length);
       const found = objects.length > 0 || !target.fieldSelector;
       return { target, objects, ready: readyCount, required, met: found && readyCount >= required };
     }),

@@ -280,6 +280,8 @@ describe('airship Armada documents in validate, import and apply', () => {
           resources: ['daemonset', 'statefulset', 'deployment', 'pod'].map((type) => ({
             type,
             labels: { 'app.kubernetes.io/instance': 'airship-backend' },
+            // The document's min_ready, carried as written: Armada's meaning is ours.
+            ...(type === 'deployment' && { min_ready: '100%' }),
           })),
         },
         test: { enabled: true, timeout: 60 },

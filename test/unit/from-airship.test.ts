@@ -175,7 +175,8 @@ describe('armada/Chart: what maps onto our fields', () => {
         wait: {
           resources: {
             job: false,
-            pod: { labels: { app: 'web' }, min_ready: '100%', required: false },
+            pod: { labels: { app: 'web' }, required: false },
+            deployment: { min_ready: '100%' },
             daemonset: [{ labels: { c: 'one' } }, { labels: { c: 'two' }, allow_async_updates: true }],
           },
         },
@@ -185,9 +186,40 @@ describe('armada/Chart: what maps onto our fields', () => {
           { type: 'daemonset', labels: { c: 'one' } },
           { type: 'daemonset', labels: { c: 'two' } },
           { type: 'statefulset' },
-          { type: 'deployment' },
+          { type: 'deployment', min_ready: '100%' },
           { type: 'pod', labels: { app: 'web' } },
         ],
+      },
+    ],
+    [
+      'min_ready is carried as written, a percentage or a count, for each of the controllers Armada counts it for',
+      chartV2({
+        wait: {
+          resources: [
+            { type: 'deployment', min_ready: '50%' },
+            { type: 'statefulset', min_ready: 2 },
+            { type: 'daemonset', labels: { app: 'agent' }, min_ready: '80%' },
+          ],
+        },
+      }),
+      {
+        resources: [
+          { type: 'deployment', min_ready: '50%' },
+          { type: 'statefulset', min_ready: 2 },
+          { type: 'daemonset', labels: { app: 'agent' }, min_ready: '80%' },
+        ],
+      },
+    ],
+    [
+      'a v1 min_ready is carried too',
+      chartV1({ wait: { resources: [{ type: 'deployment', min_ready: 2 }] } }),
+      { resources: [{ type: 'deployment', min_ready: 2 }], native: { enabled: true } },
+    ],
+    [
+      'a v2 map’s min_ready for a type is carried',
+      chartV2({ wait: { resources: { job: false, pod: false, deployment: { min_ready: '50%' } } } }),
+      {
+        resources: [{ type: 'daemonset' }, { type: 'statefulset' }, { type: 'deployment', min_ready: '50%' }],
       },
     ],
     ['a v2 empty list waits for nothing', chartV2({ wait: { resources: [] } }), { resources: [] }],
@@ -364,16 +396,22 @@ describe('armada/Chart: what is refused, naming the field and why', () => {
       /local, tar, git/,
     ],
     [
-      'min_ready below 100 %',
-      chartV2({ wait: { resources: [{ type: 'daemonset', min_ready: '80%' }] } }),
+      'min_ready on a pod wait, which Armada refuses too',
+      chartV2({ wait: { resources: [{ type: 'pod', min_ready: '50%' }] } }),
       'data.wait.resources[0].min_ready',
-      /in pods of each controller, armada-temporal in ready objects of the entry: "80%"/,
+      /Armada takes min_ready on deployment, daemonset and statefulset waits only/,
     ],
     [
-      'min_ready as a count',
-      chartV1({ wait: { resources: [{ type: 'deployment', min_ready: 2 }] } }),
+      'min_ready on a v1 job wait, even "100%"',
+      chartV1({ wait: { resources: [{ type: 'job', min_ready: '100%' }] } }),
       'data.wait.resources[0].min_ready',
-      /"2" would not mean the same/,
+      /refuses a chart with one on a pod or job wait/,
+    ],
+    [
+      'min_ready on the pods of a v2 map',
+      chartV2({ wait: { resources: { pod: { min_ready: 2 } } } }),
+      'data.wait.resources.pod.min_ready',
+      /deployment, daemonset and statefulset waits only/,
     ],
     [
       'required: true',
@@ -523,14 +561,30 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
       { test: { enabled: true, timeout: 900 } },
     ],
     [
-      'wait.labels merged into each resource; the resource’s namespace may be the release’s own; min_ready "100%"',
+      'wait.labels merged into each resource; the resource’s namespace may be the release’s own',
+      { wait: { labels: { app: 'web' }, resources: [{ type: 'deployment', namespace: 'apps' }] } },
+      { wait: { labels: { app: 'web' }, resources: [{ type: 'deployment', labels: { app: 'web' } }] } },
+    ],
+    [
+      'min_ready carried: a percentage as written, a count written as a string as the count it means',
       {
         wait: {
-          labels: { app: 'web' },
-          resources: [{ type: 'deployment', namespace: 'apps', min_ready: '100%' }],
+          resources: [
+            { type: 'deployment', min_ready: '50%' },
+            { type: 'statefulset', min_ready: '2' },
+            { type: 'daemonset', min_ready: '' },
+          ],
         },
       },
-      { wait: { labels: { app: 'web' }, resources: [{ type: 'deployment', labels: { app: 'web' } }] } },
+      {
+        wait: {
+          resources: [
+            { type: 'deployment', min_ready: '50%' },
+            { type: 'statefulset', min_ready: 2 },
+            { type: 'daemonset' },
+          ],
+        },
+      },
     ],
     [
       'Helm’s own wait only with a timeout, as the operator passes --wait',
@@ -601,10 +655,10 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
       /not "tigerastatus"/,
     ],
     [
-      'min_ready below 100 %',
-      { wait: { resources: [{ type: 'deployment', min_ready: '50%' }] } },
+      'min_ready on a pod wait, which the operator ignores',
+      { wait: { resources: [{ type: 'pod', min_ready: '50%' }] } },
       'data.wait.resources[0].min_ready',
-      /"50%"/,
+      /ignores min_ready on a pod or job wait and waits for all of them/,
     ],
     [
       'pre-upgrade cleanup',

@@ -17,8 +17,8 @@ import {
   describeTarget,
   isHelmTestPod,
   jobReady,
-  minReadyMet,
   podReady,
+  requiredOfEntry,
   requiredReady,
   statefulSetReady,
   waitTargets,
@@ -135,6 +135,84 @@ describe('deploymentReady', () => {
   });
 });
 
+describe('deploymentReady with min_ready: available pods of the updated ones, as Armada counts them', () => {
+  const rolledOut = { observedGeneration: 2, replicas: 4, updatedReplicas: 4 };
+  it.each<[string, V1Deployment, number | string, boolean, string]>([
+    [
+      'a Deployment of 4 with 2 available meets "50%"',
+      deployment(4, { ...rolledOut, availableReplicas: 2 }),
+      '50%',
+      true,
+      '2/4 available (min_ready 50%)',
+    ],
+    [
+      'a Deployment of 4 with 1 available does not meet "50%", which needs 2',
+      deployment(4, { ...rolledOut, availableReplicas: 1 }),
+      '50%',
+      false,
+      '1/4 available, min_ready 50% needs 2',
+    ],
+    [
+      'a Deployment of 3 with 1 available does not meet "50%", which rounds up to 2',
+      deployment(3, { observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 1 }),
+      '50%',
+      false,
+      '1/3 available, min_ready 50% needs 2',
+    ],
+    [
+      'a Deployment of 4 with 2 available meets a count of 2',
+      deployment(4, { ...rolledOut, availableReplicas: 2 }),
+      2,
+      true,
+      '2/4 available (min_ready 2)',
+    ],
+    [
+      'a count above the replicas is never met',
+      deployment(2, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }),
+      3,
+      false,
+      '2/2 available, min_ready 3 needs 3',
+    ],
+    [
+      'min_ready does not excuse replicas not yet updated',
+      deployment(4, { observedGeneration: 2, replicas: 5, updatedReplicas: 3, availableReplicas: 4 }),
+      '50%',
+      false,
+      '3/4 updated',
+    ],
+    [
+      'min_ready counts of the updated replicas: "50%" of 5 updated needs 3',
+      deployment(4, { observedGeneration: 2, replicas: 5, updatedReplicas: 5, availableReplicas: 2 }),
+      '50%',
+      false,
+      '2/5 available, min_ready 50% needs 3',
+    ],
+    [
+      'below all, an old pod still running does not hold the Deployment, as in Armada',
+      deployment(4, { observedGeneration: 2, replicas: 5, updatedReplicas: 4, availableReplicas: 3 }),
+      '50%',
+      true,
+      '3/4 available (min_ready 50%)',
+    ],
+    [
+      '"100%" waits for the old pods to go, as without min_ready',
+      deployment(4, { observedGeneration: 2, replicas: 5, updatedReplicas: 4, availableReplicas: 4 }),
+      '100%',
+      false,
+      '1 old replicas pending termination',
+    ],
+    [
+      'min_ready does not excuse a new spec the controller has not seen',
+      deployment(4, { ...rolledOut, observedGeneration: 1, availableReplicas: 4 }),
+      '50%',
+      false,
+      'generation 2 not observed yet (observed 1)',
+    ],
+  ])('%s', (_name, object, minReady, ready, reason) => {
+    expect(deploymentReady(object, minReady)).toEqual({ ready, reason });
+  });
+});
+
 describe('statefulSetReady', () => {
   const done = { observedGeneration: 2, replicas: 3, readyReplicas: 3, updatedReplicas: 3 };
   it.each<[string, V1StatefulSet, boolean, string]>([
@@ -203,6 +281,49 @@ describe('statefulSetReady', () => {
   });
 });
 
+describe('statefulSetReady with min_ready: ready pods of spec.replicas, as Armada counts them', () => {
+  const oneRevision = { observedGeneration: 2, replicas: 4, currentRevision: 'db-1', updateRevision: 'db-1' };
+  it.each<[string, V1StatefulSet, number | string, boolean, string]>([
+    [
+      'a StatefulSet of 4 with 2 ready and a third being created meets "50%"',
+      statefulSet(4, { ...oneRevision, readyReplicas: 2, updatedReplicas: 3 }),
+      '50%',
+      true,
+      '2/4 ready (min_ready 50%) at revision db-1',
+    ],
+    [
+      'a StatefulSet of 4 with 1 ready does not meet "50%"',
+      statefulSet(4, { ...oneRevision, readyReplicas: 1, updatedReplicas: 2 }),
+      '50%',
+      false,
+      '1/4 ready, min_ready 50% needs 2',
+    ],
+    [
+      'a StatefulSet of 4 with 3 ready meets a count of 3',
+      statefulSet(4, { ...oneRevision, readyReplicas: 3, updatedReplicas: 4 }),
+      3,
+      true,
+      '3/4 ready (min_ready 3) at revision db-1',
+    ],
+    [
+      'a rolling update below all is not ready until the current revision is the update revision',
+      statefulSet(4, { ...oneRevision, readyReplicas: 3, updatedReplicas: 2, updateRevision: 'db-2' }),
+      '50%',
+      false,
+      'revision db-1 not yet db-2',
+    ],
+    [
+      'a StatefulSet scaled to 0 is ready whatever count min_ready asks, as Armada skips it',
+      statefulSet(0, { ...oneRevision, replicas: 0, readyReplicas: 0, updatedReplicas: 0 }),
+      2,
+      true,
+      '0/0 ready (min_ready 2) at revision db-1',
+    ],
+  ])('%s', (_name, object, minReady, ready, reason) => {
+    expect(statefulSetReady(object, minReady)).toEqual({ ready, reason });
+  });
+});
+
 describe('daemonSetReady', () => {
   it.each<[string, V1DaemonSet, boolean, string]>([
     [
@@ -266,6 +387,42 @@ describe('daemonSetReady', () => {
     ],
   ])('%s', (_name, object, ready, reason) => {
     expect(daemonSetReady(object)).toEqual({ ready, reason });
+  });
+});
+
+describe('daemonSetReady with min_ready: available pods of the desired ones, as Armada counts them', () => {
+  const rolledOut = { observedGeneration: 2, desiredNumberScheduled: 3, updatedNumberScheduled: 3 };
+  it.each<[string, V1DaemonSet, number | string, boolean, string]>([
+    [
+      'a DaemonSet on 3 nodes with 2 available meets "50%", which rounds up to 2',
+      daemonSet({ ...rolledOut, numberAvailable: 2 }),
+      '50%',
+      true,
+      '2/3 available (min_ready 50%)',
+    ],
+    [
+      'a DaemonSet on 3 nodes with 1 available does not meet "50%"',
+      daemonSet({ ...rolledOut, numberAvailable: 1 }),
+      '50%',
+      false,
+      '1/3 available, min_ready 50% needs 2',
+    ],
+    [
+      'a DaemonSet on 3 nodes with 1 available meets a count of 1',
+      daemonSet({ ...rolledOut, numberAvailable: 1 }),
+      1,
+      true,
+      '1/3 available (min_ready 1)',
+    ],
+    [
+      'min_ready does not excuse pods not yet updated',
+      daemonSet({ ...rolledOut, updatedNumberScheduled: 2, numberAvailable: 3 }),
+      '50%',
+      false,
+      '2/3 updated',
+    ],
+  ])('%s', (_name, object, minReady, ready, reason) => {
+    expect(daemonSetReady(object, minReady)).toEqual({ ready, reason });
   });
 });
 
@@ -397,26 +554,57 @@ describe('jobReady', () => {
   });
 });
 
-describe('minReadyMet', () => {
-  it.each<[string, number, number, number | string | undefined, boolean]>([
-    ['by default all must be ready: 3 of 3 is met', 3, 3, undefined, true],
-    ['by default all must be ready: 2 of 3 is not met', 2, 3, undefined, false],
-    ['a count of 2 is met by 2 of 3', 2, 3, 2, true],
-    ['a count of 2 is not met by 1 of 3', 1, 3, 2, false],
-    ['a count above the number of objects waits for more to appear', 2, 2, 3, false],
-    ['"50%" of 3 needs ceil(1.5) = 2, so 2 is met', 2, 3, '50%', true],
-    ['"50%" of 3 needs 2, so 1 is not met', 1, 3, '50%', false],
-    ['"80%" of 10 needs 8, so 8 is met', 8, 10, '80%', true],
-    ['"100%" of 4 needs all 4', 3, 4, '100%', false],
-    ['"0%" is met with nothing ready', 0, 5, '0%', true],
-    ['no objects at all is satisfied by default', 0, 0, undefined, true],
-    ['no objects at all is satisfied even with a count', 0, 0, 2, true],
-  ])('%s', (_name, ready, total, minReady, expected) => {
-    expect(minReadyMet(ready, total, minReady)).toBe(expected);
+describe('requiredReady: how many of a total min_ready asks for, as Armada counts it', () => {
+  it.each<[string, number, number | string | undefined, number]>([
+    ['without min_ready all 3 of 3 are needed', 3, undefined, 3],
+    ['a count of 2 needs 2 of 3', 3, 2, 2],
+    ['a count above the total needs more than there are, so it is never met', 2, 3, 3],
+    ['"50%" of 4 needs 2', 4, '50%', 2],
+    ['"50%" of 3 rounds up: ceil(1.5) = 2', 3, '50%', 2],
+    ['"80%" of 10 needs 8', 10, '80%', 8],
+    ['"100%" of 4 needs all 4', 4, '100%', 4],
+    ['"0%" needs none', 5, '0%', 0],
+    ['any percentage of 0 needs none', 0, '50%', 0],
+    ['a count of 0 needs none', 3, 0, 0],
+    // Armada computes ceil(total * (percent / 100)) in floating point: 25 * 0.28 = 7.000000000000001.
+    ['"28%" of 25 needs 8 as in Armada (floating point), not the exact 7', 25, '28%', 8],
+    ['"7%" of 100 needs 8 as in Armada (floating point), not the exact 7', 100, '7%', 8],
+    ['"10%" of 100 needs exactly 10 (no floating point excess there)', 100, '10%', 10],
+  ])('%s', (_name, total, minReady, expected) => {
+    expect(requiredReady(total, minReady)).toBe(expected);
   });
 
   it('refuses a string that is not a percentage', () => {
     expect(() => requiredReady(3, 'most')).toThrow('min_ready must be a count or a percentage');
+  });
+});
+
+describe('requiredOfEntry: how many objects of a wait entry must be ready', () => {
+  it.each<[string, Parameters<typeof requiredOfEntry>[0], number, number]>([
+    ['every pod of an entry without min_ready', { type: 'pod' }, 3, 3],
+    ['"50%" of 3 pods of a pod entry: 2', { type: 'pod', minReady: '50%' }, 3, 2],
+    ['a count of 1 job of a job entry of 2: 1', { type: 'job', minReady: 1 }, 2, 1],
+    [
+      'every Deployment of a "50%" entry, each counting it in its own pods',
+      { type: 'deployment', minReady: '50%' },
+      3,
+      3,
+    ],
+    [
+      'every StatefulSet of an entry with a count, each counting it in its own pods',
+      { type: 'statefulset', minReady: 1 },
+      2,
+      2,
+    ],
+    [
+      'every DaemonSet of a "0%" entry, each counting it in its own pods',
+      { type: 'daemonset', minReady: '0%' },
+      2,
+      2,
+    ],
+    ['none of an entry with nothing found, even with a count', { type: 'pod', minReady: 2 }, 0, 0],
+  ])('%s', (_name, target, found, expected) => {
+    expect(requiredOfEntry(target, found)).toBe(expected);
   });
 });
 

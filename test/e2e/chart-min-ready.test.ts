@@ -1,0 +1,134 @@
+import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { armadaChartSpec } from '../../api/chart';
+import { chartWorkflow } from '../../workflows';
+import type { ChartRun } from '../../workflows/chart';
+import { NonRetryable } from '../../workflows/failures';
+import { releaseWorkflowId } from '../../workflows/plan/names';
+import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
+import { helloChart } from '../helpers/kube';
+import { eventually } from '../helpers/processes';
+
+/**
+ * A Deployment's pods are held Pending by a node selector no node matches; the test binds the ones
+ * it wants Running, as the scheduler would, and kwok makes a bound pod Ready. So exactly as many
+ * pods are ready as the test says, and the others stay Pending (not ready) for ever.
+ */
+const nowhere = { 'armada-test/nowhere': 'true' };
+const REPLICAS = 4;
+
+const kc = kubeConfig();
+const apps = kc.makeApiClient(AppsV1Api);
+const core = kc.makeApiClient(CoreV1Api);
+
+const isReady = (pod: V1Pod) =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+describe('a chart whose wait has min_ready "50%" waits for half the pods of its Deployment (dev server, real worker, helm, sandbox)', () => {
+  const namespace = uniqueName('min-ready');
+  const harness = sharedWorker();
+
+  const podsOf = async (release: string) =>
+    (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${release}` }))
+      .items;
+  const availableOf = async (release: string) =>
+    (await apps.readNamespacedDeployment({ namespace, name: release })).status?.availableReplicas ?? 0;
+
+  /** Starts the chart's run: 4 replicas, none schedulable, a wait for "50%" of the Deployment's pods. */
+  async function start(release: string, timeoutSeconds: number): Promise<WorkflowHandle> {
+    const run: ChartRun = {
+      chart: release,
+      release,
+      namespace,
+      spec: armadaChartSpec.parse(
+        helloChart(release, namespace, {
+          values: { replicaCount: REPLICAS, nodeSelector: nowhere },
+          wait: {
+            timeout: timeoutSeconds,
+            resources: [
+              { type: 'deployment', labels: { 'app.kubernetes.io/instance': release }, min_ready: '50%' },
+            ],
+          },
+        }).spec,
+      ),
+    };
+    const handle = await harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: releaseWorkflowId(namespace, release),
+      args: [run],
+    });
+    await eventually(`${REPLICAS} pods of ${release}`, async () =>
+      (await podsOf(release)).length === REPLICAS ? true : undefined,
+    );
+    return handle;
+  }
+
+  /** Binds one more Pending pod of `release` to a kwok node, then waits until the Deployment counts it available. */
+  async function makeOneMoreReady(release: string): Promise<void> {
+    const pods = await podsOf(release);
+    const pending = pods.find((p) => !p.spec?.nodeName);
+    const [node] = (await core.listNode({ labelSelector: 'type=kwok' })).items;
+    if (!pending?.metadata?.name || !node?.metadata?.name)
+      throw new Error(`no Pending pod of ${release}, or no node`);
+    const available = pods.filter((p) => p.spec?.nodeName).length + 1;
+    await core.createNamespacedBinding({
+      namespace,
+      body: { metadata: { name: pending.metadata.name }, target: { kind: 'Node', name: node.metadata.name } },
+    });
+    await eventually(`${available} available replicas of ${release}`, async () =>
+      (await availableOf(release)) === available ? true : undefined,
+    );
+  }
+
+  beforeAll(async () => {
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    // Pods need the namespace's default ServiceAccount, which the controller-manager creates.
+    await eventually(
+      'the default ServiceAccount',
+      async () =>
+        (await core.listNamespacedServiceAccount({ namespace })).items.some(
+          (a) => a.metadata?.name === 'default',
+        ) || undefined,
+    );
+  });
+  afterAll(async () => {
+    await core.deleteNamespace({ name: namespace });
+  });
+
+  it('does not finish while fewer than half are ready: with 1 of 4 available, it times out needing 2', async () => {
+    const release = uniqueName('quarter');
+    const handle = await start(release, 15);
+    await makeOneMoreReady(release);
+
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => (err instanceof WorkflowFailedError ? err.cause : err),
+    );
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect((failure as ApplicationFailure).type).toBe(NonRetryable.ChartFailedAfterWrite);
+    const message = (failure as ApplicationFailure).message;
+    expect(message).toContain('timed out after 15s');
+    expect(message).toContain(`deployment/${release} (1/4 available, min_ready 50% needs 2)`);
+  });
+
+  it('finishes once half are ready, while the other half are not', async () => {
+    const release = uniqueName('half');
+    const handle = await start(release, 120);
+    await makeOneMoreReady(release);
+    // The wait holds with 1 of 4 available (as the test above shows it would until its timeout).
+    await eventually('the run waiting for the Deployment', async () => {
+      const { raw } = await handle.describe();
+      return raw.pendingActivities?.some((a) => a.activityType?.name === 'waitForResources') || undefined;
+    });
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+
+    await makeOneMoreReady(release);
+    expect(await handle.result()).toMatchObject({ release, namespace, action: 'installed', revision: 1 });
+
+    const pods = await podsOf(release);
+    expect(pods.filter(isReady)).toHaveLength(2);
+    expect(pods.filter((p) => !isReady(p)).map((p) => p.status?.phase)).toEqual(['Pending', 'Pending']);
+    expect(await availableOf(release)).toBe(2);
+  });
+});
