@@ -16,8 +16,10 @@ import {
   targetState,
 } from './common';
 import {
+  PROXY_RULES,
   SECRET_REF_RULES,
   SOURCE_PLACE_RULES,
+  proxyProblems,
   secretRefProblems,
   sourcePlaceProblems,
 } from './source-location';
@@ -132,6 +134,17 @@ export const chartSource = z
           '(HTTP basic auth for tar and repo, registry login for oci, git over https:// or http://), read by the ' +
           'worker when it fetches the chart, never stored in the run. Not for local, nor for git over ssh.',
       ),
+    proxy_server: z
+      .string()
+      .min(1)
+      .max(2048)
+      .optional()
+      .describe(
+        'HTTP proxy for fetching this chart only, as http://host:port or https://host:port; a user:password@ ' +
+          'is sent to the proxy and redacted in messages, but stored as written in the object and its runs. ' +
+          'The download (tar), git fetch (git) or helm pull (repo, oci) of this chart goes through it, ' +
+          'nothing else. Not for local, nor for git over ssh.',
+      ),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -147,10 +160,11 @@ export const chartSource = z
         message,
       })),
       ...SECRET_REF_RULES.map(({ cel, message }) => ({ rule: cel, fieldPath: '.secret_ref', message })),
+      ...PROXY_RULES.map(({ cel, message }) => ({ rule: cel, fieldPath: '.proxy_server', message })),
     ],
   })
   .superRefine((source, ctx) => {
-    for (const field of ['location', 'subpath', 'reference', 'chart', 'version'] as const) {
+    for (const field of ['location', 'subpath', 'reference', 'chart', 'version', 'proxy_server'] as const) {
       const value = source[field];
       if (value !== undefined && [...value].some((c) => c < ' ' || c === '\u007f')) {
         ctx.addIssue({ code: 'custom', path: [field], message: 'must not contain control characters' });
@@ -180,6 +194,8 @@ export const chartSource = z
     for (const { field, message } of placeProblems) ctx.addIssue({ code: 'custom', path: [field], message });
     for (const { message } of secretRefProblems(source))
       ctx.addIssue({ code: 'custom', path: ['secret_ref'], message });
+    for (const { message } of proxyProblems(source))
+      ctx.addIssue({ code: 'custom', path: ['proxy_server'], message });
     if (!placeProblems.length && source.location && needs.scheme && !needs.scheme.test(source.location)) {
       ctx.addIssue({
         code: 'custom',

@@ -318,11 +318,6 @@ const ARMADA_SOURCE_TYPES: readonly string[] = ['local', 'tar', 'git'];
 function armadaSource(source: ChartSourceData, m: Mapping): ArmadaChartSpecInput['source'] {
   if (!ARMADA_SOURCE_TYPES.includes(source.type))
     m.refuse('data.source.type', `Armada's source types are ${ARMADA_SOURCE_TYPES.join(', ')}`);
-  if (source.proxy_server !== undefined)
-    m.refuse(
-      'data.source.proxy_server',
-      `armada-temporal has no per-chart proxy: the worker would fetch this chart directly, not through ${quoted(source.proxy_server)}`,
-    );
   if (source.auth_method !== undefined && source.auth_method.toLowerCase() !== 'ssh')
     m.refuse(
       'data.source.auth_method',
@@ -336,6 +331,8 @@ function armadaSource(source: ChartSourceData, m: Mapping): ArmadaChartSpecInput
     subpath: source.subpath,
     // Armada fetches master when a git source names no reference; elsewhere it ignores it.
     reference: git ? (source.reference ?? 'master') : undefined,
+    // Armada ignores a local chart's proxy (it fetches nothing); ours refuses it there.
+    proxy_server: source.type === 'local' ? undefined : source.proxy_server,
   };
 }
 

@@ -30,7 +30,7 @@ export const armadaPolicySpec = z
       .max(256)
       .optional()
       .describe(
-        'What chart source locations and canary analysis URLs must start with; unset: anything. End each with / (https://charts.example.com/), or a longer host matches too.',
+        'What chart source locations and proxies (source.proxy_server, as http://host:port/ without a login) and canary analysis URLs must start with; unset: anything. End each with / (https://charts.example.com/), or a longer host matches too.',
       ),
     require_service_account: z
       .boolean()

@@ -19,6 +19,7 @@ export interface SourcePlace {
   location?: string;
   subpath?: string;
   secret_ref?: { name: string };
+  proxy_server?: string;
 }
 
 export interface SourcePlaceRule {
@@ -117,8 +118,11 @@ export function sourcePlaceProblems(source: SourcePlace): SourcePlaceRule[] {
   return SOURCE_PLACE_RULES.filter((r) => !r.allows(source));
 }
 
-/** A rule on where `secret_ref` may be set; read by the same three layers as the place rules. */
-export interface SecretRefRule {
+/**
+ * A rule on where `secret_ref` or `proxy_server` may be set and what it holds; read by the same
+ * three layers as the place rules.
+ */
+export interface SourceFieldRule {
   message: string;
   /** The CEL rule the CRD carries, `self` being the source; true when the source is allowed. */
   cel: string;
@@ -128,30 +132,82 @@ export interface SecretRefRule {
 const HTTP_URL = '^https?://';
 
 /**
+ * The rules of a field that only a fetch over the network, and for git one over http(s), can
+ * use: refused on a local source, and on a git location over ssh, saying `gitSshWhy`.
+ */
+function networkFetchOnly(field: 'secret_ref' | 'proxy_server', gitSshWhy: string): SourceFieldRule[] {
+  return [
+    {
+      message: "must not be set when source.type is local: a local chart is read from the worker's own disk",
+      cel: `!has(self.${field}) || self.type != 'local'`,
+      allows: (source) => source[field] === undefined || source.type !== 'local',
+    },
+    {
+      message: `needs an https:// or http:// location when source.type is git: ${gitSshWhy}`,
+      cel: `!has(self.${field}) || self.type != 'git' || !has(self.location) || self.location.matches(${cel(HTTP_URL)})`,
+      allows: (source) =>
+        source[field] === undefined ||
+        source.type !== 'git' ||
+        source.location === undefined ||
+        js(HTTP_URL).test(source.location),
+    },
+  ];
+}
+
+/**
  * Which sources take credentials from a Secret: every type the worker fetches over the network,
  * git only over http(s). ssh keys would need an ssh server in the tests to be proven; until then
  * a git ssh location with a `secret_ref` is refused rather than fetched without its credentials.
  */
-export const SECRET_REF_RULES: readonly SecretRefRule[] = [
-  {
-    message: "must not be set when source.type is local: a local chart is read from the worker's own disk",
-    cel: "!has(self.secret_ref) || self.type != 'local'",
-    allows: (source) => source.secret_ref === undefined || source.type !== 'local',
-  },
-  {
-    message:
-      'needs an https:// or http:// location when source.type is git: credentials for git over ssh ' +
-      '(identity, known_hosts) are not supported',
-    cel: `!has(self.secret_ref) || self.type != 'git' || !has(self.location) || self.location.matches(${cel(HTTP_URL)})`,
-    allows: (source) =>
-      source.secret_ref === undefined ||
-      source.type !== 'git' ||
-      source.location === undefined ||
-      js(HTTP_URL).test(source.location),
-  },
-];
+export const SECRET_REF_RULES: readonly SourceFieldRule[] = networkFetchOnly(
+  'secret_ref',
+  'credentials for git over ssh (identity, known_hosts) are not supported',
+);
 
 /** The `secret_ref` rules `source` breaks: none when its credentials, if any, can be used. */
-export function secretRefProblems(source: SourcePlace): SecretRefRule[] {
+export function secretRefProblems(source: SourcePlace): SourceFieldRule[] {
   return SECRET_REF_RULES.filter((r) => !r.allows(source));
+}
+
+/**
+ * An http:// or https:// proxy as scheme, optional `user:password@`, host and port: the form
+ * git (curl), helm (Go) and the worker's own download all take. The port is required, since
+ * curl and Go default to different ones (1080 and 80); a path, which some would ignore and
+ * others not, is refused beyond a trailing '/'.
+ */
+const PROXY_URL = '^https?://[^/?#\\s]+:[0-9]+/?$';
+
+/**
+ * Where `proxy_server` may be set and what it must look like: a proxy for the fetch of one chart
+ * (never the worker's), so only a source fetched over HTTP can use it.
+ */
+export const PROXY_RULES: readonly SourceFieldRule[] = [
+  {
+    message:
+      'must be an http:// or https:// URL of the proxy with its port and no path, as http://proxy.example.com:3128',
+    cel: `!has(self.proxy_server) || self.proxy_server.matches(${cel(PROXY_URL)})`,
+    // The same pattern as CEL, and a URL Node can parse (a port past 65535 passes the pattern).
+    allows: (source) =>
+      source.proxy_server === undefined ||
+      (js(PROXY_URL).test(source.proxy_server) && URL.canParse(source.proxy_server)),
+  },
+  ...networkFetchOnly('proxy_server', 'git over ssh does not go through an HTTP proxy'),
+];
+
+/** The `proxy_server` rules `source` breaks: none when its fetch can go through that proxy. */
+export function proxyProblems(source: SourcePlace): SourceFieldRule[] {
+  return PROXY_RULES.filter((r) => !r.allows(source));
+}
+
+/**
+ * `url` as a message, a log line or a status may show it: without its user name and password
+ * (a proxy's or a server's); anything that is not a URL as it is.
+ */
+export function withoutCredentials(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString();
 }

@@ -1,4 +1,5 @@
 import { armadaPolicySpec, type ArmadaPolicySpec } from '../api/policy';
+import { withoutCredentials } from '../api/source-location';
 import type { Problem } from '../api/validate';
 import type { ArmadaObject } from './watch';
 
@@ -30,12 +31,20 @@ export interface PolicySubject {
   name: string;
   /** Where its release (a chart) or its Deployments (a Deployer) go, with the field that says so. */
   target?: { field: string; namespace: string };
-  source?: { type: string; location?: string };
+  source?: { type: string; location?: string; proxy_server?: string };
   /** The URLs a canary's analysis reaches, each with its field (analysisUrls). */
   analysisUrls?: { path: string; url: string }[];
   /** Its own service_account_name, else the one of the manifest that lists it. */
   serviceAccount?: string;
   adopt?: boolean;
+}
+
+/**
+ * A proxy as url_prefixes match it, and as a refusal shows it: written out by URL (always with
+ * a '/' after the port) and without its login, which says nothing of where the worker connects.
+ */
+function proxyAsMatched(proxy: string): string {
+  return URL.canParse(proxy) ? withoutCredentials(new URL(proxy).href) : proxy;
 }
 
 /** `team-*` matches `team-a`; without a `*`, only the name itself. */
@@ -116,6 +125,9 @@ export function policyViolations(
   const urls = [
     ...(source && source.type !== 'local' && source.location !== undefined
       ? [{ path: 'spec.source.location', url: source.location }]
+      : []),
+    ...(source?.proxy_server !== undefined
+      ? [{ path: 'spec.source.proxy_server', url: proxyAsMatched(source.proxy_server) }]
       : []),
     ...(subject.analysisUrls ?? []),
   ];

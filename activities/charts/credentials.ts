@@ -75,18 +75,32 @@ export function redactCredentials(err: unknown, credentials: SourceCredentials |
 }
 
 /**
- * The environment that makes git send `credentials` to `location` and nowhere else: one entry of
- * git configuration from the environment (`GIT_CONFIG_COUNT`, git 2.31+),
+ * The git configuration that makes git send `credentials` to `location` and nowhere else:
  * `http.<location>.extraHeader`, which git applies only to URLs under `location` (a redirect to
- * another host gets no header). The environment, unlike the arguments, is not readable by other
- * users in /proc, and the URL stays free of credentials.
+ * another host gets no header), so the URL stays free of credentials. Given to git by gitConfigEnv.
  */
-export function gitCredentialEnv(location: string, credentials: SourceCredentials): Record<string, string> {
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: `http.${location}.extraHeader`,
-    GIT_CONFIG_VALUE_0: `Authorization: ${basicAuthorization(credentials)}`,
-  };
+export function gitCredentialConfig(
+  location: string,
+  credentials: SourceCredentials,
+): Record<string, string> {
+  return { [`http.${location}.extraHeader`]: `Authorization: ${basicAuthorization(credentials)}` };
+}
+
+/**
+ * `config` as git reads configuration from its environment (`GIT_CONFIG_COUNT`, git 2.31+): the
+ * effect of `git -c key=value` for one run, but out of the arguments, which any user can read in
+ * /proc (the environment is not). No entries, no variables.
+ */
+export function gitConfigEnv(config: Record<string, string>): Record<string, string> {
+  const entries = Object.entries(config);
+  if (entries.length === 0) return {};
+  return Object.fromEntries([
+    ['GIT_CONFIG_COUNT', String(entries.length)],
+    ...entries.flatMap(([key, value], i) => [
+      [`GIT_CONFIG_KEY_${i}`, key],
+      [`GIT_CONFIG_VALUE_${i}`, value],
+    ]),
+  ]);
 }
 
 /**

@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ChartSource } from '../../api/chart';
 import { quoted } from '../../api/common';
-import { secretRefProblems, sourcePlaceProblems } from '../../api/source-location';
+import {
+  proxyProblems,
+  secretRefProblems,
+  sourcePlaceProblems,
+  withoutCredentials,
+} from '../../api/source-location';
 import { NonRetryable } from '../../workflows/failures';
 import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
@@ -16,7 +21,8 @@ import { toolPath } from '../tools';
 import type { ChartObjectRef } from '../values/read';
 import {
   basicAuthorization,
-  gitCredentialEnv,
+  gitConfigEnv,
+  gitCredentialConfig,
   inPrivateDirectory,
   PRIVATE_REPOSITORY,
   readSourceCredentials,
@@ -26,6 +32,7 @@ import {
   type SourceCredentials,
 } from './credentials';
 import { treeDigest, type TreeFile } from './digest';
+import { fetchThroughProxy, gitProxy, helmProxyEnv, redactProxyCredentials } from './proxy';
 
 /** A chart on local disk and the digest of its content alone (no values). */
 export interface LocalChart {
@@ -62,6 +69,12 @@ const GIT_UNAUTHORIZED =
  * content cache only for a digest the authenticated index or registry gave it. A private fetch's
  * helm configuration and repository index live in a private directory removed afterwards, never
  * in the worker's helm homes, where they would serve charts that name no credentials.
+ *
+ * `source.proxy_server` reaches only this chart's fetch: the download of a `tar` source
+ * (fetchThroughProxy), the environment of its `git fetch` (gitFetchEnv) or of its `helm pull`
+ * (helmProxyEnv); never the worker's own environment. The proxy is not part of any digest: the
+ * same chart fetched through a proxy or directly is the same content, so a change of proxy alone
+ * upgrades no release. Failures are redacted of the proxy's credentials too.
  */
 export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): Promise<LocalChart> {
   // Again here, not only in the validator: an object written before the rule, or a caller that
@@ -75,6 +88,8 @@ export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): P
   // Fetching without the credentials the object names would only fail later, less clearly.
   const unusable = secretRefProblems(source)[0];
   if (unusable) throw chartNotFound(`${describeSource(source)}: source.secret_ref ${unusable.message}`);
+  const unproxied = proxyProblems(source)[0];
+  if (unproxied) throw chartNotFound(`${describeSource(source)}: source.proxy_server ${unproxied.message}`);
   const credentials = await readSourceCredentials(source, owner, currentActivity()?.cancellationSignal);
   try {
     switch (source.type) {
@@ -89,7 +104,7 @@ export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): P
         return await gitChart(source, credentials);
     }
   } catch (err) {
-    throw redactCredentials(err, credentials);
+    throw redactProxyCredentials(redactCredentials(err, credentials), source.proxy_server);
   }
 }
 
@@ -136,12 +151,14 @@ async function download(
   cache: string,
   credentials?: SourceCredentials,
 ): Promise<{ archive: string; archiveDigest: string }> {
-  const shown = redact(url);
+  const shown = `${withoutCredentials(url)}${throughProxy(source)}`;
   const activity = currentActivity();
   const { href, headers } = basicAuth(url, credentials);
+  const proxy = source.proxy_server;
+  const init = { headers, signal: activity?.cancellationSignal };
   let response: Response;
   try {
-    response = await fetch(href, { headers, signal: activity?.cancellationSignal });
+    response = await (proxy ? fetchThroughProxy(href, proxy, init) : fetch(href, init));
   } catch (err) {
     throwIfCancelled(activity);
     throw new Error(`cannot download ${shown}: ${reason(err)}`, { cause: err });
@@ -258,8 +275,9 @@ export function pullCommands(source: ChartSource, destination: string, config?: 
 async function pulledChart(source: ChartSource, credentials?: SourceCredentials): Promise<LocalChart> {
   const cache = await cacheDir();
   const destination = await mkdtemp(path.join(cache, '.pull-'));
+  const env = source.proxy_server === undefined ? undefined : helmProxyEnv(source.proxy_server);
   const pull = async (config?: HelmConfigFiles) => {
-    for (const args of pullCommands(source, destination, config)) await runHelm(args);
+    for (const args of pullCommands(source, destination, config)) await runHelm(args, undefined, env);
   };
   try {
     if (credentials)
@@ -298,7 +316,7 @@ function isPullNotFound(err: unknown): err is ApplicationFailure {
 
 /**
  * `git`: `git init`, a depth-1 fetch of `reference` (default HEAD), with `credentials` when
- * given (gitCredentialEnv), and a checkout of it in a fresh temporary directory; `.git` is then
+ * given, through `proxy_server` when set (gitFetchEnv), and a checkout of it in a fresh temporary directory; `.git` is then
  * removed and the tree renamed to `<cache>/git-<commit>/` (kept from an earlier call when it
  * exists). Returns `<that>/<subpath>` and its tree digest.
  */
@@ -311,10 +329,11 @@ async function gitChart(source: ChartSource, credentials?: SourceCredentials): P
   try {
     await git(temporary, ['init', '-q']);
     const fetchArgs = ['fetch', '-q', '--depth', '1', '--', location, reference];
-    const env = credentials && gitCredentialEnv(location, credentials);
+    const env = gitFetchEnv(source, credentials);
     const fetched = await runTool(toolPath('git'), fetchArgs, { cwd: temporary, env });
     if (fetched.code !== 0) {
-      const what = `git fetch of ${reference} from ${redact(location)} failed (exit ${fetched.code})`;
+      const from = `${withoutCredentials(location)}${throughProxy(source)}`;
+      const what = `git fetch of ${reference} from ${from} failed (exit ${fetched.code})`;
       const message = `${what}: ${tail(fetched.stderr)}`;
       if (GIT_UNAUTHORIZED.test(fetched.stderr)) throw sourceUnauthorized(source, credentials, message);
       throw GIT_NOT_FOUND.test(fetched.stderr) ? chartNotFound(message) : new Error(message);
@@ -329,6 +348,17 @@ async function gitChart(source: ChartSource, credentials?: SourceCredentials): P
   } finally {
     await rm(temporary, { recursive: true, force: true });
   }
+}
+
+/**
+ * The environment of the `git fetch` of `source`: its `credentials` (gitCredentialConfig), sent
+ * to its location only, and its `proxy_server` (gitProxy), for this one fetch.
+ */
+export function gitFetchEnv(source: ChartSource, credentials?: SourceCredentials): Record<string, string> {
+  const location = source.location ?? '';
+  const proxy = source.proxy_server === undefined ? undefined : gitProxy(source.proxy_server);
+  const config = { ...(credentials && gitCredentialConfig(location, credentials)), ...proxy?.config };
+  return { ...gitConfigEnv(config), ...proxy?.env };
 }
 
 /** Runs git in `cwd`; returns its stdout, or throws a retryable error with git's last lines. */
@@ -473,7 +503,12 @@ export function describeSource(source: ChartSource): string {
   const version = source.version ? ` version ${source.version}` : '';
   const reference = source.reference ? `@${source.reference}` : '';
   const subpath = source.subpath ? ` (subpath ${source.subpath})` : '';
-  return `${source.type} chart ${redact(where ?? '')}${reference}${version}${subpath}`;
+  return `${source.type} chart ${withoutCredentials(where ?? '')}${reference}${version}${subpath}${throughProxy(source)}`;
+}
+
+/** How a failure says that the fetch went through a proxy: ` through proxy <URL without credentials>`. */
+function throughProxy(source: ChartSource): string {
+  return source.proxy_server ? ` through proxy ${withoutCredentials(source.proxy_server)}` : '';
 }
 
 export function chartNotFound(message: string): ApplicationFailure {
@@ -510,7 +545,7 @@ function basicAuth(
 ): { href: string; headers: Record<string, string> } {
   const url = URL.canParse(location) ? new URL(location) : undefined;
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
-    throw chartNotFound(`chart archive location ${redact(location)} is not an http(s) URL`);
+    throw chartNotFound(`chart archive location ${withoutCredentials(location)} is not an http(s) URL`);
   }
   const inUrl = url.username || url.password;
   const user =
@@ -522,19 +557,6 @@ function basicAuth(
   url.username = '';
   url.password = '';
   return { href: url.href, headers: { authorization: basicAuthorization(user) } };
-}
-
-/** A URL as it may appear in a failure: without user name or password. */
-function redact(location: string): string {
-  try {
-    const url = new URL(location);
-    if (!url.username && !url.password) return location;
-    url.username = '';
-    url.password = '';
-    return url.toString();
-  } catch {
-    return location;
-  }
 }
 
 function reason(err: unknown): string {

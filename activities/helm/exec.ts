@@ -19,13 +19,20 @@ function tail(text: string): string {
 
 /**
  * Runs the real `helm` CLI (heartbeating, killed on cancellation: see runProcess) against the
- * product's cluster (`ARMADA_KUBECONFIG`: see kubeconfigEnv), as `actAs` when given. A non-zero exit becomes a
- * classified ApplicationFailure carrying helm's last lines.
+ * product's cluster (`ARMADA_KUBECONFIG`: see kubeconfigEnv), as `actAs` when given, with `env`
+ * added to this one process's environment. A non-zero exit becomes a classified
+ * ApplicationFailure carrying helm's last lines.
  */
-export async function runHelm(args: readonly string[], actAs?: ServiceAccountRef): Promise<HelmResult> {
+export async function runHelm(
+  args: readonly string[],
+  actAs?: ServiceAccountRef,
+  env?: Record<string, string>,
+): Promise<HelmResult> {
   let result;
   try {
-    result = await runProcess(toolPath('helm'), [...args, ...helmActingAs(actAs)], { env: kubeconfigEnv() });
+    result = await runProcess(toolPath('helm'), [...args, ...helmActingAs(actAs)], {
+      env: { ...kubeconfigEnv(), ...env },
+    });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === undefined) throw err; // the activity's cancellation
     throw ApplicationFailure.nonRetryable(

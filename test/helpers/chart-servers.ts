@@ -1,8 +1,14 @@
 import bcrypt from 'bcryptjs';
 import { execFile, spawn } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, createServer as createTcpServer } from 'node:net';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ChartSource } from '../../api/chart';
@@ -72,6 +78,27 @@ function authorized(auth: BasicAuth | undefined, req: IncomingMessage, res: Serv
   return false;
 }
 
+/**
+ * A certificate of its own (1 day, P-256) for `subjectAltName` (`IP:127.0.0.1`, `DNS:<name>`, or
+ * several, comma-separated; the first is also its common name),
+ * written with its key as `<dir>/cert.pem` and `<dir>/key.pem`; returns both paths.
+ */
+export async function selfSignedCertificate(
+  dir: string,
+  subjectAltName: string,
+): Promise<{ cert: string; key: string }> {
+  await mkdir(dir, { recursive: true });
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  const name = subjectAltName.split(',')[0].slice(subjectAltName.indexOf(':') + 1);
+  await run('openssl', [
+    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+    ...['-keyout', key, '-out', cert, '-days', '1'],
+    ...['-subj', `/CN=${name}`, '-addext', `subjectAltName=${subjectAltName}`],
+  ]);
+  return { cert, key };
+}
+
 export interface OciRegistry {
   /** `oci://127.0.0.1:<port>/charts`, where `helm push` puts charts. */
   base: string;
@@ -90,27 +117,7 @@ export async function startOciRegistry(
   { auth }: { auth?: BasicAuth } = {},
 ): Promise<OciRegistry> {
   await mkdir(path.join(dir, 'data'), { recursive: true });
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ]);
+  const { cert, key } = await selfSignedCertificate(dir, 'IP:127.0.0.1');
   const port = await freePort();
   const htpasswd = path.join(dir, 'htpasswd');
   if (auth) await writeFile(htpasswd, `${auth.username}:${await bcrypt.hash(auth.password, 10)}\n`);
@@ -252,6 +259,96 @@ export async function serveGit(
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('the git HTTP server has no port');
   return { server, url: `http://127.0.0.1:${address.port}` };
+}
+
+/** An HTTP proxy of the test's own: what it was asked, and where it listens. */
+export interface TestProxy {
+  /** `http://127.0.0.1:<port>`, or with `user:password@` when it asks for a login. */
+  url: string;
+  /**
+   * Every request it was asked, in order, as `GET <absolute URI>` (a plain HTTP request) or
+   * `CONNECT <host>:<port>` (a tunnel), refused ones included.
+   */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy on a free port of the loopback, as a proxy of a site would be: a request with an
+ * absolute URI is forwarded, CONNECT opens a TCP tunnel. `hosts` maps names that resolve nowhere
+ * to the address the proxy reaches them at, so a chart named by such a host can only have come
+ * through the proxy. With `auth`, every request must carry that login in Proxy-Authorization
+ * (else 407).
+ */
+export async function startProxy({
+  hosts = {},
+  auth,
+}: { hosts?: Record<string, string>; auth?: BasicAuth } = {}): Promise<TestProxy> {
+  const requests: string[] = [];
+  /** Tunnels, which closeAllConnections no longer sees once CONNECT took their sockets. */
+  const tunnels = new Set<Socket>();
+  const expected = auth && `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  const allowed = (req: IncomingMessage) => !expected || req.headers['proxy-authorization'] === expected;
+  const server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    if (!allowed(req)) return void res.writeHead(407, { 'proxy-authenticate': 'Basic realm="proxy"' }).end();
+    const target = URL.canParse(req.url ?? '') ? new URL(req.url!) : undefined;
+    if (target?.protocol !== 'http:')
+      return void res.writeHead(400).end('an absolute http:// URI is expected');
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    const upstream = httpRequest(
+      {
+        host: hosts[target.hostname] ?? target.hostname,
+        port: target.port || 80,
+        method: req.method,
+        path: `${target.pathname}${target.search}`,
+        headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.once('error', (err) => res.writeHead(502).end(err.message));
+    req.pipe(upstream);
+  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    requests.push(`CONNECT ${req.url}`);
+    tunnels.add(client);
+    client.once('close', () => tunnels.delete(client));
+    if (!allowed(req)) {
+      client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="proxy"\r\n\r\n',
+      );
+      return;
+    }
+    const [host, port] = [
+      req.url!.slice(0, req.url!.lastIndexOf(':')),
+      req.url!.slice(req.url!.lastIndexOf(':') + 1),
+    ];
+    const upstream = connect(Number(port), hosts[host] ?? host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.once('error', () => client.destroy());
+    client.once('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the proxy has no port');
+  const login = auth ? `${encodeURIComponent(auth.username)}:${encodeURIComponent(auth.password)}@` : '';
+  return {
+    url: `http://${login}127.0.0.1:${address.port}`,
+    requests,
+    async close() {
+      server.closeAllConnections();
+      for (const socket of tunnels) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 export type RemoteSourceType = Exclude<ChartSource['type'], 'local'>;

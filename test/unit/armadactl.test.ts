@@ -222,7 +222,7 @@ describe('airship Armada documents in validate, import and apply', () => {
     const f = await file(
       'site.yaml',
       [
-        airshipChart('source: {type: git, location: "https://g/c.git", proxy_server: "http://proxy:3128"}'),
+        airshipChart('source: {type: git, location: "https://g/c.git", auth_method: token}'),
         airshipChart('wait: {labels: {"-bad": x}, resources: {job: false, deployment: {}}}').replace(
           'web',
           'api',
@@ -232,7 +232,7 @@ describe('airship Armada documents in validate, import and apply', () => {
     );
     const { code, out } = await run('validate', '-f', f);
     expect(out).toEqual([
-      `${f}:1 armada/Chart/v2 web: data.source.proxy_server: not supported: armada-temporal has no per-chart proxy: the worker would fetch this chart directly, not through "http://proxy:3128"`,
+      `${f}:1 armada/Chart/v2 web: data.source.auth_method: not supported: Armada authenticates to git with SSH only, not "token"`,
       // wait.labels go into every wait entry: said once for the defaults, once for the override.
       `${f}:2 armada/Chart/v2 api: data.wait.labels.-bad: "-bad" is not a Kubernetes label key`,
       `${f}:2 armada/Chart/v2 api: data.wait.resources.deployment.labels.-bad: "-bad" is not a Kubernetes label key`,

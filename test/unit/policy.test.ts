@@ -122,6 +122,23 @@ describe('policyViolations', () => {
     ]);
   });
 
+  it('matches a source’s proxy too, by its URL without a login, and shows it without one', () => {
+    const strict = policy('strict', {
+      namespaces: ['team-a'],
+      url_prefixes: ['https://charts.example.com/', 'http://proxy.internal:3128/'],
+    });
+    const through = (proxy: string) =>
+      chart({ source: { type: 'tar', location: 'https://charts.example.com/web.tgz', proxy_server: proxy } });
+    expect(rules(through('http://proxy.internal:3128'), [strict])).toEqual([]);
+    expect(rules(through('http://squid:s3cret@proxy.internal:3128'), [strict])).toEqual([]);
+    const [refused] = policyViolations(through('http://squid:s3cret@169.254.169.254:80'), [strict], open);
+    expect(refused).toEqual({
+      path: 'spec.source.proxy_server',
+      message:
+        'url_prefixes: http://169.254.169.254/ starts with none of the url_prefixes of the ArmadaPolicies for team-a (strict)',
+    });
+  });
+
   it('does not match a local chart’s directory against URL prefixes', () => {
     const strict = policy('strict', {
       namespaces: ['team-a'],

@@ -3,7 +3,8 @@ import type { ChartSource } from '../../api/chart';
 import {
   REDACTED_CREDENTIAL,
   basicAuthorization,
-  gitCredentialEnv,
+  gitConfigEnv,
+  gitCredentialConfig,
   redactCredentials,
   registryConfig,
   repositoryConfig,
@@ -22,11 +23,15 @@ describe('credentials for each tool, never in its arguments', () => {
   });
 
   it('gives git the header in its environment, for URLs under the location only', () => {
-    expect(gitCredentialEnv('https://git.example.com/charts.git', login)).toEqual({
+    expect(gitConfigEnv(gitCredentialConfig('https://git.example.com/charts.git', login))).toEqual({
       GIT_CONFIG_COUNT: '1',
       GIT_CONFIG_KEY_0: 'http.https://git.example.com/charts.git.extraHeader',
       GIT_CONFIG_VALUE_0: `Authorization: Basic ${LOGIN_BASE64}`,
     });
+  });
+
+  it('gives git no configuration variables when there is no configuration', () => {
+    expect(gitConfigEnv({})).toEqual({});
   });
 
   it.each([

@@ -1,8 +1,11 @@
 import {
+  PROXY_RULES,
   SECRET_REF_RULES,
   SOURCE_PLACE_RULES,
+  proxyProblems,
   secretRefProblems,
   sourcePlaceProblems,
+  withoutCredentials,
   type SourcePlace,
 } from '../../api/source-location';
 import { validateObject } from '../../api/validate';
@@ -173,5 +176,73 @@ describe('where secret_ref may be set', () => {
         chart({ type: 'repo', location: 'https://c.example.com/', chart: 'web', secret_ref: {} }),
       ),
     ).toMatchObject({ problems: [{ path: 'spec.source.secret_ref.name' }] });
+  });
+});
+
+const PROXY_SAYS = {
+  form: 'must be an http:// or https:// URL of the proxy with its port and no path, as http://proxy.example.com:3128',
+  local: "must not be set when source.type is local: a local chart is read from the worker's own disk",
+  gitSsh:
+    'needs an https:// or http:// location when source.type is git: git over ssh does not go through an HTTP proxy',
+};
+
+describe('where proxy_server may be set and what it must look like', () => {
+  const tar: SourcePlace = { type: 'tar', location: 'https://charts.example.com/web.tgz' };
+
+  it.each<[string, SourcePlace]>([
+    ['an http proxy for a tar URL', { ...tar, proxy_server: 'http://proxy.example.com:3128' }],
+    ['an https proxy with a trailing slash', { ...tar, proxy_server: 'https://proxy.example.com:8443/' }],
+    ['a proxy with a login', { ...tar, proxy_server: 'http://user:p%40ss@proxy.example.com:3128' }],
+    ['a proxy at an IPv6 address', { ...tar, proxy_server: 'http://[fd00::1]:3128' }],
+    [
+      'a Helm repository',
+      { type: 'repo', location: 'https://charts.example.com/', proxy_server: 'http://p:3128' },
+    ],
+    ['an OCI registry', { type: 'oci', location: 'oci://r.example.com/web', proxy_server: 'http://p:3128' }],
+    [
+      'git over https',
+      { type: 'git', location: 'https://g.example.com/c.git', proxy_server: 'http://p:3128' },
+    ],
+  ])('allows %s', (_name, source) => {
+    expect(proxyProblems(source)).toEqual([]);
+  });
+
+  it.each<[string, SourcePlace, (keyof typeof PROXY_SAYS)[]]>([
+    ['a proxy without a port', { ...tar, proxy_server: 'http://proxy.example.com' }, ['form']],
+    ['a proxy with a path', { ...tar, proxy_server: 'http://proxy.example.com:3128/squid' }, ['form']],
+    ['a SOCKS proxy', { ...tar, proxy_server: 'socks5://proxy.example.com:1080' }, ['form']],
+    ['a host and port without a scheme', { ...tar, proxy_server: 'proxy.example.com:3128' }, ['form']],
+    ['a port Node cannot take', { ...tar, proxy_server: 'http://proxy.example.com:99999' }, ['form']],
+    ['a local chart', { type: 'local', location: 'charts/web', proxy_server: 'http://p:3128' }, ['local']],
+    [
+      'git over ssh',
+      { type: 'git', location: 'git@github.com:org/charts.git', proxy_server: 'http://p:3128' },
+      ['gitSsh'],
+    ],
+  ])('refuses %s, saying why', (_name, source, rules) => {
+    expect(proxyProblems(source).map((r) => r.message)).toEqual(rules.map((rule) => PROXY_SAYS[rule]));
+  });
+
+  it('gives every rule a CEL expression that applies only when proxy_server is set', () => {
+    for (const { cel } of PROXY_RULES) expect(cel).toMatch(/^!has\(self\.proxy_server\) \|\| /);
+  });
+
+  it('makes the validator name spec.source.proxy_server, and carry a valid one', () => {
+    expect(
+      validateObject(chart({ type: 'local', location: 'charts/web', proxy_server: 'http://p:3128' }))
+        .problems,
+    ).toEqual([{ path: 'spec.source.proxy_server', message: PROXY_SAYS.local }]);
+    const valid = validateObject(chart({ ...tar, proxy_server: 'http://p:3128' }));
+    expect(valid).toMatchObject({ problems: [], spec: { source: { proxy_server: 'http://p:3128' } } });
+  });
+});
+
+describe('withoutCredentials', () => {
+  it.each([
+    ['drops a login', 'http://u:p%40ss@proxy.example.com:3128', 'http://proxy.example.com:3128/'],
+    ['keeps a URL without one as written', 'http://proxy.example.com:3128', 'http://proxy.example.com:3128'],
+    ['keeps what is no URL as written', 'git@github.com:org/c.git', 'git@github.com:org/c.git'],
+  ])('%s', (_name, url, shown) => {
+    expect(withoutCredentials(url)).toBe(shown);
   });
 });
