@@ -21,7 +21,7 @@ import { plainWords, problemsOf, type Problem } from './validate';
 
 /**
  * airship Armada's documents converted into our custom resources, as one pure function of a
- * file's documents: `armadactl validate`, `apply` and `import` all read airship documents
+ * file's documents: `armadactl validate`, `apply` and `convert` all read airship documents
  * through it. Every field Armada defines is either mapped onto our fields (keeping what Armada
  * would do, its defaults included) or refused, naming the field and why armada-temporal cannot
  * do what it asks; README "Coming from airship Armada" lists which.
