@@ -272,8 +272,8 @@ function portableMetadata(metadata: OperatorDocument['metadata']): ObjectMetadat
   return {
     name,
     ...(namespace !== undefined && { namespace }),
-    ...(labels && Object.keys(labels).length && { labels }),
-    ...(annotations.length && { annotations: Object.fromEntries(annotations) }),
+    ...(labels && Object.keys(labels).length > 0 && { labels }),
+    ...(annotations.length > 0 && { annotations: Object.fromEntries(annotations) }),
   };
 }
 
