@@ -185,11 +185,19 @@ export const operatorChart = z.strictObject({
     .optional(),
 });
 
-/** Its status is the operator's to write: read past, never converted. */
+/**
+ * Its status is the operator's to write: read past, never converted. Its metadata may be an
+ * export's (`kubectl get -o yaml`), with what the API server set beside the fields read here.
+ */
 export const operatorDocument = z.strictObject({
   apiVersion: z.literal(OPERATOR_API_VERSION),
   kind: z.literal(OPERATOR_KIND),
-  metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    labels: labels.optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+  }),
   data: operatorChart.optional(),
   status: z.unknown().optional(),
 });

@@ -21,7 +21,7 @@ import { plainWords, problemsOf, type Problem } from './validate';
 
 /**
  * airship Armada's documents converted into our custom resources, as one pure function of a
- * file's documents: `armadactl validate`, `apply` and `import` all read airship documents
+ * file's documents: `armadactl validate`, `apply` and `convert` all read airship documents
  * through it. Every field Armada defines is either mapped onto our fields (keeping what Armada
  * would do, its defaults included) or refused, naming the field and why armada-temporal cannot
  * do what it asks; README "Coming from airship Armada" lists which.
@@ -37,8 +37,16 @@ export interface SourceDocument {
 export interface ArmadaObject {
   apiVersion: string;
   kind: 'ArmadaManifest' | 'ArmadaChartGroup' | 'ArmadaChart';
-  metadata: { name: string; namespace?: string };
+  metadata: ObjectMetadata;
   spec: object;
+}
+
+/** What an object's metadata carries over into ours; the API server sets the rest anew. */
+export interface ObjectMetadata {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 export interface ConvertedDocument {
@@ -252,10 +260,10 @@ function convert(read: Read, file: FileContext): ConvertedDocument {
 }
 
 function objectOf(read: Read, parsed: Parsed, file: FileContext, m: Mapping): ArmadaObject {
-  const object = (kind: ArmadaObject['kind'], spec: object, namespace?: string): ArmadaObject => ({
+  const object = (kind: ArmadaObject['kind'], spec: object): ArmadaObject => ({
     apiVersion: API_VERSION,
     kind,
-    metadata: { name: read.name, ...(namespace !== undefined && { namespace }) },
+    metadata: { name: read.name },
     spec: defined(spec),
   });
   switch (parsed.kind) {
@@ -271,8 +279,31 @@ function objectOf(read: Read, parsed: Parsed, file: FileContext, m: Mapping): Ar
         dependency_only: file.onlyDependencies.has(read.name) || undefined,
       });
     case 'Operator':
-      return object('ArmadaChart', operatorChartSpec(parsed.document, m), parsed.document.metadata.namespace);
+      return {
+        ...object('ArmadaChart', operatorChartSpec(parsed.document, m)),
+        metadata: portableMetadata(parsed.document.metadata),
+      };
   }
+}
+
+/** The annotation in which `kubectl apply` keeps the last object it applied: the old kind's. */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * An operator object's metadata as its replacement takes it: name, namespace, labels and
+ * annotations. The rest of an export's (uid, resourceVersion, generation, creationTimestamp,
+ * managedFields, ownerReferences, the operator's finalizer) describes the old object, and
+ * `kubectl apply` would refuse it or diff against it, as against the old last-applied annotation.
+ */
+function portableMetadata(metadata: OperatorDocument['metadata']): ObjectMetadata {
+  const { name, namespace, labels } = metadata;
+  const annotations = Object.entries(metadata.annotations ?? {}).filter(([key]) => key !== LAST_APPLIED);
+  return {
+    name,
+    ...(namespace !== undefined && { namespace }),
+    ...(labels && Object.keys(labels).length > 0 && { labels }),
+    ...(annotations.length > 0 && { annotations: Object.fromEntries(annotations) }),
+  };
 }
 
 type ChartWait = NonNullable<ArmadaChartSpecInput['wait']>;

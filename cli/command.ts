@@ -14,7 +14,14 @@ export interface Command {
   /** The exit code of an error (default 1): 2 for the commands whose 1 means "found something". */
   failureExit?: number;
   run(
-    args: { values: Record<string, unknown>; positionals: string[]; terminal?: Terminal; err: Print },
+    args: {
+      values: Record<string, unknown>;
+      positionals: string[];
+      terminal?: Terminal;
+      err: Print;
+      /** What `-f -` reads. */
+      stdin: NodeJS.ReadableStream;
+    },
     out: Print,
   ): Promise<number>;
 }

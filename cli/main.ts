@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
@@ -14,6 +13,7 @@ import {
   type Command,
   type Print,
 } from './command';
+import { convertCommand } from './convert';
 import { dayTwoCommands } from './day-two';
 import { applicableOf } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
@@ -27,7 +27,7 @@ import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
 import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
-import { formatProblem, readArmadaFile, validateFiles, type LocatedProblem } from './validate';
+import { formatProblem, invalidDocuments, readArmadaFile, validateFiles } from './validate';
 import { watch, type Terminal } from './watch';
 import { retryFailedRun, UNDO_OPTIONS, undoAsked, undoFinishedRun } from './finished-runs';
 
@@ -39,10 +39,6 @@ release it changed and kept goes back to the revision it had before that run (on
 uninstalled), newest change first, as the ServiceAccount that wrote it. The object then reads
 RolledBack until its spec changes or it is applied again. A Deployer goes back to the version
 that run replaced, through its canary steps, or at once with --now.`;
-
-/** How many documents `problems` are about. */
-const invalidDocuments = (problems: LocatedProblem[]) =>
-  new Set(problems.map((p) => `${p.file}:${p.doc}`)).size;
 
 const commands: Record<string, Command> = {
   validate: {
@@ -180,45 +176,7 @@ goes on without the check.`,
       }
     },
   },
-  import: {
-    usage: `armadactl import -f FILE [--output yaml|json]
-
-Prints the documents of FILE as the custom resources kubectl apply takes. airship Armada's
-documents (schema armada/Manifest, armada/ChartGroup or armada/Chart, v1 or v2, with
-metadata.name and their fields under data) and the armada-operator's ArmadaChart
-(armada.airshipit.org/v1, its fields under data) become ArmadaManifest, ArmadaChartGroup and
-ArmadaChart objects of armada.airshipit.org/v1alpha1; objects of v1alpha1 are printed as written;
-documents of other kinds are skipped. Each field airship defines is mapped onto ours, with
-Armada's defaults, or refused (README, "Coming from airship Armada"); validate and apply read
-such files the same way. Objects without a namespace keep none (kubectl apply -n decides).
-Prints YAML, one document per object, each after a comment naming where it came from
-(FILE:DOC and its schema); --output json (-o json) prints one List. When a document is refused
-or invalid, prints nothing but each problem on stderr, as validate does, and exits 1.`,
-    options: { filename: { type: 'string', short: 'f' }, ...outputOption },
-    async run({ values, err }, out) {
-      const file = values.filename as string | undefined;
-      if (!file) throw new UsageError('name the file with -f');
-      const asked = asJson(values, 'yaml');
-      const report = await readArmadaFile(file);
-      if (report.problems.length) {
-        for (const problem of report.problems) err(formatProblem(problem));
-        err(`not imported: ${invalidDocuments(report.problems)} invalid document(s)`);
-        return 1;
-      }
-      if (report.skipped) err(`${report.skipped} document(s) skipped (not armada's)`);
-      if (!report.objects.length)
-        throw new Error(`${file} has no armada or airship Armada document to import`);
-      if (asked) out(json({ apiVersion: 'v1', kind: 'List', items: report.objects.map((o) => o.object) }));
-      else
-        out(
-          report.objects
-            .map((o) => `# ${file}:${o.doc} ${o.airship ?? `${o.kind}/${o.name}`}\n${stringify(o.object)}`)
-            .join('---\n')
-            .trimEnd(),
-        );
-      return 0;
-    },
-  },
+  convert: convertCommand,
   status: {
     usage: `armadactl status TARGET [-n NAMESPACE] [--output json]
 
@@ -374,6 +332,9 @@ retry fails.`,
   },
 };
 
+/** Former names of commands, still taken: `import` was convert's. */
+const ALIASES: Record<string, string> = { import: 'convert' };
+
 const USAGE = `armadactl: durable, sequenced Helm deploys on Kubernetes
 
 Commands:
@@ -410,13 +371,15 @@ export async function main(
   err: Print = console.error,
   /** The terminal `out` writes to, if it is one (then `watch` redraws in place). */
   terminal?: Terminal,
+  /** What `-f -` reads. */
+  stdin: NodeJS.ReadableStream = process.stdin,
 ): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     out(USAGE);
     return name === undefined ? 2 : 0;
   }
-  const command = commands[name];
+  const command = commands[ALIASES[name] ?? name];
   if (!command) {
     err(`armadactl: unknown command "${name}"\n\n${USAGE}`);
     return 2;
@@ -431,7 +394,7 @@ export async function main(
       out(command.usage);
       return 0;
     }
-    return await command.run({ values, positionals, terminal, err }, out);
+    return await command.run({ values, positionals, terminal, err, stdin }, out);
   } catch (e) {
     if (isUsageError(e)) {
       err(`armadactl ${name}: ${(e as Error).message}\n\nUsage: ${command.usage}`);

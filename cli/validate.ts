@@ -2,12 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { GROUP } from '../api/common';
-import {
-  convertAirshipDocuments,
-  isAirshipDocument,
-  type ConvertedDocument,
-  type SourceDocument,
-} from '../api/from-airship';
+import { convertAirshipDocuments, isAirshipDocument, type ConvertedDocument } from '../api/from-airship';
 import { validateObject, type Validation } from '../api/validate';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
@@ -19,6 +14,8 @@ import { lockstepProblems } from '../workflows/plan/lockstep';
 export interface LocatedProblem {
   file: string;
   doc: number;
+  /** Its object's place in the document's `items` when the document is a List. */
+  item?: number;
   object: string;
   path: string;
   message: string;
@@ -30,9 +27,17 @@ export interface ValidationReport {
   problems: LocatedProblem[];
 }
 
-export function formatProblem(p: LocatedProblem): string {
-  return `${p.file}:${p.doc} ${p.object}: ${p.path ? `${p.path}: ` : ''}${p.message}`;
+/** Where an object stands in a file: `site.yaml:3`, or `stdin:1 items[2]` for an item of a List. */
+export function placeOf({ file, doc, item }: { file: string; doc: number; item?: number }): string {
+  return `${file}:${doc}${item === undefined ? '' : ` items[${item}]`}`;
 }
+
+export function formatProblem(p: LocatedProblem): string {
+  return `${placeOf(p)} ${p.object}: ${p.path ? `${p.path}: ` : ''}${p.message}`;
+}
+
+/** How many objects (documents, or items of a List) `problems` are about. */
+export const invalidDocuments = (problems: LocatedProblem[]) => new Set(problems.map((p) => placeOf(p))).size;
 
 /**
  * The YAML files named: files as given; directories searched recursively in name order,
@@ -56,7 +61,9 @@ async function yamlFiles(target: string): Promise<string[]> {
 /** An armada object of a file, valid: as written, or converted from airship's format. */
 export interface FileObject {
   doc: number;
-  /** The custom resource as `kubectl apply` takes it (a converted one as armadactl import prints it). */
+  /** Its place in the document's `items` when the document is a List. */
+  item?: number;
+  /** The custom resource as `kubectl apply` takes it (a converted one as armadactl convert prints it). */
   object: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec: unknown };
   kind: NonNullable<Validation['kind']>;
   name: string;
@@ -74,25 +81,44 @@ export interface FileReport {
   skipped: number;
 }
 
-/** One document to check: an armada object as written, or as converted from airship's format. */
-interface Candidate {
+/** One object of a file: a document, or an item of a document that is a List. */
+interface Entry {
   doc: number;
-  /** Absent when an airship document could not be converted at all. */
-  object?: unknown;
-  converted?: ConvertedDocument;
+  item?: number;
+  value: unknown;
 }
 
 /**
- * Reads one file as armada reads every file: each document checked against the armada schemas
- * and rules, airship Armada's documents converted first (api/from-airship.ts) and their
- * problems named at their own fields. `armadactl validate`, `apply` and `import` all read
- * files through it.
+ * The items of a list as `kubectl get -o yaml` prints it (`kind: List`) or the API server lists
+ * a kind (`ArmadaChartList`, of an armada.airshipit.org version): what an export of a cluster is.
+ */
+export function listItems(value: unknown): unknown[] | undefined {
+  const { apiVersion, kind, items } = value as Record<string, unknown>;
+  const ourList =
+    typeof apiVersion === 'string' &&
+    apiVersion.startsWith(`${GROUP}/`) &&
+    typeof kind === 'string' &&
+    kind.endsWith('List');
+  return (kind === 'List' || ourList) && Array.isArray(items) ? (items as unknown[]) : undefined;
+}
+
+/**
+ * Reads one file as armada reads every file (see readArmadaText). `armadactl validate`, `apply`
+ * and `convert` all read files through it.
  */
 export async function readArmadaFile(file: string): Promise<FileReport> {
+  return readArmadaText(file, await readFile(file, 'utf8'));
+}
+
+/**
+ * Reads the text of one file, named `file` in what it reports: each object (a document, or each
+ * item of a List) checked against the armada schemas and rules, airship Armada's documents
+ * converted first (api/from-airship.ts) and their problems named at their own fields.
+ */
+export function readArmadaText(file: string, text: string): FileReport {
   const report: FileReport = { objects: [], problems: [], skipped: 0 };
-  const candidates: Candidate[] = [];
-  const airship: SourceDocument[] = [];
-  parseAllDocuments(await readFile(file, 'utf8')).forEach((parsed, i) => {
+  const entries: Entry[] = [];
+  parseAllDocuments(text).forEach((parsed, i) => {
     const doc = i + 1;
     if (parsed.errors.length) {
       report.problems.push({
@@ -106,43 +132,60 @@ export async function readArmadaFile(file: string): Promise<FileReport> {
     }
     const value = parsed.toJS() as unknown;
     if (value === null) return; // an empty document, e.g. after a trailing ---
-    const apiVersion = (value as { apiVersion?: unknown }).apiVersion;
-    if (isAirshipDocument(value)) airship.push({ doc, value });
-    else if (typeof apiVersion === 'string' && !apiVersion.startsWith(`${GROUP}/`)) report.skipped++;
-    else candidates.push({ doc, object: value });
+    const items = listItems(value);
+    if (items) entries.push(...items.map((item, index) => ({ doc, item: index, value: item })));
+    else entries.push({ doc, value });
   });
-  candidates.push(
-    ...convertAirshipDocuments(airship).map((converted) => ({
-      doc: converted.doc,
-      object: converted.object,
-      converted,
-    })),
+  const airship = entries.filter((e) => isAirshipDocument(e.value));
+  // In the order given: the n-th conversion is the n-th airship entry's.
+  const conversions = new Map(
+    convertAirshipDocuments(airship).map((converted, i) => [airship[i], converted] as const),
   );
-  for (const { doc, object, converted } of candidates.sort((a, b) => a.doc - b.doc)) {
-    const result = object === undefined ? undefined : validateObject(object);
-    const label = converted?.label ?? `${result?.kind ?? '?'}/${result?.name ?? '?'}`;
-    const problems = [
-      ...(converted?.problems ?? []),
-      ...(result?.problems ?? []).map((p) => (converted ? { ...p, path: converted.sourcePath(p.path) } : p)),
-    ];
-    // A converted field can feed several of ours (wait.labels goes into every wait entry): say it once.
-    const said = new Set<string>();
-    for (const problem of problems) {
-      const key = `${problem.path}\n${problem.message}`;
-      if (!said.has(key)) report.problems.push({ file, doc, object: label, ...problem });
-      said.add(key);
+  for (const entry of entries) {
+    const converted = conversions.get(entry);
+    const apiVersion = (entry.value as { apiVersion?: unknown } | null)?.apiVersion;
+    if (!converted && typeof apiVersion === 'string' && !apiVersion.startsWith(`${GROUP}/`)) {
+      report.skipped++;
+      continue;
     }
-    if (problems.length || !result?.kind || !result.name) continue;
-    report.objects.push({
-      doc,
-      object: object as FileObject['object'],
-      kind: result.kind,
-      name: result.name,
-      spec: result.spec,
-      ...(converted && { airship: converted.label }),
-    });
+    checkEntry(file, entry, converted, report);
   }
   return report;
+}
+
+/** Checks one object (as written, or as converted) and adds it or its problems to `report`. */
+function checkEntry(
+  file: string,
+  entry: Entry,
+  converted: ConvertedDocument | undefined,
+  report: FileReport,
+) {
+  const { doc, item } = entry;
+  const object = converted ? converted.object : entry.value;
+  const result = object === undefined ? undefined : validateObject(object);
+  const label = converted?.label ?? `${result?.kind ?? '?'}/${result?.name ?? '?'}`;
+  const problems = [
+    ...(converted?.problems ?? []),
+    ...(result?.problems ?? []).map((p) => (converted ? { ...p, path: converted.sourcePath(p.path) } : p)),
+  ];
+  // A converted field can feed several of ours (wait.labels goes into every wait entry): say it once.
+  const said = new Set<string>();
+  for (const problem of problems) {
+    const key = `${problem.path}\n${problem.message}`;
+    if (!said.has(key))
+      report.problems.push({ file, doc, ...(item !== undefined && { item }), object: label, ...problem });
+    said.add(key);
+  }
+  if (problems.length || !result?.kind || !result.name) return;
+  report.objects.push({
+    doc,
+    ...(item !== undefined && { item }),
+    object: object as FileObject['object'],
+    kind: result.kind,
+    name: result.name,
+    spec: result.spec,
+    ...(converted && { airship: converted.label }),
+  });
 }
 
 /**

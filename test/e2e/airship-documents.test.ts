@@ -112,13 +112,13 @@ describe('armadactl apply of airship Armada documents as they are (real worker, 
     expect((await chartRun('operator-hello')).tests).toBe(0);
   });
 
-  it('import prints objects the API server takes', async () => {
-    const imported = path.join(work, 'imported.yaml');
-    const outputs = await Promise.all([site, operatorCharts].map((f) => armadactl('import', '-f', f)));
+  it('convert prints objects the API server takes', async () => {
+    const converted = path.join(work, 'converted.yaml');
+    const outputs = await Promise.all([site, operatorCharts].map((f) => armadactl('convert', '-f', f)));
     expect(outputs.map((o) => o.code)).toEqual([0, 0]);
-    await writeFile(imported, outputs.map((o) => o.out).join('\n---\n'));
+    await writeFile(converted, outputs.map((o) => o.out).join('\n---\n'));
     // The site's objects name no namespace (kubectl's default takes them); the operator's name theirs.
-    const applied = await kubectl('apply', '--dry-run=server', '-f', imported);
+    const applied = await kubectl('apply', '--dry-run=server', '-f', converted);
     expect(applied.trim().split('\n')).toEqual([
       'armadamanifest.armada.airshipit.org/airship-site created (server dry run)',
       'armadachartgroup.armada.airshipit.org/platform created (server dry run)',

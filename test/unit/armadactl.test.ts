@@ -1,6 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { parseAllDocuments } from 'yaml';
 import { hostPort } from '../../runs/connect';
 import { formatHistory, historyQuery, outcomeOf, type RunRecord } from '../../cli/history';
@@ -8,6 +9,7 @@ import { isUsageError, main } from '../../cli/main';
 import { formatProgress } from '../../runs/progress';
 import { resolveTarget, targetWorkflowId } from '../../runs/targets';
 import { changedLines, describeOutcome, frame, watchLines } from '../../cli/watch';
+import { listItems } from '../../cli/validate';
 import type { ChartState, Progress } from '../../workflows/messages';
 import { canaryAtStep2 } from '../helpers/canary-progress';
 
@@ -142,7 +144,7 @@ describe('armadactl help and options', () => {
   it.each([
     'validate',
     'apply',
-    'import',
+    'convert',
     'status',
     'watch',
     'history',
@@ -157,6 +159,12 @@ describe('armadactl help and options', () => {
     expect(code).toBe(0);
   });
 
+  it('import, the former name of convert, prints its usage', async () => {
+    const { code, out } = await run('import', '--help');
+    expect(out[0]).toMatch(/^armadactl convert -f FILE\|- /);
+    expect(code).toBe(0);
+  });
+
   it('lists every command in the overall usage', async () => {
     const { code, out } = await run('--help');
     for (const command of ['watch TARGET', 'history TARGET', 'status TARGET'])
@@ -167,7 +175,7 @@ describe('armadactl help and options', () => {
   it.each([
     [['status', 'demo', '-o', 'yaml'], '--output must be json or text, not "yaml"'],
     [['import', '-f', 'x.yaml', '-o', 'text'], '--output must be json or yaml, not "text"'],
-    [['import'], 'name the file with -f'],
+    [['convert'], 'name the file with -f (- for standard input)'],
     [['history', 'demo', '--limit', '0'], '--limit must be a whole number from 1, not "0"'],
     [['watch'], 'name one run'],
   ])('%j is a usage error: %s', async (argv, message) => {
@@ -192,7 +200,7 @@ describe('armadactl help and options', () => {
   });
 });
 
-describe('airship Armada documents in validate, import and apply', () => {
+describe('airship Armada documents in validate, convert and apply', () => {
   const examples = path.resolve(__dirname, '../../examples/armada-documents');
   const site = path.join(examples, 'site.yaml');
   /** A v2 Armada chart named web, with `data` lines added (a source line replaces its own). */
@@ -242,9 +250,9 @@ describe('airship Armada documents in validate, import and apply', () => {
     expect(code).toBe(1);
   });
 
-  it('import prints the custom resources kubectl apply takes, each after where it came from', async () => {
-    const { code, out, err } = await run('import', '-f', site);
-    expect({ code, err }).toEqual({ code: 0, err: [] });
+  it('convert prints the custom resources kubectl apply takes, each after where it came from', async () => {
+    const { code, out, err } = await run('convert', '-f', site);
+    expect({ code, err }).toEqual({ code: 0, err: ['6 converted'] });
     const text = out.join('\n');
     expect(text.split('\n').filter((l) => l.startsWith('# '))).toEqual([
       `# ${site}:1 armada/Manifest/v1 airship-site`,
@@ -290,19 +298,19 @@ describe('airship Armada documents in validate, import and apply', () => {
         },
       },
     });
-    // What import prints is what validate accepts: one reading of the documents.
-    const again = await run('validate', '-f', await file('imported.yaml', text));
+    // What convert prints is what validate accepts: one reading of the documents.
+    const again = await run('validate', '-f', await file('converted.yaml', text));
     expect(again.out).toEqual(['6 valid, 0 invalid']);
   });
 
-  it('import --output json prints one List; objects already ours pass as written, other kinds are skipped', async () => {
+  it('convert --output json prints one List; objects already ours pass as written, other kinds are skipped', async () => {
     const f = await file(
       'mixed.yaml',
       `${airshipChart()}---\n${validChart.replace('name: web', 'name: native')}---\napiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n`,
     );
-    const { code, out, err } = await run('import', '-f', f, '-o', 'json');
+    const { code, out, err } = await run('convert', '-f', f, '-o', 'json');
     expect(code).toBe(0);
-    expect(err).toEqual(["1 document(s) skipped (not armada's)"]);
+    expect(err).toEqual(["2 converted, 1 skipped (not armada's)"]);
     const list = JSON.parse(out.join('\n'));
     expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
     expect(list.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual(['web', 'native']);
@@ -311,22 +319,130 @@ describe('airship Armada documents in validate, import and apply', () => {
     );
   });
 
-  it('import of a file with nothing of armada in it says so and exits 1', async () => {
+  it('import, its former name, says when a file has nothing of armada in it, and exits 1', async () => {
     const f = await file('ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n');
     const { code, out, err } = await run('import', '-f', f);
     expect({ code, out }).toEqual({ code: 1, out: [] });
-    expect(err.at(-1)).toBe(`armadactl import: ${f} has no armada or airship Armada document to import`);
+    expect(err.at(-1)).toBe(`armadactl import: ${f} has no armada or airship Armada document to convert`);
   });
 
-  it('import of a refused document prints no object, only the problems on stderr, and exits 1', async () => {
-    const f = await file('recreate.yaml', airshipChart('upgrade: {options: {recreate_pods: true}}'));
-    const { code, out, err } = await run('import', '-f', f);
-    expect(out).toEqual([]);
+  it('convert prints the documents it converted, not one it could not carry in full: that one is reported, exit 1', async () => {
+    const f = await file(
+      'recreate.yaml',
+      `${airshipChart('upgrade: {options: {recreate_pods: true}}')}---\n${airshipChart().replace('name: web', 'name: api')}`,
+    );
+    const { code, out, err } = await run('convert', '-f', f);
+    const objects = parseAllDocuments(out.join('\n')).map((d) => d.toJS() as { metadata: object });
+    expect(out.join('\n')).toMatch(new RegExp(`^# ${f}:2 armada/Chart/v2 api\n`));
+    expect(objects.map((o) => o.metadata)).toEqual([{ name: 'api' }]);
     expect(err).toEqual([
       expect.stringMatching(
         new RegExp(`^${f}:1 armada/Chart/v2 web: data.upgrade.options.recreate_pods: not supported: `),
       ),
-      'not imported: 1 invalid document(s)',
+      '1 converted, 1 not converted and not printed',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  /** What `kubectl get armadacharts.v1.armada.airshipit.org -A -o yaml` prints of an operator's cluster. */
+  const exported = `apiVersion: v1
+kind: List
+metadata: {resourceVersion: ""}
+items:
+- apiVersion: armada.airshipit.org/v1
+  kind: ArmadaChart
+  metadata:
+    name: web
+    namespace: apps
+    labels: {team: web}
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"armada.airshipit.org/v1","kind":"ArmadaChart"}'
+      example.com/owner: team-web
+    uid: 6c1f0d9e-52a8-4d0b-9a57-0b8e2f1f4a10
+    resourceVersion: "1043"
+    generation: 2
+    creationTimestamp: "2026-01-05T10:00:00Z"
+    finalizers: [finalizers.armada.airshipit.org]
+    managedFields:
+    - {manager: kubectl-client-side-apply, operation: Update, apiVersion: armada.airshipit.org/v1, fieldsType: FieldsV1}
+  data:
+    namespace: apps
+    source: {type: tar, location: "https://charts.example.com/hello-0.1.0.tgz"}
+    wait: {timeout: 120}
+  status: {observedGeneration: 2, helmStatus: deployed, waitCompleted: true}
+- apiVersion: armada.airshipit.org/v1
+  kind: ArmadaChart
+  metadata: {name: api, namespace: apps, uid: 0d0e, resourceVersion: "1044"}
+  data:
+    namespace: apps
+    source: {location: "https://charts.example.com/api-0.1.0.tgz"}
+    wait: {resources: [{type: deployment, condition: Available}]}
+`;
+
+  /** convert reading `text` from standard input. */
+  async function convertStdin(text: string, ...args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(
+      ['convert', '-f', '-', ...args],
+      (line) => out.push(line),
+      (line) => err.push(line),
+      undefined,
+      Readable.from([text]),
+    );
+    return { code, out, err };
+  }
+
+  it('convert -f - reads an export from standard input: each item of the List, its server metadata dropped', async () => {
+    const { code, out, err } = await convertStdin(exported);
+    expect(out.join('\n')).toBe(
+      [
+        '# stdin:1 items[0] armada.airshipit.org/v1 ArmadaChart web',
+        'apiVersion: armada.airshipit.org/v1alpha1',
+        'kind: ArmadaChart',
+        'metadata:',
+        '  name: web',
+        '  namespace: apps',
+        '  labels:',
+        '    team: web',
+        '  annotations:',
+        '    example.com/owner: team-web',
+        'spec:',
+        '  release: web',
+        '  namespace: apps',
+        '  source:',
+        '    type: tar',
+        '    location: https://charts.example.com/hello-0.1.0.tgz',
+        '  wait:',
+        '    timeout: 120',
+      ].join('\n'),
+    );
+    expect(err).toEqual([
+      'stdin:1 items[1] armada.airshipit.org/v1 ArmadaChart api: data.wait.resources[0].condition: not supported: armada-temporal waits for readiness as kubectl rollout status judges it, not for a condition',
+      '1 converted, 1 not converted and not printed',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('convert --adopt has every ArmadaChart take over the release of its name', async () => {
+    const list = exported.slice(0, exported.indexOf('- apiVersion', exported.indexOf('items:') + 10));
+    const { code, out } = await convertStdin(list, '--adopt', '-o', 'json');
+    expect(code).toBe(0);
+    expect(JSON.parse(out.join('\n')).items.map((o: { spec: { adopt?: boolean } }) => o.spec.adopt)).toEqual([
+      true,
+    ]);
+  });
+
+  it('validate reads a List item by item, and names each item it finds wrong', async () => {
+    const f = await file('export.yaml', exported);
+    const { code, out } = await run('validate', '-f', f);
+    expect(out).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${f}:1 items\\[1\\] armada.airshipit.org/v1 ArmadaChart api: data.wait.resources\\[0\\].condition: `,
+        ),
+      ),
+      '1 valid, 1 invalid',
     ]);
     expect(code).toBe(1);
   });
@@ -557,5 +673,22 @@ describe('history', () => {
     ],
   ])('the runs of %s are found by %s', (target, query) => {
     expect(historyQuery(resolveTarget(target, 'ops'))).toBe(query);
+  });
+});
+
+describe('listItems: the objects a list holds, as kubectl get -o yaml and the API server print them', () => {
+  const items = [{ kind: 'ArmadaChart' }];
+  it.each([
+    ['kubectl get -o yaml: a List', { apiVersion: 'v1', kind: 'List', items }, items],
+    [
+      "the API server's ArmadaChartList",
+      { apiVersion: 'armada.airshipit.org/v1', kind: 'ArmadaChartList', items },
+      items,
+    ],
+    ['an object that is no list', { apiVersion: 'armada.airshipit.org/v1', kind: 'ArmadaChart' }, undefined],
+    ['a List without items', { apiVersion: 'v1', kind: 'List', items: 'none' }, undefined],
+    ["another group's list", { apiVersion: 'apps/v1', kind: 'DeploymentList', items }, undefined],
+  ])('%s', (_, value, expected) => {
+    expect(listItems(value)).toEqual(expected);
   });
 });

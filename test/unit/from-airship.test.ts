@@ -564,6 +564,43 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
     });
   });
 
+  it('exported from a cluster, keeps name, namespace, labels and annotations, and drops what the server and operator set', () => {
+    const labels = { team: 'web', 'armada.airshipit.org/release-name': 'web' };
+    const [converted] = convert({
+      ...operator(),
+      metadata: {
+        name: 'site-web',
+        namespace: 'ops',
+        labels,
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"armada.airshipit.org/v1"}',
+          'example.com/owner': 'team-web',
+        },
+        uid: '0b3c5b1e-7d4a-4f5e-9c1e-2a9f8d6b4c21',
+        resourceVersion: '48213',
+        generation: 3,
+        creationTimestamp: '2026-01-05T10:00:00Z',
+        finalizers: ['finalizers.armada.airshipit.org'],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'site', uid: 'f00' }],
+        managedFields: [{ manager: 'armada-controller', operation: 'Update', fieldsType: 'FieldsV1' }],
+      },
+      status: { observedGeneration: 3, helmStatus: 'deployed', conditions: [] },
+    });
+    expect(converted.problems).toEqual([]);
+    expect(converted.object?.metadata).toEqual({
+      name: 'site-web',
+      namespace: 'ops',
+      labels,
+      annotations: { 'example.com/owner': 'team-web' },
+    });
+  });
+
+  it('leaves out labels and annotations it has none of (the last-applied annotation alone counts as none)', () => {
+    const annotations = { 'kubectl.kubernetes.io/last-applied-configuration': '{}' };
+    const [converted] = convert({ ...operator(), metadata: { name: 'web', labels: {}, annotations } });
+    expect(converted.object?.metadata).toEqual({ name: 'web' });
+  });
+
   it.each([
     [
       'helm test gets the wait’s timeout',
