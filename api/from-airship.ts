@@ -24,7 +24,7 @@ import { plainWords, problemsOf, type Problem } from './validate';
  * file's documents: `armadactl validate`, `apply` and `convert` all read airship documents
  * through it. Every field Armada defines is either mapped onto our fields (keeping what Armada
  * would do, its defaults included) or refused, naming the field and why armada-temporal cannot
- * do what it asks; README "Coming from airship Armada" lists which.
+ * do what it asks; docs/airship-compatibility.md lists which.
  */
 
 /** One document of a file: its position (1-based) and its content as YAML parsed it. */

@@ -9,12 +9,20 @@ import { eventually, startBridge, type ProductProcess } from '../helpers/process
 const fixtures = path.resolve(__dirname, '../fixtures/airship');
 /** The OpenStack-Helm style site's service charts, each built with helm-toolkit. */
 const SERVICES = ['keystone', 'glance', 'nova'];
+/** Their releases, as the site's release_prefix names them. */
+const SERVICE_RELEASES = SERVICES.map((s) => `osh-${s}`);
 const TOOLKIT_SNIPPET = path.join('charts', 'helm-toolkit', 'templates', '_snippets.tpl');
+/** The site's own release namespace, which this test runs its copy of the site in a namespace of its own instead of. */
+const SITE_NAMESPACE = 'namespace: openstack';
 
 describe('airship documents with chart dependencies, as they are (real worker, helm, sandbox cluster)', () => {
   const harness = sharedWorker();
   const crs = uniqueName('airship-deps');
+  /** Where the site's file-applied releases go, and the bridge's. */
+  const releases = uniqueName('openstack');
+  const bridgeReleases = uniqueName('osh-bridge');
   let root = '';
+  let site = '';
   let bridge: ProductProcess | undefined;
 
   /** Each release's revision and what its ConfigMap says of the helm-toolkit it was built with. */
@@ -44,13 +52,19 @@ describe('airship documents with chart dependencies, as they are (real worker, h
     process.env.ARMADA_CHARTS_ROOT = root;
     process.env.ARMADA_CHART_CACHE = path.join(root, '.cache');
     process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
+    // The site as written but for its release namespace: one of this run's own.
+    const written = await readFile(path.join(fixtures, 'osh-site.yaml'), 'utf8');
+    if (!written.includes(SITE_NAMESPACE)) throw new Error(`osh-site.yaml has no "${SITE_NAMESPACE}"`);
+    site = path.join(root, 'osh-site.yaml');
+    await writeFile(site, written.replaceAll(SITE_NAMESPACE, `namespace: ${releases}`));
     await installCrds();
     await kubectl('create', 'namespace', crs);
   });
 
   afterAll(async () => {
     await bridge?.stop();
-    await kubectl('delete', 'namespace', crs, '--wait=false').catch(() => '');
+    for (const namespace of [crs, releases, bridgeReleases])
+      await kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => '');
   });
 
   it("airship Armada's examples/simple.yaml, dependencies: [] and all, validates and deploys", async () => {
@@ -67,18 +81,14 @@ describe('airship documents with chart dependencies, as they are (real worker, h
   });
 
   it('an OpenStack-Helm style site builds helm-toolkit into every chart that lists it, and never installs it alone', async () => {
-    const site = path.join(fixtures, 'osh-site.yaml');
     expect((await armadactl('validate', '-f', site)).out.trim()).toBe('6 valid, 0 invalid');
     const { code, out } = await applyAndWait(site);
     expect(out).toContain('openstack-site: deployed');
     expect(code).toBe(0);
     // keystone's own vendored helm-toolkit ("vendored") is replaced, as Armada's chartbuilder does.
-    expect(
-      await built(
-        'openstack',
-        SERVICES.map((s) => `osh-${s}`),
-      ),
-    ).toEqual(SERVICES.map((s) => ({ release: `osh-${s}`, revision: 1, toolkit: 'toolkit-1' })));
+    expect(await built(releases, SERVICE_RELEASES)).toEqual(
+      SERVICES.map((s) => ({ release: `osh-${s}`, revision: 1, toolkit: 'toolkit-1' })),
+    );
     const toolkitAlone = await helm('status', 'osh-helm-toolkit', '--namespace', 'osh-infra').catch(
       (err: Error) => err.message,
     );
@@ -86,44 +96,32 @@ describe('airship documents with chart dependencies, as they are (real worker, h
   });
 
   it('an unchanged apply upgrades nothing; a change to helm-toolkit upgrades the three charts', async () => {
-    const site = path.join(fixtures, 'osh-site.yaml');
     expect((await applyAndWait(site)).code).toBe(0);
-    expect(
-      (
-        await built(
-          'openstack',
-          SERVICES.map((s) => `osh-${s}`),
-        )
-      ).map((r) => r.revision),
-    ).toEqual([1, 1, 1]);
+    expect((await built(releases, SERVICE_RELEASES)).map((r) => r.revision)).toEqual([1, 1, 1]);
 
     await setToolkit('toolkit-2');
     expect((await applyAndWait(site)).code).toBe(0);
-    expect(
-      await built(
-        'openstack',
-        SERVICES.map((s) => `osh-${s}`),
-      ),
-    ).toEqual(SERVICES.map((s) => ({ release: `osh-${s}`, revision: 2, toolkit: 'toolkit-2' })));
+    expect(await built(releases, SERVICE_RELEASES)).toEqual(
+      SERVICES.map((s) => ({ release: `osh-${s}`, revision: 2, toolkit: 'toolkit-2' })),
+    );
   });
 
   it('converted and applied with kubectl, the bridge deploys them; a new helm-toolkit spec upgrades its dependents', async () => {
     // The same site for the bridge, into a namespace of its own (the file-applied releases stay).
-    const releases = uniqueName('osh-bridge');
-    const converted = await armadactl('import', '-f', path.join(fixtures, 'osh-site.yaml'));
+    const converted = await armadactl('convert', '-f', site);
     expect(converted.code).toBe(0);
     const objects = path.join(root, 'objects.yaml');
-    await writeFile(objects, converted.out.replaceAll('namespace: openstack', `namespace: ${releases}`));
+    await writeFile(
+      objects,
+      converted.out.replaceAll(`namespace: ${releases}`, `namespace: ${bridgeReleases}`),
+    );
     await kubectl('apply', '-n', crs, '-f', objects);
     bridge = startBridge(crs, { ARMADA_TASK_QUEUE: harness().taskQueue, ARMADA_RESYNC_SECONDS: '2' });
     const revisions = (revision: number, toolkit: string) =>
       eventually(
         `the three releases at revision ${revision}, built with ${toolkit}`,
         async () => {
-          const now = await built(
-            releases,
-            SERVICES.map((s) => `osh-${s}`),
-          );
+          const now = await built(bridgeReleases, SERVICE_RELEASES);
           return now.every((r) => r.revision === revision && r.toolkit === toolkit) ? now : undefined;
         },
         { process: bridge, timeoutMs: 180_000 },
