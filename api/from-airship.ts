@@ -601,9 +601,16 @@ const OPERATOR_DEFAULT_TIMEOUT = 900;
 function operatorChartSpec(document: OperatorDocument, m: Mapping): ArmadaChartSpecInput {
   const data = document.data ?? {};
   m.from('spec.release', 'metadata.name');
-  const namespace = data.namespace ?? document.metadata.namespace ?? '';
+  // The operator installs the release in the object's namespace (its Helm runner's), and waits and
+  // deletes in data.namespace: one namespace here, so they must agree.
+  const namespace = document.metadata.namespace ?? data.namespace ?? '';
   if (!namespace)
-    m.require('data.namespace', "the release's namespace (the operator's default is metadata.namespace)");
+    m.require('data.namespace', "the release's namespace (the operator's is metadata.namespace)");
+  if (data.namespace !== undefined && data.namespace !== namespace)
+    m.refuse(
+      'data.namespace',
+      `the operator installs the release in the object's namespace ${quoted(namespace)} but waits and deletes in ${quoted(data.namespace)}; armada-temporal does all three in one: make them the same`,
+    );
   if (data.source?.type && data.source.type !== 'tar')
     m.refuse(
       'data.source.type',

@@ -18,7 +18,7 @@ const chartV2 = (data: object = {}) => armada('armada/Chart/v2', { ...V2, ...dat
 const operator = (data: object = {}, metadata: object = {}) => ({
   apiVersion: 'armada.airshipit.org/v1',
   kind: 'ArmadaChart',
-  metadata: { name: 'site-web', namespace: 'ops', ...metadata },
+  metadata: { name: 'site-web', namespace: 'apps', ...metadata },
   data: {
     namespace: 'apps',
     source: { type: 'tar', location: 'https://charts.example.com/hello.tgz' },
@@ -553,7 +553,7 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
     expect(converted.object).toEqual({
       apiVersion: 'armada.airshipit.org/v1alpha1',
       kind: 'ArmadaChart',
-      metadata: { name: 'site-web', namespace: 'ops' },
+      metadata: { name: 'site-web', namespace: 'apps' },
       spec: {
         chart_name: 'hello',
         release: 'site-web',
@@ -570,7 +570,7 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
       ...operator(),
       metadata: {
         name: 'site-web',
-        namespace: 'ops',
+        namespace: 'apps',
         labels,
         annotations: {
           'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"armada.airshipit.org/v1"}',
@@ -589,7 +589,7 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
     expect(converted.problems).toEqual([]);
     expect(converted.object?.metadata).toEqual({
       name: 'site-web',
-      namespace: 'ops',
+      namespace: 'apps',
       labels,
       annotations: { 'example.com/owner': 'team-web' },
     });
@@ -666,7 +666,7 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
     [
       'the release namespace defaults to the object’s, where the operator installs it',
       { namespace: undefined },
-      { namespace: 'ops' },
+      { namespace: 'apps' },
     ],
   ])('%s', (_, data, expected) => {
     const [converted] = convert({ ...operator(data), status: { helmStatus: 'deployed' } });
@@ -681,6 +681,12 @@ describe("the armada-operator's ArmadaChart (armada.airshipit.org/v1)", () => {
       { source: { type: 'git', location: 'x' } },
       'data.source.type',
       /downloads every chart as a .tgz/,
+    ],
+    [
+      'a release namespace other than the object’s (where the operator installs it)',
+      { namespace: 'other' },
+      'data.namespace',
+      /installs the release in the object's namespace "apps" but waits and deletes in "other"/,
     ],
     [
       'a wait in another namespace',
