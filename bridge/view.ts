@@ -326,6 +326,9 @@ export function claimOf(view: ObjectView<ClaimDocument['kind']>): ClaimDocument 
       ...(kind === 'ArmadaChartGroup' && { chart_group: view.lists, deployers: view.deployers }),
       release: view.release?.release,
       namespace: view.release?.namespace,
+      ...(view.kind === 'ArmadaChart' &&
+        view.parsed.valid &&
+        (view.parsed.spec as Specs['ArmadaChart']).dependency_only && { dependency_only: true }),
       deployment: view.deployment,
     },
   };

@@ -62,7 +62,7 @@ labels and annotations; what the API server and the operator set on it (uid, res
 generation, creationTimestamp, managedFields, ownerReferences, finalizers, status, kubectl's
 last-applied-configuration annotation) is dropped. Armada's documents keep no namespace
 (kubectl apply -n decides). Each field airship defines is mapped onto ours, with Armada's
-defaults, or refused (README, "Coming from airship Armada"); validate and apply read such files
+defaults, or refused (docs/airship-compatibility.md); validate and apply read such files
 the same way. --adopt sets adopt: true on every ArmadaChart, to take over the releases the
 operator or Armada installed (an ArmadaPolicy with allow_adoption must allow it).
 

@@ -460,6 +460,23 @@ describe('rivalClaims (one Helm release, two objects that would deploy it)', () 
     ]);
   });
 
+  it('a dependency_only chart no group lists holds no release; listed, its group claims it', () => {
+    const onlyBuiltIn = (doc: ReturnType<typeof chartDoc>) => ({
+      ...doc,
+      spec: { ...doc.spec, dependency_only: true },
+    });
+    const alone = [onlyBuiltIn(chartDoc('helm-toolkit', 'toolkit', 0)), chartDoc('real', 'toolkit', 1)];
+    expect(rivalClaims(key(alone[1]), alone)).toEqual([]);
+    const listed = [
+      groupDoc('g', ['helm-toolkit'], 0),
+      onlyBuiltIn(chartDoc('helm-toolkit', 'toolkit', 0)),
+      chartDoc('real', 'toolkit', 1),
+    ];
+    expect(rivalClaims(key(listed[2]), listed)).toEqual([
+      'release apps/toolkit is already deployed by ArmadaChartGroup default/g',
+    ]);
+  });
+
   it('a prefix and a release that spell an existing release clash with it', () => {
     const docs = [
       chartDoc('good', 'demo-web', 0),

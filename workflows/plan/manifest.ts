@@ -280,6 +280,8 @@ export interface ClaimDocument {
     deployers?: readonly string[];
     release?: string;
     namespace?: string;
+    /** A chart that is only built into others while no group lists it: it claims no release. */
+    dependency_only?: boolean;
     /** A Deployer's Deployments: `<name>-<version>` in `namespace`. */
     deployment?: { namespace: string; name: string };
   };
@@ -302,8 +304,12 @@ export function listedObjects(doc: ClaimDocument): string[] {
   ];
 }
 
-/** Objects with `target_state: uninitialized` start nothing and claim nothing. */
-export const claimsAnything = (doc: ClaimDocument): boolean => doc.spec.target_state !== 'uninitialized';
+/**
+ * Objects with `target_state: uninitialized` start nothing and claim nothing; nor does a
+ * `dependency_only` chart on its own (what lists it, if anything, claims its release).
+ */
+export const claimsAnything = (doc: ClaimDocument): boolean =>
+  doc.spec.target_state !== 'uninitialized' && !doc.spec.dependency_only;
 
 /**
  * What `doc` would deploy if it runs on its own (see topLevelClaims), with the other documents
