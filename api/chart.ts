@@ -19,9 +19,11 @@ import {
   PROXY_RULES,
   SECRET_REF_RULES,
   SOURCE_PLACE_RULES,
+  VERIFY_RULES,
   proxyProblems,
   secretRefProblems,
   sourcePlaceProblems,
+  verifyProblems,
 } from './source-location';
 import { traffic } from './traffic';
 
@@ -99,6 +101,9 @@ export const SOURCE_TYPES = ['local', 'tar', 'repo', 'oci', 'git'] as const;
 /** The keys of a `source.secret_ref` Secret, as Flux's HelmRepository and GitRepository name them. */
 export const SOURCE_SECRET_KEYS = ['username', 'password'] as const;
 
+/** The key of a `source.verify.keyring_secret` Secret: the signers' public keys, as `gpg --export` writes them. */
+export const KEYRING_SECRET_KEY = 'keyring';
+
 export const chartSource = z
   .strictObject({
     type: z
@@ -145,6 +150,21 @@ export const chartSource = z
           'The download (tar), git fetch (git) or helm pull (repo, oci) of this chart goes through it, ' +
           'nothing else. Not for local, nor for git over ssh.',
       ),
+    verify: z
+      .strictObject({
+        keyring_secret: objectName('source.verify.keyring_secret').describe(
+          `Name of a Secret of the ArmadaChart's own namespace whose key ${KEYRING_SECRET_KEY} holds the public keys ` +
+            'of the trusted signers (gpg --export, binary or --armor).',
+        ),
+      })
+      .optional()
+      .describe(
+        "Deploy the chart only if helm's provenance file verifies it: <archive>.prov beside the tar URL or in the " +
+          'repository, the provenance layer of the OCI artifact (helm push uploads it), signed by a key of the keyring. ' +
+          'A chart without one, signed by another key, or whose archive does not match its signature fails ' +
+          'before any release is touched, and is not retried. For tar, repo and oci only: a chart directory ' +
+          '(local, git) has no provenance.',
+      ),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -161,6 +181,7 @@ export const chartSource = z
       })),
       ...SECRET_REF_RULES.map(({ cel, message }) => ({ rule: cel, fieldPath: '.secret_ref', message })),
       ...PROXY_RULES.map(({ cel, message }) => ({ rule: cel, fieldPath: '.proxy_server', message })),
+      ...VERIFY_RULES.map(({ cel, message }) => ({ rule: cel, fieldPath: '.verify', message })),
     ],
   })
   .superRefine((source, ctx) => {
@@ -196,6 +217,8 @@ export const chartSource = z
       ctx.addIssue({ code: 'custom', path: ['secret_ref'], message });
     for (const { message } of proxyProblems(source))
       ctx.addIssue({ code: 'custom', path: ['proxy_server'], message });
+    for (const { message } of verifyProblems(source))
+      ctx.addIssue({ code: 'custom', path: ['verify'], message });
     if (!placeProblems.length && source.location && needs.scheme && !needs.scheme.test(source.location)) {
       ctx.addIssue({
         code: 'custom',

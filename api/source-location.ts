@@ -20,6 +20,7 @@ export interface SourcePlace {
   subpath?: string;
   secret_ref?: { name: string };
   proxy_server?: string;
+  verify?: { keyring_secret: string };
 }
 
 export interface SourcePlaceRule {
@@ -197,6 +198,28 @@ export const PROXY_RULES: readonly SourceFieldRule[] = [
 /** The `proxy_server` rules `source` breaks: none when its fetch can go through that proxy. */
 export function proxyProblems(source: SourcePlace): SourceFieldRule[] {
   return PROXY_RULES.filter((r) => !r.allows(source));
+}
+
+/** The source types whose chart is a packaged archive that helm signs: a `.prov` file beside it. */
+export const VERIFIABLE_SOURCE_TYPES = ['tar', 'repo', 'oci'] as const;
+
+/**
+ * Where `verify` may be set: only on a source that serves a packaged chart, which helm's
+ * provenance file signs (`<archive>.prov` beside a tar URL or in a repository, a layer of the OCI
+ * artifact). A chart directory (local, git) has no provenance: refused, never deployed unverified.
+ */
+export const VERIFY_RULES: readonly SourceFieldRule[] = [
+  {
+    message: `must not be set when source.type is local or git: only a packaged chart (${VERIFIABLE_SOURCE_TYPES.join(', ')}) has a helm provenance file to verify`,
+    cel: `!has(self.verify) || self.type in [${VERIFIABLE_SOURCE_TYPES.map((t) => `'${t}'`).join(', ')}]`,
+    allows: (source) =>
+      source.verify === undefined || (VERIFIABLE_SOURCE_TYPES as readonly string[]).includes(source.type),
+  },
+];
+
+/** The `verify` rules `source` breaks: none when its chart, if it must be verified, can be. */
+export function verifyProblems(source: SourcePlace): SourceFieldRule[] {
+  return VERIFY_RULES.filter((r) => !r.allows(source));
 }
 
 /**

@@ -16,6 +16,11 @@ export const NonRetryable = {
   InvalidValues: 'InvalidValues',
   /** A `source.secret_ref` Secret, or a key it must have, is missing. */
   CredentialsNotFound: 'CredentialsNotFound',
+  /**
+   * The chart's `source.verify` failed: no provenance file, a signature by no key of the keyring,
+   * an archive that does not match its signature, or a missing keyring Secret.
+   */
+  ChartUnverified: 'ChartUnverified',
   /** The chart's server refused to serve it: no credentials, or not these (HTTP 401 or 403). */
   SourceUnauthorized: 'SourceUnauthorized',
   /** The API server refused for lack of permission (403). */

@@ -11,6 +11,7 @@ import {
   proxyProblems,
   secretRefProblems,
   sourcePlaceProblems,
+  verifyProblems,
   withoutCredentials,
 } from '../../api/source-location';
 import { NonRetryable } from '../../workflows/failures';
@@ -32,6 +33,7 @@ import {
   type SourceCredentials,
 } from './credentials';
 import { treeDigest, type TreeFile } from './digest';
+import { chartUnverified, ofChart, readKeyring, verifyProvenance, type Keyring } from './provenance';
 import { fetchThroughProxy, gitProxy, helmProxyEnv, redactProxyCredentials } from './proxy';
 
 /** A chart on local disk and the digest of its content alone (no values). */
@@ -42,6 +44,8 @@ export interface LocalChart {
 
 /** Largest chart archive a `tar` source may download; Helm itself refuses charts far smaller. */
 const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
+/** Largest provenance file a `tar` source may download: a chart's is a few KiB. */
+const MAX_PROVENANCE_BYTES = 1024 * 1024;
 /** How much of a tool's error output a failure carries. */
 const FAILURE_TAIL_LINES = 20;
 /** git's answers for a repository or reference that does not exist: retrying cannot help. */
@@ -75,6 +79,10 @@ const GIT_UNAUTHORIZED =
  * (helmProxyEnv); never the worker's own environment. The proxy is not part of any digest: the
  * same chart fetched through a proxy or directly is the same content, so a change of proxy alone
  * upgrades no release. Failures are redacted of the proxy's credentials too.
+ *
+ * `source.verify`: the keyring is read before anything is fetched, and the archive is verified
+ * against its provenance file (activities/charts/provenance.ts) before it is returned: a chart
+ * that fails is never cached as this run's, never built, never deployed.
  */
 export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): Promise<LocalChart> {
   // Again here, not only in the validator: an object written before the rule, or a caller that
@@ -90,16 +98,22 @@ export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): P
   if (unusable) throw chartNotFound(`${describeSource(source)}: source.secret_ref ${unusable.message}`);
   const unproxied = proxyProblems(source)[0];
   if (unproxied) throw chartNotFound(`${describeSource(source)}: source.proxy_server ${unproxied.message}`);
-  const credentials = await readSourceCredentials(source, owner, currentActivity()?.cancellationSignal);
+  const what = `${owner ? ofChart(owner) : ''}${describeSource(source)}`;
+  const unverifiable = verifyProblems(source)[0];
+  if (unverifiable) throw chartUnverified(`${what}: source.verify ${unverifiable.message}`);
+  const signal = currentActivity()?.cancellationSignal;
+  const credentials = await readSourceCredentials(source, owner, signal);
+  const keyring = await readKeyring(source, owner, what, signal);
+  const verified = keyring && { keyring, what };
   try {
     switch (source.type) {
       case 'local':
         return await localChart(source);
       case 'tar':
-        return await tarChart(source, credentials);
+        return await tarChart(source, credentials, verified);
       case 'repo':
       case 'oci':
-        return await pulledChart(source, credentials);
+        return await pulledChart(source, credentials, verified);
       case 'git':
         return await gitChart(source, credentials);
     }
@@ -126,11 +140,29 @@ async function localChart(source: ChartSource): Promise<LocalChart> {
   return { ref, contentDigest: await directoryDigest(ref, confine) };
 }
 
-/** `tar`: writes `<cache>/<sha256(archive)>.tgz` and, with a subpath, its extracted tree; returns the ref. */
-async function tarChart(source: ChartSource, credentials?: SourceCredentials): Promise<LocalChart> {
+/** What a chart that must be verified is verified with, and how failures name it. */
+interface Verification {
+  keyring: Keyring;
+  what: string;
+}
+
+/**
+ * `tar`: writes `<cache>/<sha256(archive)>.tgz` and, with a subpath, its extracted tree; returns
+ * the ref. With `verified`, the archive is verified against `<location>.prov` first.
+ */
+async function tarChart(
+  source: ChartSource,
+  credentials?: SourceCredentials,
+  verified?: Verification,
+): Promise<LocalChart> {
   const url = required(source, 'location');
   const cache = await cacheDir();
   const { archive, archiveDigest } = await download(source, url, cache, credentials);
+  if (verified) {
+    const provenance = await downloadProvenance(source, url, credentials, verified.what);
+    const fileName = path.posix.basename(new URL(url).pathname) || 'chart.tgz';
+    await verifyProvenance(archive, fileName, provenance, verified.keyring, verified.what);
+  }
   if (!source.subpath) return { ref: archive, contentDigest: archiveDigest };
 
   const tree = await extract(archive, path.join(cache, `${archiveDigest}.d`));
@@ -212,6 +244,48 @@ async function download(
 }
 
 /**
+ * The provenance file of the archive at `url`: `<url>.prov` (as helm finds it beside a
+ * repository's archive), fetched with the same credentials and proxy. None there (HTTP 404 or
+ * 410) fails non-retryably as ChartUnverified; other HTTP errors as the archive's download does.
+ */
+async function downloadProvenance(
+  source: ChartSource,
+  url: string,
+  credentials: SourceCredentials | undefined,
+  what: string,
+): Promise<Buffer> {
+  const provenanceUrl = new URL(url);
+  provenanceUrl.pathname += '.prov';
+  const shown = `${withoutCredentials(provenanceUrl.href)}${throughProxy(source)}`;
+  const { href, headers } = basicAuth(provenanceUrl.href, credentials);
+  const init = { headers, signal: currentActivity()?.cancellationSignal };
+  const proxy = source.proxy_server;
+  let response: Response;
+  try {
+    response = await (proxy ? fetchThroughProxy(href, proxy, init) : fetch(href, init));
+  } catch (err) {
+    throwIfCancelled(currentActivity());
+    throw new Error(`cannot download ${shown}: ${reason(err)}`, { cause: err });
+  }
+  if (response.status === 404 || response.status === 410) {
+    await response.body?.cancel();
+    throw chartUnverified(`${what}: no provenance file: HTTP ${response.status} from ${shown}`);
+  }
+  if (response.status === 401 || response.status === 403) {
+    await response.body?.cancel();
+    throw sourceUnauthorized(source, credentials, `HTTP ${response.status} from ${shown}`);
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`cannot download ${shown}: HTTP ${response.status} ${response.statusText}`.trimEnd());
+  }
+  const provenance = Buffer.from(await response.arrayBuffer());
+  if (provenance.length > MAX_PROVENANCE_BYTES)
+    throw chartUnverified(`${what}: provenance file ${shown} is larger than ${MAX_PROVENANCE_BYTES} bytes`);
+  return provenance;
+}
+
+/**
  * Extracts `archive` with the system tar to `target`, unless an earlier call already did (the
  * target is named by the archive's content). Writes a temporary directory beside the target and
  * renames it into place. Returns `target`.
@@ -247,7 +321,10 @@ export async function extract(archive: string, target: string): Promise<string> 
  */
 export function pullCommands(source: ChartSource, destination: string, config?: HelmConfigFiles): string[][] {
   const location = required(source, 'location');
-  const pulled = ['--destination', destination, ...versionArgs(source)];
+  // --prov: the provenance file too, verified afterwards (pulledChart), so that a failed
+  // verification is told from a failed pull.
+  const provenance = source.verify ? ['--prov'] : [];
+  const pulled = ['--destination', destination, ...versionArgs(source), ...provenance];
   if (source.type === 'oci') {
     const registry = config ? ['--registry-config', config.registry] : [];
     return [['pull', location, ...pulled, ...registry]];
@@ -270,14 +347,22 @@ export function pullCommands(source: ChartSource, destination: string, config?: 
  * `repo` and `oci`: `helm pull` (pullCommands) into a fresh temporary directory, with
  * `credentials` written for helm in a private directory (writeHelmCredentials) when given; then
  * the archive is moved to `<cache>/<file name>-<digest prefix>.tgz` and both directories are
- * removed. Returns that archive and the sha256 of its bytes.
+ * removed. Returns that archive and the sha256 of its bytes. With `verified`, the archive is
+ * verified against the provenance file pulled with it (helm only warns when there is none)
+ * before it is moved.
  */
-async function pulledChart(source: ChartSource, credentials?: SourceCredentials): Promise<LocalChart> {
+async function pulledChart(
+  source: ChartSource,
+  credentials?: SourceCredentials,
+  verified?: Verification,
+): Promise<LocalChart> {
   const cache = await cacheDir();
   const destination = await mkdtemp(path.join(cache, '.pull-'));
   const env = source.proxy_server === undefined ? undefined : helmProxyEnv(source.proxy_server);
+  let said = '';
   const pull = async (config?: HelmConfigFiles) => {
-    for (const args of pullCommands(source, destination, config)) await runHelm(args, undefined, env);
+    for (const args of pullCommands(source, destination, config))
+      said = (await runHelm(args, undefined, env)).stderr;
   };
   try {
     if (credentials)
@@ -290,6 +375,14 @@ async function pulledChart(source: ChartSource, credentials?: SourceCredentials)
       );
     }
     const pulled = path.join(destination, archives[0]);
+    if (verified) {
+      const provenance = await readFile(`${pulled}.prov`).catch(() => undefined);
+      if (!provenance)
+        throw chartUnverified(
+          `${verified.what}: no provenance file: ${tail(said) || 'helm pull found none'}`,
+        );
+      await verifyProvenance(pulled, archives[0], provenance, verified.keyring, verified.what);
+    }
     const contentDigest = await fileDigest(pulled);
     const ref = path.join(cache, `${archives[0].slice(0, -'.tgz'.length)}-${contentDigest.slice(0, 16)}.tgz`);
     await rename(pulled, ref);

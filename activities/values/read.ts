@@ -15,6 +15,8 @@ export interface ChartObjectRef extends ActingAs {
   chart: string;
   /** The ArmadaChart's own namespace: the only one its references are read in. */
   namespace: string;
+  /** `<namespace>/<release>` of the release the chart is fetched for, for failures; set when its source has `verify`. */
+  release?: string;
 }
 
 /**
@@ -80,8 +82,8 @@ export async function readValuesFrom(
 
 /**
  * Every key of a Secret or ConfigMap of `owner`'s namespace, as text; undefined when there is no
- * such object. The one place an ArmadaChart's references (`values_from`, `source.secret_ref`)
- * reach the cluster: as the chart's ServiceAccount when it has one (`owner.actAs`), so a chart
+ * such object. The one place an ArmadaChart's references (`values_from`, `source.secret_ref`,
+ * `source.verify.keyring_secret`) reach the cluster: as the chart's ServiceAccount when it has one (`owner.actAs`), so a chart
  * reads only what that ServiceAccount may. A Secret's values are decoded from base64; a
  * ConfigMap's come from `data`, else `binaryData`. API errors fail as apiFailure classifies
  * them, naming the object and `purpose`; no failure carries a value.
@@ -91,6 +93,8 @@ export async function readObjectData(
   object: { kind: 'Secret' | 'ConfigMap'; name: string },
   purpose: string,
   signal?: AbortSignal,
+  /** How a Secret's values are returned: text (UTF-8), or their bytes still in base64. */
+  encoding: 'utf8' | 'base64' = 'utf8',
 ): Promise<Record<string, string> | undefined> {
   const { namespace } = owner;
   const { kind, name } = object;
@@ -98,7 +102,10 @@ export async function readObjectData(
   const options = signal && abortWith(signal);
   const decoded = (data: Record<string, string> | undefined) =>
     Object.fromEntries(
-      Object.entries(data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]),
+      Object.entries(data ?? {}).map(([key, value]) => [
+        key,
+        Buffer.from(value, 'base64').toString(encoding),
+      ]),
     );
   try {
     if (kind === 'Secret')

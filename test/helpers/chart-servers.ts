@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { execFile, spawn } from 'node:child_process';
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import {
   createServer,
   request as httpRequest,
@@ -351,6 +351,39 @@ export async function startProxy({
   };
 }
 
+/** A PGP key of the test's own that `helm package --sign` signs with. */
+export interface SigningKey {
+  /** The key's user ID, as `helm package --key` names it. */
+  name: string;
+  /** The secret keyring helm signs with (`gpg --export-secret-keys`: helm reads no gpg-agent). */
+  secring: string;
+  /** The public keyring (`gpg --export`, binary), as a `source.verify.keyring_secret` Secret holds it. */
+  pubring: string;
+}
+
+/**
+ * A fresh ed25519 signing key named `name`, without a passphrase, made by gpg in a GNUPGHOME of
+ * its own under `dir`, exported as the keyrings helm reads.
+ */
+export async function signingKey(dir: string, name: string): Promise<SigningKey> {
+  await mkdir(dir, { recursive: true });
+  const home = await mkdtemp(path.join(dir, 'gnupg-'));
+  const gpg = (...args: string[]) =>
+    run('gpg', ['--batch', '--quiet', '--homedir', home, ...args], { encoding: 'buffer' }).then(
+      (r) => r.stdout,
+    );
+  const userId = `${name} <${name}@example.invalid>`;
+  await gpg('--passphrase', '', '--quick-gen-key', userId, 'ed25519', 'sign', 'never');
+  const secring = path.join(home, 'secring.gpg');
+  const pubring = path.join(home, 'pubring-export.gpg');
+  await writeFile(secring, await gpg('--export-secret-keys'));
+  await writeFile(pubring, await gpg('--export'));
+  return { name, secring, pubring };
+}
+
+/** The arguments that make `helm package` sign the chart with `key`. */
+export const signArgs = (key: SigningKey) => ['--sign', '--key', key.name, '--keyring', key.secring];
+
 export type RemoteSourceType = Exclude<ChartSource['type'], 'local'>;
 
 export interface ExampleChartSources {
@@ -358,6 +391,10 @@ export interface ExampleChartSources {
   source(type: RemoteSourceType, chart: string): ChartSource;
   /** What a worker's helm needs for them: the OCI registry's certificate (SSL_CERT_FILE). */
   helmEnv: { SSL_CERT_FILE: string };
+  /** Runs the helm that served them (its own homes, trusting the registry): to push more. */
+  helm(...args: string[]): Promise<string>;
+  /** Where the .tgz and the repository's files are served from, as `<url>/<file>`. */
+  www: { dir: string; url: string };
   close(): Promise<void>;
 }
 
@@ -365,12 +402,13 @@ export interface ExampleChartSources {
  * The example charts, each served as every remote source type at once, from real servers on the
  * loopback: a .tgz and a Helm repository over HTTP, an OCI registry over TLS, and a bare git
  * repository over smart HTTP (charts/<chart> on branch main). With `auth`, every server asks for
- * that user.
+ * that user. With `sign`, each archive is signed with that key: its .prov is served beside it
+ * and pushed with it.
  */
 export async function serveExampleCharts(
   work: string,
   charts: string[],
-  { auth }: { auth?: BasicAuth } = {},
+  { auth, sign }: { auth?: BasicAuth; sign?: SigningKey } = {},
 ): Promise<ExampleChartSources> {
   const helm = async (...args: string[]) =>
     (await run(toolPath('helm'), args, { env: { ...process.env, ...ownHelm } })).stdout;
@@ -387,7 +425,13 @@ export async function serveExampleCharts(
   const archives = new Map<string, string>();
   for (const chart of charts) {
     const packaged = /Successfully packaged chart and saved it to: (.+\.tgz)/.exec(
-      await helm('package', path.join(examples, chart), '--destination', www),
+      await helm(
+        'package',
+        path.join(examples, chart),
+        '--destination',
+        www,
+        ...(sign ? signArgs(sign) : []),
+      ),
     )?.[1];
     if (!packaged) throw new Error(`helm package of examples/charts/${chart} named no archive`);
     archives.set(chart, path.basename(packaged));
@@ -428,6 +472,8 @@ export async function serveExampleCharts(
       }
     },
     helmEnv: { SSL_CERT_FILE: registry.cert },
+    helm,
+    www: { dir: www, url: files.url },
     async close() {
       for (const { server } of [files, gitServer]) {
         server.closeAllConnections();

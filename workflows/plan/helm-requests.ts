@@ -47,8 +47,9 @@ export interface ChartObject {
  * chart's `wait.timeout` bounds every Helm operation and the Armada wait, as in Armada. Every
  * request that needs the values carries `values_from` as references to read in `chartObject`'s own
  * namespace, never what they hold; every request that fetches the chart carries, for a source with
- * a `secret_ref`, that chart object, whose namespace holds the Secret, and the chart's resolved
- * `dependencies` (each with its own ArmadaChart as the owner of its credentials).
+ * a `secret_ref` or a `verify` keyring, that chart object, whose namespace holds the Secret (with
+ * the release, which a failed verification names), and the chart's resolved `dependencies` (each
+ * with its own ArmadaChart as the owner of its Secrets).
  */
 export function helmRequests(
   ref: ReleaseRef,
@@ -65,12 +66,12 @@ export function helmRequests(
   const valuesFrom: ValuesFrom | undefined = spec.values_from?.length
     ? { ...owner, references: spec.values_from }
     : undefined;
-  // Only a source with credentials needs its chart's namespace and ServiceAccount to fetch.
-  const sourceOwner = spec.source.secret_ref ? owner : undefined;
+  // Only a source with Secrets to read needs its chart's namespace and ServiceAccount to fetch.
+  const sourceOwner = readsSecrets(spec.source) ? sourceOwnerOf(spec.source, owner, ref) : undefined;
   const fetched = {
     source: spec.source,
     owner: sourceOwner,
-    ...(dependencies && { dependencies: withOwners(dependencies, owner) }),
+    ...(dependencies && { dependencies: withOwners(dependencies, owner, ref) }),
   };
   return {
     prepare: { ...fetched, values: spec.values, valuesFrom },
@@ -99,11 +100,34 @@ export function helmRequests(
   };
 }
 
-/** Dependencies whose sources have credentials, each with its own ArmadaChart as their owner. */
-function withOwners(dependencies: ChartDependency[], owner: ChartObjectRef): ChartDependency[] {
+/** Dependencies whose sources have Secrets to read, each with its own ArmadaChart as their owner. */
+function withOwners(
+  dependencies: ChartDependency[],
+  owner: ChartObjectRef,
+  ref: ReleaseRef,
+): ChartDependency[] {
   return dependencies.map((dependency) => ({
     ...dependency,
-    ...(dependency.source.secret_ref && { owner: { ...owner, chart: dependency.chart } }),
-    ...(dependency.dependencies && { dependencies: withOwners(dependency.dependencies, owner) }),
+    ...(readsSecrets(dependency.source) && {
+      owner: sourceOwnerOf(dependency.source, { ...owner, chart: dependency.chart }, ref),
+    }),
+    ...(dependency.dependencies && { dependencies: withOwners(dependency.dependencies, owner, ref) }),
   }));
+}
+
+/** Whether fetching `source` reads Secrets of its chart's namespace: credentials, a keyring. */
+function readsSecrets(source: ArmadaChartSpec['source']): boolean {
+  return source.secret_ref !== undefined || source.verify !== undefined;
+}
+
+/**
+ * The owner of a source's Secrets; with the release when the source is verified, so that a
+ * failed verification names it. Sources without `verify` get exactly the owner they always had.
+ */
+function sourceOwnerOf(
+  source: ArmadaChartSpec['source'],
+  owner: ChartObjectRef,
+  ref: ReleaseRef,
+): ChartObjectRef {
+  return source.verify ? { ...owner, release: `${ref.namespace}/${ref.release}` } : owner;
 }
