@@ -1,11 +1,12 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { mkdtemp } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, uniqueName } from '../helpers/env';
 import { historyText } from '../helpers/histories';
+import { keyringSecret, serveFiles, signArgs, signingKey } from '../helpers/chart-servers';
 import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
 import { databaseFiles, placesHolding } from '../helpers/leaks';
@@ -65,12 +66,12 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       { process: bridge },
     );
 
-  /** Why a chart of tenant A failed (status.reason), once it has. */
-  const failedReason = (name: string) =>
+  /** Why a chart of tenant A (or of `namespace`) failed (status.reason), once it has. */
+  const failedReason = (name: string, namespace = teamA) =>
     eventually(
       `${name} failed`,
       async () => {
-        const status = (await json('get', 'act', name, '-n', teamA)).status;
+        const status = (await json('get', 'act', name, '-n', namespace)).status;
         return status?.actual_state === 'failed' ? (status.reason as string) : undefined;
       },
       { process: bridge },
@@ -419,5 +420,31 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
         expect(`${verb} in ${ns}: ${await canI(...asWorker, ...verb.split(' '), '-n', ns)}`).toBe(
           `${verb} in ${ns}: no`,
         );
+  });
+
+  it("a tampered chart, signed and then changed on tenant B's own chart server: refused for provenance before any release is touched", async () => {
+    const before = await untouched();
+    const signer = await signingKey(path.join(dir, 'keys'), 'team-b-signer');
+    const www = path.join(dir, 'www');
+    await mkdir(www);
+    await helm('package', hello, '--destination', www, ...signArgs(signer));
+    await appendFile(path.join(www, 'hello-0.1.0.tgz'), Buffer.from([0]));
+    const served = await serveFiles(www);
+    try {
+      await applyObjects(teamB, [await keyringSecret('signers', signer)]);
+      const source = {
+        type: 'tar',
+        location: `${served.url}/hello-0.1.0.tgz`,
+        verify: { keyring_secret: 'signers' },
+      };
+      await applyObjects(teamB, [helloChart('tampered', teamB, { source })]);
+      const reason = await failedReason('tampered', teamB);
+      expect(reason).toContain(`provenance: ArmadaChart ${teamB}/tampered (release ${teamB}/tampered)`);
+      expect(reason).toContain('sha256 sum does not match for hello-0.1.0.tgz');
+      expect(await untouched()).toEqual(before);
+    } finally {
+      served.server.closeAllConnections();
+      await new Promise((resolve) => served.server.close(resolve));
+    }
   });
 });

@@ -7,6 +7,7 @@ import type { ArmadaChartSpecInput } from '../../api/chart';
 import type { ChartOutcome } from '../../workflows/chart';
 import { NonRetryable } from '../../workflows/failures';
 import {
+  keyringSecret,
   serveExampleCharts,
   signArgs,
   signingKey,
@@ -95,15 +96,7 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
     await installCrds();
     await kubectl('create', 'namespace', objects);
     await kubectl('create', 'namespace', releases);
-    await kubectl(
-      'create',
-      'secret',
-      'generic',
-      'signers',
-      '-n',
-      objects,
-      `--from-file=keyring=${signer.pubring}`,
-    );
+    await applyObjects(objects, [await keyringSecret('signers', signer)]);
     worker = await startDebugWorker(taskQueue, charts.helmEnv);
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
     client = new Client({ connection });

@@ -381,6 +381,12 @@ export async function signingKey(dir: string, name: string): Promise<SigningKey>
   return { name, secring, pubring };
 }
 
+/** A Secret `name` holding `key`'s public keyring, as `source.verify.keyring_secret` names it. */
+export async function keyringSecret(name: string, key: SigningKey) {
+  const keyring = (await readFile(key.pubring)).toString('base64');
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { keyring } };
+}
+
 /** The arguments that make `helm package` sign the chart with `key`. */
 export const signArgs = (key: SigningKey) => ['--sign', '--key', key.name, '--keyring', key.secring];
 

@@ -1,3 +1,4 @@
+import type { ChartDependency } from '../../activities/charts/prepare';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaChartSpec } from '../../api/chart';
@@ -383,6 +384,36 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
     expect(
       helmRequests(ref, spec({ test: { enabled: false, timeout: 30 } }), chartObject).test,
     ).toBeUndefined();
+  });
+
+  it('gives a verified source, and a verified dependency, its ArmadaChart and release, where the keyring is read and which a refusal names', () => {
+    const verify = { keyring_secret: 'signers' };
+    const source = { type: 'tar', location: 'https://charts.example.com/web-1.0.0.tgz', verify };
+    const dependencies: ChartDependency[] = [
+      { chart: 'lib', source: { type: 'oci', location: 'oci://r.example.com/lib', verify } },
+      { chart: 'plain', source: { type: 'oci', location: 'oci://r.example.com/plain' } },
+    ];
+    const r = helmRequests(ref, spec({ source }), chartObject, dependencies);
+    const owner = { chart: 'web', namespace: 'team-a', release: 'apps/web' };
+    expect(r.prepare.owner).toEqual(owner);
+    expect(r.upgrade(chart).chart.owner).toEqual(owner);
+    expect(r.prepare.dependencies).toEqual([
+      { ...dependencies[0], owner: { ...owner, chart: 'lib' } },
+      dependencies[1],
+    ]);
+  });
+
+  it('gives a source with credentials only its ArmadaChart, as before verified charts', () => {
+    const source = {
+      type: 'repo',
+      location: 'https://c.example.com/',
+      chart: 'web',
+      secret_ref: { name: 'login' },
+    };
+    expect(helmRequests(ref, spec({ source }), chartObject).prepare.owner).toEqual({
+      chart: 'web',
+      namespace: 'team-a',
+    });
   });
 });
 

@@ -132,6 +132,31 @@ describe('credentials for each tool, never in its arguments', () => {
   ])('%s', (_name, source, files, commands) => {
     expect(pullCommands(source, '/d', files)).toEqual(commands);
   });
+
+  it('pulls the provenance file too when the source must be verified, and verifies nothing itself', () => {
+    const verify = { keyring_secret: 'signers' };
+    expect(pullCommands({ type: 'oci', location: 'oci://r.example.com/web', verify }, '/d')).toEqual([
+      ['pull', 'oci://r.example.com/web', '--destination', '/d', '--prov'],
+    ]);
+    expect(
+      pullCommands(
+        { type: 'repo', location: 'https://c.example.com/', chart: 'web', version: '1.0.0', verify },
+        '/d',
+      ),
+    ).toEqual([
+      [
+        'pull',
+        'web',
+        '--repo',
+        'https://c.example.com/',
+        '--destination',
+        '/d',
+        '--version',
+        '1.0.0',
+        '--prov',
+      ],
+    ]);
+  });
 });
 
 describe('redactCredentials', () => {

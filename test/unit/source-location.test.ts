@@ -2,9 +2,11 @@ import {
   PROXY_RULES,
   SECRET_REF_RULES,
   SOURCE_PLACE_RULES,
+  VERIFY_RULES,
   proxyProblems,
   secretRefProblems,
   sourcePlaceProblems,
+  verifyProblems,
   withoutCredentials,
   type SourcePlace,
 } from '../../api/source-location';
@@ -234,6 +236,45 @@ describe('where proxy_server may be set and what it must look like', () => {
     ).toEqual([{ path: 'spec.source.proxy_server', message: PROXY_SAYS.local }]);
     const valid = validateObject(chart({ ...tar, proxy_server: 'http://p:3128' }));
     expect(valid).toMatchObject({ problems: [], spec: { source: { proxy_server: 'http://p:3128' } } });
+  });
+});
+
+describe('where verify may be set: packaged charts, which carry a provenance file', () => {
+  const verify = { keyring_secret: 'signers' };
+  const UNVERIFIABLE =
+    'must not be set when source.type is local or git: only a packaged chart (tar, repo, oci) has a helm provenance file to verify';
+
+  it.each<[string, SourcePlace]>([
+    ['a tar URL', { type: 'tar', location: 'https://charts.example.com/web.tgz', verify }],
+    ['a Helm repository', { type: 'repo', location: 'https://charts.example.com/', verify }],
+    ['an OCI registry', { type: 'oci', location: 'oci://registry.example.com/charts/web', verify }],
+  ])('allows it on %s', (_name, source) => {
+    expect(verifyProblems(source)).toEqual([]);
+  });
+
+  it.each<[string, SourcePlace]>([
+    ['a local chart', { type: 'local', location: 'charts/web', verify }],
+    ['a git chart', { type: 'git', location: 'https://git.example.com/charts.git', verify }],
+  ])('refuses it on %s, saying why', (_name, source) => {
+    expect(verifyProblems(source).map((r) => r.message)).toEqual([UNVERIFIABLE]);
+    expect(verifyProblems({ ...source, verify: undefined })).toEqual([]);
+  });
+
+  it('gives the rule a CEL expression that applies only when verify is set', () => {
+    expect(VERIFY_RULES.map((r) => r.cel)).toEqual([
+      "!has(self.verify) || self.type in ['tar', 'repo', 'oci']",
+    ]);
+  });
+
+  it('makes the validator name spec.source.verify, and carry a valid one', () => {
+    expect(
+      validateObject(chart({ type: 'git', location: 'https://g.example.com/c.git', verify })).problems,
+    ).toEqual([{ path: 'spec.source.verify', message: UNVERIFIABLE }]);
+    const oci = { type: 'oci', location: 'oci://r.example.com/web', verify };
+    expect(validateObject(chart(oci))).toMatchObject({ problems: [], spec: { source: { verify } } });
+    expect(validateObject(chart({ ...oci, verify: {} }))).toMatchObject({
+      problems: [{ path: 'spec.source.verify.keyring_secret' }],
+    });
   });
 });
 
