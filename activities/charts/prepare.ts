@@ -102,8 +102,11 @@ export interface ChartContent {
  * api/source-location.ts (an absolute or `..` path, a `file:` URL, a git location that is not a
  * network URL). Credentials come from `source.secret_ref` (see fetchChart); a missing Secret or
  * key fails non-retryably as `CredentialsNotFound`, and a server that refuses the credentials
- * (or wants some) as `SourceUnauthorized`. Network and server errors are retryable: plain errors
- * for downloads and git, helm's classification (`HelmCommandFailed`) for `helm pull`.
+ * (or wants some) as `SourceUnauthorized`. A chart with `source.verify` that has no provenance
+ * file, or fails helm's verification against the keyring Secret, or whose keyring is missing,
+ * fails non-retryably as `ChartUnverified` (activities/charts/provenance.ts), before any release
+ * is touched. Network and server errors are retryable: plain errors for downloads and git, helm's
+ * classification (`HelmCommandFailed`) for `helm pull`.
  */
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
   const chart = await heartbeating(() => fetchBuilt(req.source, req.owner, req.dependencies));
