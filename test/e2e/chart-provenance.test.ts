@@ -170,6 +170,28 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
     });
   });
 
+  it('an OCI chart pushed without its provenance file fails for good when it must be verified', async () => {
+    const unsigned = path.join(work, 'unsigned-oci');
+    await mkdir(unsigned);
+    await copyFile(
+      path.join(work, 'strangers', 'settings-0.2.0.tgz'),
+      path.join(unsigned, 'settings-0.2.0.tgz'),
+    );
+    const base = charts.source('oci', 'settings').location!.replace(/\/settings$/, '/unsigned');
+    await charts.helm('push', path.join(unsigned, 'settings-0.2.0.tgz'), base);
+    const failure = failureOf(
+      await run(
+        'unsigned-oci',
+        chartSpec('unsigned-oci', { type: 'oci', location: `${base}/settings`, verify }),
+      ),
+    );
+    expect(failure).toMatchObject({ type: NonRetryable.ChartUnverified, nonRetryable: true });
+    expect(failure.message).toContain(
+      `provenance: ArmadaChart ${objects}/unsigned-oci (release ${releases}/unsigned-oci) oci chart ${base}/settings: no provenance file: `,
+    );
+    await noRelease('unsigned-oci');
+  });
+
   it('a missing keyring Secret fails for good before anything is fetched, saying how to make it', async () => {
     const spec = chartSpec('no-keyring', {
       ...charts.source('repo', 'settings'),
