@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 
 /**
- * The key of the release digests (activities/charts/digest.ts releaseDigest): its own, not a
+ * The key of the release digests (activities/charts/digest.ts keyedDigest): its own, not a
  * payload encryption key. Payload keys rotate (runs/codec.ts), and a new digest key makes every
  * release's recorded digest differ from its inputs' — every release would be upgraded once. So
  * this key is made once and kept: the operator chart generates it into a Secret at install and
@@ -29,13 +29,14 @@ export function defaultDigestKeyFile(env: NodeJS.ProcessEnv = process.env): stri
 /** The key in a key file's text: base64 of at least 32 bytes, surrounding white space ignored. */
 export function parseDigestKey(text: string, file: string): Buffer {
   const encoded = text.trim();
+  const key = Buffer.from(encoded, 'base64');
   const problem = !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)
     ? 'is not base64'
-    : Buffer.from(encoded, 'base64').length < KEY_BYTES
-      ? `holds ${Buffer.from(encoded, 'base64').length} bytes; a digest key needs at least ${KEY_BYTES}`
+    : key.length < KEY_BYTES
+      ? `holds ${key.length} bytes; a digest key needs at least ${KEY_BYTES}`
       : undefined;
   if (problem) throw new Error(`invalid configuration:\ndigest key file ${file} ${problem}`);
-  return Buffer.from(encoded, 'base64');
+  return key;
 }
 
 /** The key file's text, or undefined when it does not exist. */

@@ -59,9 +59,9 @@ export interface PreparedChart {
   /** sha256 of the chart's content alone: the archive's bytes, or `treeDigest` of its directory. */
   contentDigest: string;
   /**
-   * `keyedDigest(unkeyedReleaseDigest(contentDigest, values), digestKey())`, the values being `values_from` merged
-   * under the inline ones: changes when a chart file or a value does, a Secret's included; keyed,
-   * so it tells nothing about them.
+   * `keyedDigest(unkeyedReleaseDigest(contentDigest, values), digestKey())`, the values being
+   * `values_from` merged under the inline ones: changes when a chart file or a value does, a
+   * Secret's included; keyed, so it tells nothing about them.
    */
   digest: string;
 }
