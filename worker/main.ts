@@ -6,6 +6,7 @@ import { WorkerMetrics } from './metrics';
 import { serveMetrics } from './process-metrics';
 import { nativeConnectionOptions } from '../runs/connection';
 import { dataConverterFor, loadKeys } from '../runs/codec';
+import { workerDigestKey } from '../activities/charts/digest-key';
 import { stopOnSignals } from '../runs/signals';
 import { createWorker } from './worker';
 
@@ -34,6 +35,11 @@ async function main(): Promise<void> {
   const dataConverter = dataConverterFor(keys);
   logger.info(keys.length ? 'payload encryption on' : 'payload encryption off: no ARMADA_ENCRYPTION_KEYS', {
     keys: keys.map((k) => k.id),
+  });
+  // Loaded now: a bad key file fails the start, not the first chart run.
+  const digestKey = workerDigestKey();
+  logger.info(digestKey.created ? 'release digest key created' : 'release digest key read', {
+    file: digestKey.file,
   });
   const metrics = new WorkerMetrics(Object.keys(activities));
   const runtime = Runtime.install({

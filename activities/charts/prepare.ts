@@ -7,7 +7,8 @@ import { quoted } from '../../api/common';
 import { NonRetryable } from '../../workflows/failures';
 import { heartbeating } from '../process';
 import { chartValues, type ChartObjectRef, type ValuesFrom } from '../values/read';
-import { releaseDigest } from './digest';
+import { keyedDigest, unkeyedReleaseDigest } from './digest';
+import { digestKey } from './digest-key';
 import {
   cacheDir,
   chartNotFound,
@@ -58,8 +59,9 @@ export interface PreparedChart {
   /** sha256 of the chart's content alone: the archive's bytes, or `treeDigest` of its directory. */
   contentDigest: string;
   /**
-   * `releaseDigest(contentDigest, values)`, the values being `values_from` merged under the inline
-   * ones: changes when a chart file or a value does, a Secret's included.
+   * `keyedDigest(unkeyedReleaseDigest(contentDigest, values), digestKey())`, the values being
+   * `values_from` merged under the inline ones: changes when a chart file or a value does, a
+   * Secret's included; keyed, so it tells nothing about them.
    */
   digest: string;
 }
@@ -109,10 +111,24 @@ export interface ChartContent {
  * classification (`HelmCommandFailed`) for `helm pull`.
  */
 export async function prepareChart(req: PrepareChartRequest): Promise<PreparedChart> {
+  const { contentDigest, unkeyedDigest } = await fetchAndDigest(req);
+  return { contentDigest, digest: keyedDigest(unkeyedDigest, digestKey()) };
+}
+
+/**
+ * prepareChart's work up to the digest's key: the chart on this worker, its content digest, and
+ * unkeyedReleaseDigest of it with its values. For `armadactl diff` as well, which may hold no key.
+ */
+export async function fetchAndDigest(
+  req: PrepareChartRequest,
+): Promise<{ contentDigest: string; unkeyedDigest: string }> {
   const chart = await heartbeating(() => fetchBuilt(req.source, req.owner, req.dependencies));
   onThisWorker.set(chart.contentDigest, chart.ref);
   const { values } = await chartValues(req.values, req.valuesFrom);
-  return { contentDigest: chart.contentDigest, digest: releaseDigest(chart.contentDigest, values) };
+  return {
+    contentDigest: chart.contentDigest,
+    unkeyedDigest: unkeyedReleaseDigest(chart.contentDigest, values),
+  };
 }
 
 /** Where this worker process has each chart it prepared or fetched, by content digest. */

@@ -10,7 +10,10 @@ export interface ReleaseRef extends ActingAs {
 /** helm's own default `--timeout`: how long an operation given none may take. */
 export const HELM_DEFAULT_TIMEOUT_SECONDS = 300;
 
-/** armada writes `--description armada-digest=<sha256>` so it can tell an unchanged release. */
+/**
+ * armada writes `--description armada-digest=hmac-sha256:<hex>` (before digests were keyed:
+ * `armada-digest=<sha256 hex>`) so it can tell an unchanged release (activities/charts/digest.ts).
+ */
 export const DIGEST_PREFIX = 'armada-digest=';
 
 /**

@@ -3,6 +3,9 @@ import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { apiFailure, kubeApi } from '../../kube/client';
 import type { ObservedRelease } from '../../workflows/plan/release';
+import { comparableDigest, isUnkeyedDigest } from '../charts/digest';
+import { digestKey } from '../charts/digest-key';
+import { currentActivity } from '../process';
 import {
   digestOf,
   helmReleaseSchema,
@@ -19,22 +22,45 @@ const HISTORY_DEPTH = 20;
 
 /**
  * Activity: what the chart workflow decides from — the current revision, its status, the digest
- * armada recorded and the last revision that deployed — or null when there is no release.
+ * armada recorded (an unkeyed one recorded before digests were keyed, keyed with this worker's
+ * key: comparableDigest) and the last revision that deployed — or null when there is no release.
  * Writes nothing.
  *
  * It reads helm's own storage (the release's Secrets, helm's default driver) through the
  * Kubernetes API rather than running `helm history`: the same records, as the run's identity,
  * without a helm process (about 100 ms of every chart run, on the path of each deploy).
  */
-export async function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | null> {
+export function helmObserve(ref: ReleaseRef): Promise<ObservedRelease | null> {
+  return observeRelease(ref, digestKey());
+}
+
+/**
+ * helmObserve with the digest key given; without one (`armadactl diff` where no key is readable)
+ * the recorded digest is returned as it is.
+ */
+export async function observeRelease(
+  ref: ReleaseRef,
+  key: Uint8Array | undefined,
+): Promise<ObservedRelease | null> {
   const stored = await storedRevisions(ref);
   if (stored.length === 0) return null;
   const history: HelmHistory = stored.map((r) => r.entry);
   const current = stored[stored.length - 1];
+  const recorded = recordedDigest(history, current.entry);
+  // How an operator sees which releases the roll-in of keyed digests still has to reach.
+  if (isUnkeyedDigest(recorded))
+    currentActivity()?.log.info(
+      'release recorded with an unkeyed digest: its next upgrade records a keyed one',
+      {
+        release: ref.release,
+        namespace: ref.namespace,
+        revision: current.entry.revision,
+      },
+    );
   return {
     revision: current.entry.revision,
     status: current.entry.status,
-    digest: recordedDigest(history, current.entry),
+    digest: key ? comparableDigest(recorded, key) : recorded,
     lastDeployedRevision: lastDeployedRevision(history),
     updated: current.entry.updated,
     description: current.entry.description,

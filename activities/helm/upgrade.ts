@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { comparableDigest } from '../charts/digest';
+import { digestKey } from '../charts/digest-key';
 import { heartbeating } from '../process';
 import { runHelm } from './exec';
 import { prepareRetriedWrite } from './recover';
@@ -58,10 +60,13 @@ export function helmUpgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> 
 }
 
 async function upgradeInstall(req: UpgradeRequest): Promise<ReleaseStatus> {
+  // A run prepared by a worker before digests were keyed asks for an unkeyed one; the observed
+  // digest is in the keyed form.
+  const wanted = comparableDigest(req.digest, digestKey());
   const retry = await prepareRetriedWrite(
     req,
     req.timeoutSeconds ?? HELM_DEFAULT_TIMEOUT_SECONDS,
-    (o) => o.status === 'deployed' && req.digest !== undefined && o.digest === req.digest,
+    (o) => o.status === 'deployed' && wanted !== undefined && o.digest === wanted,
   );
   if (!retry.proceed) {
     const { stdout } = await runHelm(

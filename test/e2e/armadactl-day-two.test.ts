@@ -133,6 +133,33 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
       ]);
     });
 
+    it('compares the rendered manifests where the digest key is not readable, and says so', async () => {
+      // A caller without the worker's key: no ARMADA_DIGEST_KEY_FILE, no default key file.
+      const saved = { file: process.env.ARMADA_DIGEST_KEY_FILE, state: process.env.XDG_STATE_HOME };
+      delete process.env.ARMADA_DIGEST_KEY_FILE;
+      process.env.XDG_STATE_HOME = await mkdtemp(path.join(tmpdir(), 'no-digest-key-'));
+      try {
+        const same = await admin('diff', '-f', v1, '-n', crs);
+        expect(same.stdout.split('\n')[0]).toBe(
+          `ArmadaChart ${crs}/creds → ${releases}/creds: unchanged (revision 1 runs the manifest this chart and these values render; the digest key is not readable here (ARMADA_DIGEST_KEY_FILE), so the manifests were compared, and a change of values that renders no manifest (a hook's) is not seen)`,
+        );
+        expect(same.code).toBe(0);
+        const changed = await admin('diff', '-f', v2, '-n', crs);
+        expect(changed.stdout.split('\n')[0]).toBe(
+          `ArmadaChart ${crs}/creds → ${releases}/creds: upgrade (the manifest differs from revision 1's; the digest key is not readable here (ARMADA_DIGEST_KEY_FILE), so the manifests were compared)`,
+        );
+        expect(changed.stdout).not.toMatch(/s3cret|admin-user/);
+        expect(changed.code).toBe(1);
+      } finally {
+        for (const [name, value] of [
+          ['ARMADA_DIGEST_KEY_FILE', saved.file],
+          ['XDG_STATE_HOME', saved.state],
+        ] as const)
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+      }
+    });
+
     it('previews target_state uninstalled as the removal of every object of the release', async () => {
       const file = await documentsFile(
         dir,

@@ -121,7 +121,7 @@ async function expectPreparedWell(source: ChartSource): Promise<PreparedChart & 
   const otherValues = await prepareChart({ source, values: { replicaCount: 3 } });
 
   expect(path.isAbsolute(first.ref)).toBe(true);
-  expect(first.digest).toMatch(/^[0-9a-f]{64}$/);
+  expect(first.digest).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
   expect(again).toEqual(first);
   expect(otherValues.ref).toBe(first.ref);
   expect(otherValues.digest).not.toBe(first.digest);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { kubeApi } from '../../kube/client';
+import { parseDigestKey } from '../../activities/charts/digest-key';
 import { parseKeys } from '../../runs/codec';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
@@ -181,10 +182,16 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
   const encryptionSecret = `${fullname}-encryption`;
   const encryptionKeys = async () =>
     kubectl('get', 'secret', encryptionSecret, '-n', namespace, '-o', 'jsonpath={.data.keys}');
+  const digestKey = async () =>
+    kubectl('get', 'secret', `${fullname}-digest-key`, '-n', namespace, '-o', 'jsonpath={.data.key}');
 
-  it('generates an encryption key at install and keeps it across an upgrade', async () => {
+  it('generates an encryption key and a release digest key at install and keeps both across an upgrade', async () => {
     const installed = await encryptionKeys();
     expect(parseKeys(Buffer.from(installed, 'base64').toString(), 'the Secret')).toHaveLength(1);
+    const installedDigestKey = await digestKey();
+    expect(parseDigestKey(Buffer.from(installedDigestKey, 'base64').toString(), 'the Secret')).toHaveLength(
+      32,
+    );
     await helm(
       'upgrade',
       release,
@@ -197,6 +204,7 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       '120s',
     );
     expect(await encryptionKeys()).toBe(installed);
+    expect(await digestKey()).toBe(installedDigestKey);
   });
 
   describe("the worker's ServiceAccount", () => {
@@ -390,33 +398,45 @@ describe('payload encryption in the operator chart (helm template)', () => {
     parseAllDocuments(await helm('template', 'r', chart, ...args))
       .map((doc) => doc.toJS() as Rendered | null)
       .filter((doc): doc is Rendered => doc !== null);
-  /** How each Deployment's container finds the keys: the variable, the mount, the Secret and its key. */
-  const keysOf = (docs: Rendered[]) =>
+  /**
+   * How each Deployment's container finds a key file: the variable, the mount, the Secret and its
+   * key (the payload encryption keys unless told otherwise).
+   */
+  const keysOf = (
+    docs: Rendered[],
+    volumeName = 'encryption-keys',
+    variable = 'ARMADA_ENCRYPTION_KEYS_FILE',
+  ) =>
     docs
       .filter((doc) => doc.kind === 'Deployment')
       .map((doc) => {
         const pod = doc.spec!.template.spec;
         const [container] = pod.containers;
-        const volume = pod.volumes.find((v) => v.name === 'encryption-keys');
+        const volume = pod.volumes.find((v) => v.name === volumeName);
         return {
           deployment: doc.metadata.name,
-          file: container.env.find((e) => e.name === 'ARMADA_ENCRYPTION_KEYS_FILE')?.value,
-          mountPath: container.volumeMounts.find((m) => m.name === 'encryption-keys')?.mountPath,
+          file: container.env.find((e) => e.name === variable)?.value,
+          mountPath: container.volumeMounts.find((m) => m.name === volumeName)?.mountPath,
           secret: volume?.secret?.secretName,
           items: volume?.secret?.items,
         };
       });
+  const secretNamed = (docs: Rendered[], name: string) =>
+    docs.find((doc) => doc.kind === 'Secret' && doc.metadata.name === name);
+  const encryptionSecrets = (docs: Rendered[]) =>
+    docs.filter((doc) => doc.kind === 'Secret' && doc.metadata.name !== 'r-armada-temporal-digest-key');
 
   it('is on by default: one random 32-byte key in a Secret of its own, mounted into the worker and the bridge', async () => {
     const docs = await render();
-    const secret = docs.find(
-      (doc) => doc.kind === 'Secret' && doc.metadata.name === 'r-armada-temporal-encryption',
-    );
+    const secret = secretNamed(docs, 'r-armada-temporal-encryption');
     const keys = parseKeys(Buffer.from(secret!.data!.keys, 'base64').toString(), 'the rendered Secret');
     expect(keys).toHaveLength(1);
     expect(keys[0].id).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const [again] = parseKeys(
-      Buffer.from((await render()).find((doc) => doc.kind === 'Secret')!.data!.keys, 'base64').toString(),
+      Buffer.from(
+        secretNamed(await render(), 'r-armada-temporal-encryption')!.data!.keys,
+        'base64',
+      ).toString(),
       'another render',
     );
     expect(again.key.equals(keys[0].key)).toBe(false);
@@ -438,7 +458,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
       '--set',
       'encryption.secretKey=current',
     );
-    expect(docs.filter((doc) => doc.kind === 'Secret')).toEqual([]);
+    expect(encryptionSecrets(docs)).toEqual([]);
     expect(keysOf(docs).map(({ secret, items }) => ({ secret, items }))).toEqual(
       Array(2).fill({ secret: 'my-keys', items: [{ key: 'current', path: 'keys' }] }),
     );
@@ -446,10 +466,51 @@ describe('payload encryption in the operator chart (helm template)', () => {
 
   it('can be turned off: no Secret, no variable, no mount', async () => {
     const docs = await render('--set', 'encryption.enabled=false');
-    expect(docs.filter((doc) => doc.kind === 'Secret')).toEqual([]);
+    expect(encryptionSecrets(docs)).toEqual([]);
     expect(keysOf(docs).map(({ file, mountPath, secret }) => ({ file, mountPath, secret }))).toEqual(
       Array(2).fill({ file: undefined, mountPath: undefined, secret: undefined }),
     );
+  });
+
+  it('generates a release digest key of 32 random bytes in a Secret of its own, mounted into the worker only', async () => {
+    const docs = await render();
+    const key = (rendered: Rendered[]) =>
+      parseDigestKey(
+        Buffer.from(secretNamed(rendered, 'r-armada-temporal-digest-key')!.data!.key, 'base64').toString(),
+        'the rendered Secret',
+      );
+    expect(key(docs)).toHaveLength(32);
+    expect(key(await render()).equals(key(docs))).toBe(false);
+    expect(keysOf(docs, 'digest-key', 'ARMADA_DIGEST_KEY_FILE')).toEqual([
+      {
+        deployment: 'r-armada-temporal-bridge',
+        file: undefined,
+        mountPath: undefined,
+        secret: undefined,
+        items: undefined,
+      },
+      {
+        deployment: 'r-armada-temporal-worker',
+        file: '/etc/armada/digest-key/key',
+        mountPath: '/etc/armada/digest-key',
+        secret: 'r-armada-temporal-digest-key',
+        items: [{ key: 'key', path: 'key' }],
+      },
+    ]);
+  });
+
+  it("mounts the operator's own digest key Secret instead, and renders none", async () => {
+    const docs = await render(
+      '--set',
+      'digestKey.existingSecret=my-digest-key',
+      '--set',
+      'digestKey.secretKey=hmac',
+    );
+    expect(secretNamed(docs, 'r-armada-temporal-digest-key')).toBeUndefined();
+    expect(keysOf(docs, 'digest-key', 'ARMADA_DIGEST_KEY_FILE')[1]).toMatchObject({
+      secret: 'my-digest-key',
+      items: [{ key: 'hmac', path: 'key' }],
+    });
   });
 });
 

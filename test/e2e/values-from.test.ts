@@ -2,6 +2,11 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { keyedDigest } from '../../activities/charts/digest';
+import { fetchAndDigest } from '../../activities/charts/prepare';
 import type { ArmadaChartSpecInput } from '../../api/chart';
 import type { ChartOutcome } from '../../workflows/chart';
 import { NonRetryable } from '../../workflows/failures';
@@ -43,10 +48,14 @@ describe('values_from: values read from Secrets inside the activities, never car
     (await (await start(name, spec)).result()) as ChartOutcome;
   const values = async (release: string) =>
     JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')) as Record<string, unknown>;
+  /** The worker's release digest key (ARMADA_DIGEST_KEY_FILE), known here to check what it records. */
+  const digestKey = randomBytes(32);
 
   beforeAll(async () => {
     await kubectl('create', 'namespace', objects);
-    worker = await startDebugWorker(taskQueue);
+    const keyFile = path.join(await mkdtemp(path.join(tmpdir(), 'vf-digest-key-')), 'key');
+    await writeFile(keyFile, digestKey.toString('base64'));
+    worker = await startDebugWorker(taskQueue, { ARMADA_DIGEST_KEY_FILE: keyFile });
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
     client = new Client({ connection });
   });
@@ -92,6 +101,85 @@ describe('values_from: values read from Secrets inside the activities, never car
       await applySecret('vault-password', { password: newPassword }, newPassword);
       expect(await deploy('vault', spec)).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
       expect(await values('vault')).toMatchObject({ settings: { password: newPassword } });
+    });
+
+    it('records a keyed digest: a release recorded with the unkeyed digest before stays unchanged, and its next upgrade records the keyed form', async () => {
+      const legacy: ArmadaChartSpecInput = {
+        ...spec,
+        release: 'legacy',
+        values_from: [
+          { kind: 'Secret', name: 'legacy-password', key: 'password', target_path: 'settings.password' },
+        ],
+      };
+      /** The unkeyed digest of the chart and values as they are now: what armada recorded before. */
+      const unkeyedNow = async () =>
+        (
+          await fetchAndDigest({
+            source: { type: 'local', location: 'examples/charts/settings' },
+            values: legacy.values,
+            valuesFrom: {
+              chart: 'legacy',
+              namespace: objects,
+              references: [
+                {
+                  kind: 'Secret',
+                  name: 'legacy-password',
+                  key: 'password',
+                  target_path: 'settings.password',
+                },
+              ],
+            },
+          })
+        ).unkeyedDigest;
+      const descriptions = async () =>
+        (
+          JSON.parse(await helm('history', 'legacy', '-n', releases, '-o', 'json')) as {
+            description: string;
+          }[]
+        ).map((h) => h.description);
+      const before = secretValue('pw-');
+      await applySecret('legacy-password', { password: before }, before);
+      expect(await deploy('legacy', legacy)).toMatchObject({ action: 'installed', revision: 1 });
+      const unkeyed = await unkeyedNow();
+      expect(await descriptions()).toEqual([`armada-digest=${keyedDigest(unkeyed, digestKey)}`]);
+
+      // Revision 2 as a worker before keyed digests recorded it: the same chart and values.
+      await helm(
+        'upgrade',
+        'legacy',
+        path.resolve(__dirname, '../../examples/charts/settings'),
+        '-n',
+        releases,
+        '--reuse-values',
+        '--description',
+        `armada-digest=${unkeyed}`,
+      );
+      expect(await deploy('legacy', legacy)).toMatchObject({ action: 'unchanged', revision: 2 });
+      // The worker says which releases the roll-in has yet to reach (its output arrives by pipe).
+      const told = await eventually(
+        'the worker logs the release still on the unkeyed digest',
+        async () => {
+          const lines = worker
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('release recorded with an unkeyed digest'));
+          return lines.length ? lines.map((line) => JSON.parse(line) as Record<string, unknown>) : undefined;
+        },
+        { process: worker, timeoutMs: 10_000 },
+      );
+      expect(told).toEqual([
+        expect.objectContaining({ release: 'legacy', namespace: releases, revision: 2 }),
+      ]);
+
+      const after = secretValue('pw2-');
+      await applySecret('legacy-password', { password: after }, after);
+      expect(await deploy('legacy', legacy)).toMatchObject({ action: 'upgraded', before: 2, revision: 3 });
+      const unkeyedAfter = await unkeyedNow();
+      const recorded = (await descriptions())[2];
+      expect(recorded).toBe(`armada-digest=${keyedDigest(unkeyedAfter, digestKey)}`);
+      // Whoever reads the release cannot test a guess of the password with sha256 any more.
+      expect(recorded).not.toContain(unkeyedAfter);
+      expect(recorded).toMatch(/^armada-digest=hmac-sha256:[0-9a-f]{64}$/);
     });
 
     it('fails for good, naming the chart, the reference and the namespace, when a Secret is missing', async () => {

@@ -1,5 +1,12 @@
-import { createHash } from 'node:crypto';
-import { releaseDigest, stableJson, treeDigest, type TreeFile } from '../../activities/charts/digest';
+import { createHash, createHmac } from 'node:crypto';
+import {
+  comparableDigest,
+  keyedDigest,
+  stableJson,
+  treeDigest,
+  unkeyedReleaseDigest,
+  type TreeFile,
+} from '../../activities/charts/digest';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const file = (path: string, text: string): TreeFile => ({ path, content: Buffer.from(text) });
@@ -69,25 +76,53 @@ describe('stableJson', () => {
   });
 });
 
-describe('releaseDigest', () => {
+describe('unkeyedReleaseDigest', () => {
   const chart = 'c'.repeat(64);
 
   it('is the sha256 hex of the chart digest, a newline and the stable JSON of the values', () => {
-    expect(releaseDigest(chart, { b: 1, a: 2 })).toBe(sha256(`${chart}\n{"a":2,"b":1}`));
+    expect(unkeyedReleaseDigest(chart, { b: 1, a: 2 })).toBe(sha256(`${chart}\n{"a":2,"b":1}`));
   });
 
   it.each<[string, unknown]>([
     ['undefined', undefined],
     ['null', null],
   ])('treats %s values as no values, the same as {}', (_name, values) => {
-    expect(releaseDigest(chart, values)).toBe(releaseDigest(chart, {}));
+    expect(unkeyedReleaseDigest(chart, values)).toBe(unkeyedReleaseDigest(chart, {}));
+  });
+});
+
+describe('keyedDigest of unkeyedReleaseDigest (the release digest)', () => {
+  const chart = 'c'.repeat(64);
+  const key = Buffer.alloc(32, 7);
+  const digest = (chartDigest: string, values: unknown, withKey: Uint8Array = key) =>
+    keyedDigest(unkeyedReleaseDigest(chartDigest, values), withKey);
+
+  it('is hmac-sha256: and the HMAC-SHA256 hex, under the key, of the unkeyed digest', () => {
+    const unkeyed = unkeyedReleaseDigest(chart, { a: 1 });
+    expect(digest(chart, { a: 1 })).toBe(
+      `hmac-sha256:${createHmac('sha256', key).update(unkeyed).digest('hex')}`,
+    );
+    expect(digest(chart, { a: 1 })).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+  });
+
+  it('is not the unkeyed digest, nor sha256 of the inputs: a guessed Secret value cannot be tested against it', () => {
+    const values = { password: 'hunter2' };
+    const recorded = digest(chart, values);
+    const guess = sha256(`${chart}\n${stableJson(values)}`);
+    expect(recorded).not.toContain(guess);
+    expect(recorded).not.toContain(unkeyedReleaseDigest(chart, values));
+  });
+
+  it('is the same for the same key and inputs, and differs under another key', () => {
+    expect(digest(chart, { a: 1 })).toBe(digest(chart, { a: 1 }, Buffer.alloc(32, 7)));
+    expect(digest(chart, { a: 1 }, Buffer.alloc(32, 8))).not.toBe(digest(chart, { a: 1 }));
   });
 
   it.each<[string, [string, unknown], [string, unknown]]>([
     ['values written in another key order', [chart, { a: 1, b: [1, 2] }], [chart, { b: [1, 2], a: 1 }]],
     ['no values and empty values', [chart, undefined], [chart, {}]],
   ])('stays the same for %s', (_name, left, right) => {
-    expect(releaseDigest(...left)).toBe(releaseDigest(...right));
+    expect(digest(...left)).toBe(digest(...right));
   });
 
   it.each<[string, [string, unknown], [string, unknown]]>([
@@ -96,11 +131,34 @@ describe('releaseDigest', () => {
     ['a nested value', [chart, { image: { tag: '1' } }], [chart, { image: { tag: '2' } }]],
     ['another chart digest', [chart, { a: 1 }], ['d'.repeat(64), { a: 1 }]],
   ])('changes with %s', (_name, left, right) => {
-    expect(releaseDigest(...left)).not.toBe(releaseDigest(...right));
+    expect(digest(...left)).not.toBe(digest(...right));
+  });
+});
+
+describe('comparableDigest', () => {
+  const chart = 'c'.repeat(64);
+  const key = Buffer.alloc(32, 7);
+
+  it('keys an unkeyed digest recorded before: it equals the keyed digest of the same inputs', () => {
+    const recordedBefore = unkeyedReleaseDigest(chart, { a: 1, b: 2 });
+    expect(comparableDigest(recordedBefore, key)).toBe(
+      keyedDigest(unkeyedReleaseDigest(chart, { b: 2, a: 1 }), key),
+    );
   });
 
-  it('is 64 lower-case hex digits', () => {
-    expect(releaseDigest(chart, { a: 1 })).toMatch(/^[0-9a-f]{64}$/);
+  it('leaves an unkeyed digest of other inputs unequal', () => {
+    const recordedBefore = unkeyedReleaseDigest(chart, { a: 1 });
+    expect(comparableDigest(recordedBefore, key)).not.toBe(
+      keyedDigest(unkeyedReleaseDigest(chart, { a: 2 }), key),
+    );
+  });
+
+  it.each<[string, string | undefined]>([
+    ['a keyed digest', keyedDigest('x', Buffer.alloc(32, 7))],
+    ['no digest', undefined],
+    ['a digest of no known form', 'ABC'],
+  ])('returns %s as it is', (_name, recorded) => {
+    expect(comparableDigest(recorded, key)).toBe(recorded);
   });
 });
 

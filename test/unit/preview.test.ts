@@ -97,6 +97,13 @@ describe('previewOf: what a run would do, as its planner decides', () => {
     );
   });
 
+  it('shortens a keyed digest past its hmac-sha256: form', () => {
+    const keyed = `hmac-sha256:${'c'.repeat(64)}`;
+    expect(previewOf(release({ digest: OTHER }), { mode: 'deploy', digest: keyed }, {}).reason).toBe(
+      `chart or values changed since revision 3 (digest ${OTHER.slice(0, 12)} → ${'c'.repeat(12)})`,
+    );
+  });
+
   it('names the revision a pending release is rolled back to', () => {
     expect(
       previewOf(release({ status: 'pending-upgrade', lastDeployedRevision: 2 }), deploy, {}).reason,

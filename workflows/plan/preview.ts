@@ -27,8 +27,11 @@ export interface ReleasePreview {
 /** What a run is asked for: to uninstall the release, or to deploy the chart and values of `digest`. */
 export type Wanted = { mode: 'uninstall' } | { mode: 'deploy'; digest: string };
 
-/** The first 12 hex digits of a digest, enough to tell two apart in a line. */
-const short = (digest: string | undefined) => (digest ? digest.slice(0, 12) : 'none');
+/**
+ * The first 12 hex digits of a digest, enough to tell two apart in a line; past the form a keyed
+ * one starts with (`hmac-sha256:`).
+ */
+const short = (digest: string | undefined) => (digest ? digest.replace(/^[\w-]+:/, '').slice(0, 12) : 'none');
 
 /**
  * The action a run would take first, from the release as observed (null: none) and what it is

@@ -73,6 +73,16 @@ default
 {{- end -}}
 {{- end -}}
 
+{{/* The Secret holding the release digest key: the operator's own, or the chart's. */}}
+{{- define "armada.digestKeySecret" -}}
+{{- .Values.digestKey.existingSecret | default (printf "%s-digest-key" (include "armada.fullname" .)) -}}
+{{- end -}}
+
+{{/* Where the worker finds the release digest key (ARMADA_DIGEST_KEY_FILE). */}}
+{{- define "armada.digestKeyDir" -}}
+/etc/armada/digest-key
+{{- end -}}
+
 {{/* The environment both processes share: how to reach Temporal and seal what they send it. */}}
 {{- define "armada.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
