@@ -505,4 +505,39 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       await kubectl('delete', 'rolebinding', overGrant, '-n', 'kube-system', '--ignore-not-found');
     }
   });
+  it("a run started directly that claims to be kube-system's, as a kube-system ServiceAccount: the worker may not borrow it (impersonate is granted by name), nothing written", async () => {
+    // No policy names kube-system, so the claim passes the policy check: the ServiceAccount is
+    // the boundary. The worker may impersonate only rbac.deploy.serviceAccounts (A's and B's deployer).
+    const borrowed = uniqueName('borrowed');
+    await kubectl('create', 'serviceaccount', borrowed, '-n', 'kube-system');
+    try {
+      const name = uniqueName('claimed');
+      const chart = settingsChart(
+        name,
+        'kube-system',
+        { from: 'nobody' },
+        { service_account_name: borrowed },
+      );
+      const run = chartRun({
+        kind: 'ArmadaChart',
+        namespace: 'kube-system',
+        name,
+        spec: armadaChartSpec.parse(chart.spec),
+      });
+      const handle = await client.workflow.start(run.workflowType, {
+        taskQueue,
+        workflowId: run.workflowId,
+        args: [run.input],
+      });
+      const message = rootMessage(await handle.result().catch((err: unknown) => err));
+      expect(message).toContain(
+        `User "system:serviceaccount:${operator}:${fullname}-worker" cannot impersonate resource "serviceaccounts"`,
+      );
+      expect(
+        JSON.parse(await helm('list', '-n', 'kube-system', '-o', 'json', '--filter', `^${name}$`)),
+      ).toEqual([]);
+    } finally {
+      await kubectl('delete', 'serviceaccount', borrowed, '-n', 'kube-system', '--ignore-not-found');
+    }
+  });
 });
