@@ -115,21 +115,5 @@ export const canaryAnalysis = z
   })
   .describe('Health check that rolls the canary back when it fails: an HTTP endpoint or a Prometheus query.');
 
-/**
- * The URLs an analysis makes the worker reach, each with the field that names it under `path`
- * (e.g. `spec.canary.analysis`): what an ArmadaPolicy's url_prefixes bound.
- */
-export function analysisUrls(
-  analysis: CanaryAnalysis | undefined,
-  path: string,
-): { path: string; url: string }[] {
-  return [
-    ...(analysis?.url !== undefined ? [{ path: `${path}.url`, url: analysis.url }] : []),
-    ...(analysis?.prometheus
-      ? [{ path: `${path}.prometheus.address`, url: analysis.prometheus.address }]
-      : []),
-  ];
-}
-
 export type CanaryAnalysis = z.infer<typeof canaryAnalysis>;
 export type PrometheusAnalysis = z.infer<typeof prometheusAnalysis>;

@@ -9,6 +9,11 @@ export interface Problem {
   message: string;
 }
 
+/** `spec.path: message; ...`: an invalid object's problems, as its Invalid condition says them. */
+export function describeProblems(problems: readonly Problem[]): string {
+  return problems.map((p) => `${p.path}: ${p.message}`).join('; ');
+}
+
 export interface Validation {
   kind?: KindName | typeof policyKind.kind;
   name?: string;

@@ -4,7 +4,7 @@ import { kinds } from '../api/kinds';
 import { freezeSignal, unfreezeSignal } from '../workflows/holds';
 import type { Carried, Request } from '../workflows/messages';
 import { ArmadaKind, ArmadaNamespace } from '../workflows/search-attributes';
-import { policiesFor, type PolicyView } from './policy';
+import { policiesFor, type PolicyView } from '../api/policy-rules';
 
 /** The workflow types that hold at safe points for a freeze (workflows/holds.ts). */
 const HOLDING_TYPES = [

@@ -13,7 +13,7 @@ import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
 import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
 import { FreezeBroadcast } from './freeze';
-import { policyViewOf, type PolicyView } from './policy';
+import { policyViewOf, type PolicyView } from '../api/policy-rules';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
 import { ClaimIndex } from './claims';

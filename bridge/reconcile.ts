@@ -1,6 +1,6 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { analysisUrls } from '../api/analysis';
+import { chartPolicySubject, deployerPolicySubject } from '../api/policy-subjects';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
@@ -31,7 +31,7 @@ import type { ClaimIndex } from './claims';
 import type { LeftoverRetries } from './leftover-retries';
 import type { SpecChanges } from './settle';
 import type { ReconcileMetrics } from './metrics';
-import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from './policy';
+import { policyViolations, type PolicySubject, type PolicyView, type Tenancy } from '../api/policy-rules';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
@@ -372,30 +372,16 @@ export function chartServiceAccount(
  */
 function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined {
   if (!view.parsed.valid) return undefined;
-  const { kind, namespace, name } = view;
+  const { namespace, name } = view;
   let subject: PolicySubject;
   if (view.kind === 'ArmadaChart') {
     const spec = view.parsed.spec;
-    subject = {
-      kind,
-      namespace,
-      name,
-      target: { field: 'spec.namespace', namespace: spec.namespace },
-      source: spec.source,
-      analysisUrls: analysisUrls(spec.canary?.analysis, 'spec.canary.analysis'),
-      serviceAccount: spec.service_account_name ?? manifestServiceAccount(ctx, view),
-      adopt: spec.adopt,
-    };
+    const serviceAccount = spec.service_account_name ?? manifestServiceAccount(ctx, view);
+    subject = chartPolicySubject({ namespace, name }, spec, serviceAccount);
   } else if (view.kind === 'Deployer') {
     const spec = view.parsed.spec;
-    subject = {
-      kind,
-      namespace,
-      name,
-      target: { field: 'spec.deployment.namespace', namespace: spec.deployment.namespace },
-      analysisUrls: analysisUrls(spec.analysis, 'spec.analysis'),
-      serviceAccount: spec.service_account_name ?? manifestServiceAccount(ctx, view),
-    };
+    const serviceAccount = spec.service_account_name ?? manifestServiceAccount(ctx, view);
+    subject = deployerPolicySubject({ namespace, name }, spec, serviceAccount);
   } else return undefined;
   const problems = policyViolations(subject, ctx.policies(), ctx.tenancy);
   return problems.length ? describeProblems(problems) : undefined;

@@ -3,7 +3,7 @@ import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import type { DeployerSpec } from '../api/deployer';
 import type { KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
-import { validateObject, type Problem } from '../api/validate';
+import { describeProblems, validateObject, type Problem } from '../api/validate';
 import type { ClaimDocument } from '../workflows/plan/manifest';
 import type { ClaimIndex } from './claims';
 import { prefixedRelease } from '../workflows/plan/names';
@@ -212,10 +212,8 @@ function annotationWriter(obj: ArmadaObject): string | undefined {
   return entry?.manager;
 }
 
-/** `spec.path: message; ...`: an invalid object's problems, as its Invalid condition says them. */
-export function describeProblems(problems: readonly Problem[]): string {
-  return problems.map((p) => `${p.path}: ${p.message}`).join('; ');
-}
+// Shared with the worker, which refuses a run by the same words (activities/policy.ts).
+export { describeProblems };
 
 /**
  * The parsed spec of an object a run deploys. A listed chart or group that is invalid stops the

@@ -5,6 +5,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
+import { policyInterceptor } from '../activities/policy';
 import { DEFAULT_TASK_QUEUE } from '../runs/config';
 
 export interface ArmadaWorkerOptions {
@@ -54,7 +55,10 @@ export function createWorker(opts: ArmadaWorkerOptions): Promise<Worker> {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities: opts.activities ?? activities,
     stickyQueueScheduleToStartTimeout: opts.stickyQueueTimeout ?? DEFAULT_STICKY_QUEUE_TIMEOUT,
-    interceptors: { activity: opts.activityInterceptors ?? [] },
+    // The real activities act on the cluster: every one is checked against the ArmadaPolicies first.
+    interceptors: {
+      activity: [...(opts.activities ? [] : [policyInterceptor]), ...(opts.activityInterceptors ?? [])],
+    },
     // Absent, not undefined: the SDK's defaults would be overwritten by an undefined value.
     ...(opts.shutdownGraceTime !== undefined && { shutdownGraceTime: opts.shutdownGraceTime }),
     ...(opts.shutdownForceTime !== undefined && { shutdownForceTime: opts.shutdownForceTime }),

@@ -23,6 +23,7 @@ import { routeWeights } from './plan/traffic';
 import { canaryWorkflowId, runServiceAccount } from './plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import type { ArmadaChartSpec } from '../api/chart';
+import { chartPolicySubject } from '../api/policy-subjects';
 import { io, profile } from './activity-proxies';
 import { NonRetryable } from './failures';
 import {
@@ -226,13 +227,27 @@ class CanaryChild {
   }
 }
 
-/** The release a chart run drives, acting as the chart's ServiceAccount. */
+/**
+ * The release a chart run drives, acting as the chart's ServiceAccount, with what the chart asks
+ * of the ArmadaPolicies: every request made from it is checked by the worker before it runs, so
+ * a run started without the bridge is refused at its first activity. An uninstall fetches no
+ * chart and adopts nothing: only its namespace and ServiceAccount are checked.
+ */
 function releaseRef(run: ChartRun): ReleaseRef {
   const { release, namespace, spec } = run;
+  const object = chartObject(run);
+  const subject = chartPolicySubject(object, spec, spec.service_account_name, namespace);
+  const placed = {
+    kind: subject.kind,
+    ...object,
+    target: subject.target,
+    serviceAccount: subject.serviceAccount,
+  };
   return {
     release,
     namespace,
-    actAs: runServiceAccount(spec.service_account_name, run.resourceNamespace ?? 'default'),
+    actAs: runServiceAccount(spec.service_account_name, object.namespace),
+    policy: { ...(run.mode === 'uninstall' ? placed : subject), release },
   };
 }
 

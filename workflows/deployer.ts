@@ -2,6 +2,7 @@ import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporal
 import { passSafePoint } from './holds';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
+import { deployerPolicySubject } from '../api/policy-subjects';
 import type { DeployerRef } from '../activities/kube/deployer';
 import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
@@ -104,6 +105,12 @@ async function rollOut(
     name: deployment.name,
     namespace: deployment.namespace,
     actAs: runServiceAccount(run.spec.service_account_name, run.namespace),
+    // Checked by the worker before each request made from this ref (activities/policy.ts).
+    policy: deployerPolicySubject(
+      { namespace: run.namespace, name: run.name },
+      run.spec,
+      run.spec.service_account_name,
+    ),
   };
   const target = deployerDeploymentName(deployment.name, deployment.version);
   // Answered until the canary knows its Deployments and takes the query over.

@@ -25,6 +25,15 @@ export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
     release: run.release,
     namespace: run.namespace,
     actAs: runServiceAccount(run.chart.serviceAccount, run.chart.namespace),
+    // A repair re-applies a revision: its namespace and ServiceAccount are checked by the worker.
+    policy: {
+      kind: 'ArmadaChart',
+      namespace: run.chart.namespace,
+      name: run.chart.name,
+      release: run.release,
+      target: { field: 'spec.namespace', namespace: run.namespace },
+      serviceAccount: run.chart.serviceAccount,
+    },
   };
   const chart = { kind: 'ArmadaChart' as const, namespace: run.chart.namespace, name: run.chart.name };
   const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>

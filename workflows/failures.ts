@@ -23,6 +23,11 @@ export const NonRetryable = {
   ChartUnverified: 'ChartUnverified',
   /** The chart's server refused to serve it: no credentials, or not these (HTTP 401 or 403). */
   SourceUnauthorized: 'SourceUnauthorized',
+  /**
+   * The worker refused a run the ArmadaPolicies do not allow (a namespace boundary, a source, a
+   * ServiceAccount, an adoption), before it did anything: a run that bypassed the bridge.
+   */
+  PolicyViolation: 'PolicyViolation',
   /** The API server refused for lack of permission (403). */
   Forbidden: 'Forbidden',
   /** The helm binary itself is missing. */

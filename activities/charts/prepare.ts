@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ChartSource } from '../../api/chart';
 import { quoted } from '../../api/common';
 import { NonRetryable } from '../../workflows/failures';
+import type { ActingAs } from '../../kube/client';
 import { heartbeating } from '../process';
 import { chartValues, type ChartObjectRef, type ValuesFrom } from '../values/read';
 import { keyedDigest, unkeyedReleaseDigest } from './digest';
@@ -39,7 +40,7 @@ export interface ChartDependency {
 }
 
 /** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
-export interface PrepareChartRequest {
+export interface PrepareChartRequest extends Pick<ActingAs, 'policy'> {
   source: ChartSource;
   values?: Record<string, unknown>;
   /** Read here and digested with the values; absent when the chart has no `values_from`. */

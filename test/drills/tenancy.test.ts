@@ -1,13 +1,27 @@
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { appendFile, mkdir, mkdtemp } from 'node:fs/promises';
+import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { execFile } from 'node:child_process';
+import { appendFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { chartRun } from '../../runs/requests';
+import { rootMessage } from '../../workflows/messages';
+import { armadaChartSpec } from '../../api/chart';
 import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, uniqueName } from '../helpers/env';
 import { historyText } from '../helpers/histories';
 import { keyringSecret, serveFiles, signArgs, signingKey } from '../helpers/chart-servers';
-import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
+import {
+  applyObjects,
+  applyPolicy,
+  armadaObject,
+  helloChart,
+  installCrds,
+  kubectl,
+  settingsChart,
+} from '../helpers/kube';
 import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
 import { databaseFiles, placesHolding } from '../helpers/leaks';
 import {
@@ -54,6 +68,8 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
   let bridge: ProductProcess;
   let connection: Connection;
   let client: Client;
+  /** Where the drill's Temporal is and its task queue, as armadactl reads them. */
+  let temporalEnv: Record<string, string>;
   /** The message of an object's Invalid condition, once the bridge has set it. */
   const invalid = (kind: string, namespace: string, name: string) =>
     eventually(
@@ -145,6 +161,7 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     const port = await freePort();
     processes.push(await startDevServer(port, { dbFile: path.join(dir, 'temporal.db') }));
     const env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, ARMADA_TASK_QUEUE: taskQueue };
+    temporalEnv = env;
     const workerKubeconfig = await serviceAccountKubeconfig(
       process.env.KUBECONFIG!,
       operator,
@@ -445,6 +462,110 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     } finally {
       served.server.closeAllConnections();
       await new Promise((resolve) => served.server.close(resolve));
+    }
+  });
+
+  it("runs that bypass the bridge (a Temporal client's start, armadactl apply -f) aim a team-A chart at kube-system: the worker refuses them by the rule before it impersonates, nothing written", async () => {
+    // An administrator over-granted team A's ServiceAccount: it may deploy into kube-system. Only
+    // the policy (which grants team A `shared`, not kube-system) stands between it and there.
+    const overGrant = `${teamA}-over-grant`;
+    await kubectl(
+      'create',
+      'rolebinding',
+      overGrant,
+      '-n',
+      'kube-system',
+      `--clusterrole=${fullname}-deploy`,
+      `--serviceaccount=${teamA}:deployer`,
+    );
+    const releaseIn = (release: string) =>
+      helm('list', '-n', 'kube-system', '-o', 'json', '--filter', `^${release}$`).then(JSON.parse);
+    try {
+      // The chart run `armadactl apply` and the bridge start, from a Temporal client of its own.
+      const direct = uniqueName('direct');
+      const chart = settingsChart(
+        direct,
+        'kube-system',
+        { from: 'team-a' },
+        { service_account_name: 'deployer' },
+      );
+      const spec = armadaChartSpec.parse(chart.spec);
+      const run = chartRun({ kind: 'ArmadaChart', namespace: teamA, name: direct, spec });
+      const handle = await client.workflow.start(run.workflowType, {
+        taskQueue,
+        workflowId: run.workflowId,
+        args: [run.input],
+      });
+      const failed = await handle.result().catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(WorkflowFailedError);
+      const message = rootMessage(failed);
+      expect(message).toContain('namespace boundary');
+      expect(message).toContain(`ArmadaChart ${teamA}/${direct}`);
+      expect(message).toContain(`release kube-system/${direct}`);
+      expect(await releaseIn(direct)).toEqual([]);
+      // Refused before anything ran as the ServiceAccount: no activity completed at all.
+      const { events } = await handle.fetchHistory();
+      expect(events!.filter((e) => e.activityTaskCompletedEventAttributes)).toEqual([]);
+
+      // The issue's reproduction: the same chart in a file, applied with armadactl (no bridge).
+      const fromFile = uniqueName('from-file');
+      const file = path.join(dir, 'into-kube-system.yaml');
+      await writeFile(
+        file,
+        stringify({
+          ...settingsChart(fromFile, 'kube-system', { from: 'team-a' }, { service_account_name: 'deployer' }),
+          metadata: { name: fromFile, namespace: teamA },
+        }),
+      );
+      const applied = await promisify(execFile)(
+        process.execPath,
+        [path.resolve(__dirname, '../../bin/armadactl.js'), 'apply', '-f', file, '--wait'],
+        { env: { ...process.env, ...temporalEnv } },
+      ).then(
+        () => 'exit 0',
+        (err: { code: number; stdout: string; stderr: string }) =>
+          `exit ${err.code}: ${err.stdout}${err.stderr}`,
+      );
+      expect(applied).toMatch(/^exit 1: /);
+      expect(applied).toContain('namespace boundary');
+      expect(await releaseIn(fromFile)).toEqual([]);
+    } finally {
+      await kubectl('delete', 'rolebinding', overGrant, '-n', 'kube-system', '--ignore-not-found');
+    }
+  });
+  it("a run started directly that claims to be kube-system's, as a kube-system ServiceAccount: the worker may not borrow it (impersonate is granted by name), nothing written", async () => {
+    // No policy names kube-system, so the claim passes the policy check: the ServiceAccount is
+    // the boundary. The worker may impersonate only rbac.deploy.serviceAccounts (A's and B's deployer).
+    const borrowed = uniqueName('borrowed');
+    await kubectl('create', 'serviceaccount', borrowed, '-n', 'kube-system');
+    try {
+      const name = uniqueName('claimed');
+      const chart = settingsChart(
+        name,
+        'kube-system',
+        { from: 'nobody' },
+        { service_account_name: borrowed },
+      );
+      const run = chartRun({
+        kind: 'ArmadaChart',
+        namespace: 'kube-system',
+        name,
+        spec: armadaChartSpec.parse(chart.spec),
+      });
+      const handle = await client.workflow.start(run.workflowType, {
+        taskQueue,
+        workflowId: run.workflowId,
+        args: [run.input],
+      });
+      const message = rootMessage(await handle.result().catch((err: unknown) => err));
+      expect(message).toContain(
+        `User "system:serviceaccount:${operator}:${fullname}-worker" cannot impersonate resource "serviceaccounts"`,
+      );
+      expect(
+        JSON.parse(await helm('list', '-n', 'kube-system', '-o', 'json', '--filter', `^${name}$`)),
+      ).toEqual([]);
+    } finally {
+      await kubectl('delete', 'serviceaccount', borrowed, '-n', 'kube-system', '--ignore-not-found');
     }
   });
 });

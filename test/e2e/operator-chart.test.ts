@@ -77,7 +77,7 @@ const workerMay: Check[] = [
     ['patch', 'deployers.armada.airshipit.org', '--subresource=status'],
   ],
   ['create Events (recordEvent)', ['create', 'events']],
-  ['impersonate a ServiceAccount (service_account_name)', ['impersonate', 'serviceaccounts']],
+  ['list ArmadaPolicies (its own policy check)', ['list', 'armadapolicies.armada.airshipit.org']],
   ['create a namespace (--create-namespace, Deployers)', ['create', 'namespaces']],
   ['apply a namespace server-side (Helm 4 --create-namespace)', ['patch', 'namespaces']],
 ];
@@ -96,6 +96,7 @@ const workerMayNot: Check[] = [
   ['update an ArmadaChart spec', ['update', 'armadacharts.armada.airshipit.org']],
   ['delete an ArmadaManifest', ['delete', 'armadamanifests.armada.airshipit.org']],
   ['list nodes', ['list', 'nodes']],
+  ['impersonate a ServiceAccount no one listed', ['impersonate', 'serviceaccounts/deployer']],
   ['delete a CustomResourceDefinition', ['delete', 'customresourcedefinitions.apiextensions.k8s.io']],
 ];
 
@@ -242,6 +243,14 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       ]);
       await asSa('uninstall', 'hello', '--namespace', target, '--wait=watcher', '--timeout', '60s');
       expect(await asSa('list', '--namespace', target, '--short')).toBe('');
+    });
+
+    it('may impersonate the ServiceAccounts of rbac.deploy.serviceAccounts only, each by name in its own namespace', async () => {
+      const impersonate = (name: string, ns: string) =>
+        canI(asWorker, ['impersonate', `serviceaccounts/${name}`, '--namespace', ns]);
+      expect(await impersonate('deployer', tenant)).toBe(true);
+      expect(await impersonate('default', tenant)).toBe(false);
+      expect(await impersonate('deployer', 'kube-system')).toBe(false);
     });
 
     it("acting as a tenant's ServiceAccount (rbac.deploy.serviceAccounts), deploys into the tenant's namespace and nowhere else", async () => {

@@ -81,10 +81,13 @@ async function installRbac(adminKubeconfig: string): Promise<void> {
     '--create-namespace',
     '--skip-crds',
     // The suite's tests deploy as the worker into namespaces they create as they go, as a
-    // cluster one team owns would; the tenancy drill and operator-chart.test.ts install the
-    // chart as multi-tenant clusters do, with the worker's own role alone.
+    // cluster one team owns would, and act as ServiceAccounts they create as they go; the
+    // tenancy drill and operator-chart.test.ts install the chart as multi-tenant clusters do,
+    // with the worker's own role alone and impersonation of the listed ServiceAccounts only.
     '--set',
     'rbac.deploy.workerClusterWide=true',
+    '--set',
+    'rbac.deploy.impersonateClusterWide=true',
     '--set',
     'worker.replicas=0',
     '--set',

@@ -1,6 +1,6 @@
 import { armadaPolicySpec } from '../../api/policy';
 import { freezeOf, startedFrozen } from '../../bridge/freeze';
-import type { PolicyView } from '../../bridge/policy';
+import type { PolicyView } from '../../api/policy-rules';
 import type { RunRequest } from '../../runs/requests';
 import { waitingOf } from '../../workflows/plan/progress-view';
 

@@ -6,7 +6,7 @@ import {
   type PolicySubject,
   type PolicyView,
   type Tenancy,
-} from '../../bridge/policy';
+} from '../../api/policy-rules';
 
 const open: Tenancy = { lockdown: false };
 const policy = (name: string, spec: Record<string, unknown>): PolicyView => ({

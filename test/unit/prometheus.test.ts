@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { judgePrometheus, podsOf, queryValues, type Sample } from '../../activities/prometheus';
-import { analysisUrls, canaryAnalysis } from '../../api/analysis';
+import { canaryAnalysis } from '../../api/analysis';
+import { analysisUrls } from '../../api/policy-subjects';
 import { armadaChartSpec } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
 import { queryTemplateProblem, renderQuery, type QuerySide } from '../../api/prometheus-query';

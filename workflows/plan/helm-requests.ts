@@ -74,7 +74,8 @@ export function helmRequests(
     ...(dependencies && { dependencies: withOwners(dependencies, owner, ref) }),
   };
   return {
-    prepare: { ...fetched, values: spec.values, valuesFrom },
+    // Checked like the release's requests: it fetches the chart and reads values_from as the ServiceAccount.
+    prepare: { ...fetched, values: spec.values, valuesFrom, ...(ref.policy && { policy: ref.policy }) },
     upgrade: (chart) => ({
       ...ref,
       chart: { ...fetched, contentDigest: chart.contentDigest },

@@ -1,17 +1,22 @@
-import { armadaPolicySpec, type ArmadaPolicySpec } from '../api/policy';
-import { withoutCredentials } from '../api/source-location';
-import type { Problem } from '../api/validate';
-import type { ArmadaObject } from './watch';
+/**
+ * What the ArmadaPolicies allow, as pure functions of the policies and what an object asks for:
+ * the bridge checks an object with them before it starts a run (bridge/reconcile.ts), and the
+ * worker checks every run with them again before it acts (activities/policy.ts), so a run that
+ * bypasses the bridge meets the same rules.
+ */
+import { armadaPolicySpec, type ArmadaPolicySpec } from './policy';
+import { withoutCredentials } from './source-location';
+import type { Problem } from './validate';
 
-/** An ArmadaPolicy as the bridge caches it: its spec, or none when the spec does not parse. */
+/** An ArmadaPolicy as the bridge caches it (and the worker reads it): its spec, or none when the spec does not parse. */
 export interface PolicyView {
   name: string;
   /** Undefined for a policy whose spec is malformed: it grants nothing. */
   spec?: ArmadaPolicySpec;
 }
 
-/** The view of a cached ArmadaPolicy (the API server's schema has checked it; zod parses it again). */
-export function policyViewOf(obj: ArmadaObject): PolicyView {
+/** The view of an ArmadaPolicy object (the API server's schema has checked it; zod parses it again). */
+export function policyViewOf(obj: { metadata: { name: string }; spec?: unknown }): PolicyView {
   const parsed = armadaPolicySpec.safeParse(obj.spec);
   return { name: obj.metadata.name, spec: parsed.success ? parsed.data : undefined };
 }
