@@ -98,7 +98,7 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
 
 /**
  * `owning`: the run finds the Deployments its Deployer owns (its record of their UIDs, README
- * "Deployer") and records those it creates; runs from before found them by label.
+ * "Canaries") and records those it creates and deletes; runs from before found them by label.
  */
 async function rollOut(
   run: DeployerRun,

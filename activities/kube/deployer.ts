@@ -75,7 +75,8 @@ export function deployerDeployment(req: DeployerDeploymentRequest): V1Deployment
 
 /**
  * Activity: the Deployments a Deployer runs now, one per version, found by its label (runs from
- * before `deployer-owns-its-deployments`; observeOwnedDeployments after). Reads only. Returns them sorted by replicas, most first (the stable one leads).
+ * before `deployer-owns-its-deployments`; observeOwnedDeployments after). Reads only. Returns
+ * them sorted by replicas, most first (the stable one leads).
  */
 export async function observeDeployer(ref: DeployerRef): Promise<DeployedVersion[]> {
   return deployedVersions(await labelledDeployments(ref));
@@ -109,7 +110,7 @@ export interface Ownership {
 
 /**
  * Which of the Deployments carrying a Deployer's label (`labelled`) are its own (README,
- * "Deployer", ownership):
+ * "Canaries", the Deployer's ownership):
  * - its status records their UIDs (`owned_deployments`, written by the worker alone: tenants do
  *   not write a Deployer's status): exactly those, by name and UID;
  * - a Deployer without a record yet (its runs began before the record): once, the one its status
