@@ -14,6 +14,6 @@ export { setRouteWeights } from './kube/traffic';
 export { checkAnalysis } from './analysis';
 export { checkPrometheus } from './prometheus';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';
-export { observeDeployer, createDeployerDeployment } from './kube/deployer';
+export { observeDeployer, observeOwnedDeployments, createDeployerDeployment } from './kube/deployer';
 export { deliverNotification } from './notifications/deliver';
 export { lockHolder } from './runs';

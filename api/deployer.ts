@@ -45,6 +45,12 @@ export const deployerStatus = z
   .strictObject({
     phase: z.string().optional().describe('Progressing, Completed, RolledBack, Failed.'),
     current_version: z.string().optional().describe('Version serving at 100 %.'),
+    owned_deployments: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        'The Deployments this Deployer created, by name: their UIDs. Only these are scaled or deleted; another Deployment carrying its label is left alone, with a Warning Event.',
+      ),
     progress: z
       .strictObject({
         percentage: z.number().int().optional().describe('Share of replicas on the new version.'),

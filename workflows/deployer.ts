@@ -3,7 +3,7 @@ import { passSafePoint } from './holds';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
 import { deployerPolicySubject } from '../api/policy-subjects';
-import type { DeployerRef } from '../activities/kube/deployer';
+import type { DeployerObject, DeployerRef } from '../activities/kube/deployer';
 import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
@@ -21,6 +21,7 @@ import { deployerVersionLabels } from '../kube/labels';
 import { report, reportHeld } from './status';
 import { routeTraffic } from './traffic';
 import { RunNotifier } from './notify';
+import type { Patch } from './patches';
 import { notifyTarget } from './plan/notifications';
 import type { LockstepLink } from './plan/lockstep';
 
@@ -78,6 +79,7 @@ export interface DeployerOutcome {
 export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcome> {
   const control = new RunControl(run.carried);
   control.holds.use(run.spec.windows, patched('windows-and-freeze'));
+  const owning = patched('deployer-owns-its-deployments' satisfies Patch);
   control.promoteRefusal = () =>
     'the Deployer is starting its rollout; promote once it steps (armadactl status dpl/NAME)';
   control.listen();
@@ -86,7 +88,7 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
   );
   return CancellationScope.nonCancellable(async () => {
     try {
-      return await rollOut(run, control, notifier);
+      return await rollOut(run, control, notifier, owning);
     } catch (err) {
       if (!(err instanceof ContinueAsNew))
         await notifier.notify({ event: 'failed', reason: rootMessage(err) });
@@ -95,10 +97,15 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
   });
 }
 
+/**
+ * `owning`: the run finds the Deployments its Deployer owns (its record of their UIDs, README
+ * "Canaries") and records those it creates and deletes; runs from before found them by label.
+ */
 async function rollOut(
   run: DeployerRun,
   control: RunControl,
   notifier: RunNotifier,
+  owning: boolean,
 ): Promise<DeployerOutcome> {
   const { deployment } = run.spec;
   const ref = {
@@ -124,16 +131,24 @@ async function rollOut(
     waitingOn: 'start',
     history: [],
   }));
+  const deployer = { namespace: run.namespace, name: run.name };
+  const observing = profile.quick(`find the versions of ${deployment.namespace}/${deployment.name}`);
   const running =
     run.resume?.running ??
-    (await io.observeDeployer.executeWithOptions(
-      profile.quick(`find the versions of ${deployment.namespace}/${deployment.name}`),
-      [ref],
-    ));
+    (await (owning
+      ? io.observeOwnedDeployments.executeWithOptions(observing, [{ ...ref, deployer }])
+      : io.observeDeployer.executeWithOptions(observing, [ref])));
   if (run.mode === 'uninstall') {
     await io.deleteDeployments.executeWithOptions(
       profile.quick(`delete every version of ${deployment.name}`),
-      [{ namespace: deployment.namespace, names: running.map((v) => v.deployment), actAs: ref.actAs }],
+      [
+        {
+          namespace: deployment.namespace,
+          names: running.map((v) => v.deployment),
+          actAs: ref.actAs,
+          ...(owning && { deployer }),
+        },
+      ],
     );
     return { result: 'uninstalled', version: '', steps: [] };
   }
@@ -160,6 +175,7 @@ async function rollOut(
           version: deployment.version,
           labels: deployment.labels,
           replicas: firstDeploy ? deployment.replicas : 0,
+          ...(owning && { deployer }),
         },
       ],
     );
@@ -203,7 +219,7 @@ async function rollOut(
   if (control.replan) {
     // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
     // old versions go); the run starts over from what now serves.
-    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old);
+    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old, owning ? deployer : undefined);
     await notifier.settled();
     return startOver(control.replan, control);
   }
@@ -217,7 +233,7 @@ async function rollOut(
       steps: outcome.steps,
     };
   }
-  await deleteVersions(ref, old);
+  await deleteVersions(ref, old, owning ? deployer : undefined);
   const [ending, message, phase] = run.undoes
     ? ['RolledBack', `undo of run ${run.undoes}: ${target} serves 100 %`, 'RolledBack']
     : ['Deployed', `${target} serves 100 %`, 'Completed'];
@@ -235,14 +251,15 @@ async function rollOut(
   };
 }
 
-/** Deletes the Deployments of versions no longer served. */
+/** Deletes the Deployments of versions no longer served, and from `deployer`'s record. */
 async function deleteVersions(
   { namespace, actAs }: DeployerRef,
   versions: { deployment: string }[],
+  deployer: DeployerObject | undefined,
 ): Promise<void> {
   if (!versions.length) return;
   const names = versions.map((v) => v.deployment);
   await io.deleteDeployments.executeWithOptions(profile.quick(`delete ${names.join(', ')}`), [
-    { namespace, names, actAs },
+    { namespace, names, actAs, ...(deployer && { deployer }) },
   ]);
 }

@@ -45,6 +45,8 @@ export const NonRetryable = {
   ReleaseLocked: 'ReleaseLocked',
   /** The release exists, armada-temporal did not create it, and the chart does not say `adopt`. */
   ReleaseNotOwned: 'ReleaseNotOwned',
+  /** A Deployment of a Deployer's name exists and the Deployer did not create it (activities/kube/deployer.ts). */
+  DeploymentNotOwned: 'DeploymentNotOwned',
   /** A `protected` release is failed and `continue_processing` is off. */
   ProtectedReleaseFailed: 'ProtectedReleaseFailed',
   /** The release did not reach the wanted state after each recovery action once. */

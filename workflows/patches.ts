@@ -27,6 +27,8 @@ const PATCHES = [
   'deploy-waits-for-drift-repair',
   /** A manifest's, group's or undo's rollback writes each release as a child under the release's lock: workflows/saga.ts. */
   'undo-under-release-lock',
+  /** A Deployer scales and deletes only the Deployments it created (their UIDs in its status), not any carrying its label. */
+  'deployer-owns-its-deployments',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];

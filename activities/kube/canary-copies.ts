@@ -16,6 +16,7 @@ import {
 import { renderedObjects } from '../helm/manifest';
 import { runHelmWithChart, type ChartRequest } from '../helm/with-chart';
 import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
+import { forgetOwned, type DeployerObject } from './deployer';
 
 export type { DeploymentPair };
 
@@ -229,10 +230,11 @@ export async function canaryPairs(
 /**
  * Activity: deletes Deployments by name (background propagation: their ReplicaSets and pods
  * go after them), e.g. the canary copies once the release runs the new revision.
- * Writes: deletions. Idempotent: a Deployment already gone is fine.
+ * Writes: deletions, and with `deployer` their removal from that Deployer's record.
+ * Idempotent: a Deployment already gone is fine.
  */
 export async function deleteDeployments(
-  req: ActingAs & { namespace: string; names: string[] },
+  req: ActingAs & { namespace: string; names: string[]; deployer?: DeployerObject },
 ): Promise<void> {
   const apps = kubeApi(AppsV1Api, req.actAs);
   for (const name of req.names) {
@@ -246,4 +248,5 @@ export async function deleteDeployments(
       if (!isStatus(err, 404)) throw apiFailure(`delete Deployment ${req.namespace}/${name}`, err);
     }
   }
+  if (req.deployer) await forgetOwned(req.deployer, req.names);
 }

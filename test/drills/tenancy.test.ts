@@ -17,6 +17,9 @@ import {
   applyObjects,
   applyPolicy,
   armadaObject,
+  deploymentState,
+  eventMessages,
+  handLabelledDeployment,
   helloChart,
   installCrds,
   kubectl,
@@ -567,5 +570,32 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     } finally {
       await kubectl('delete', 'serviceaccount', borrowed, '-n', 'kube-system', '--ignore-not-found');
     }
+  });
+
+  it("a Deployment hand-labelled into tenant B's Deployer set, named as the Deployer names its own, is neither scaled nor deleted by B's next rollout: a Warning Event names it", async () => {
+    // Anyone who may write Deployments in team B (here the admin) can set the label; more
+    // replicas than B's own made it the stable side of the canary, scaled down and then deleted.
+    await applyObjects(teamB, [handLabelledDeployment('nginx-1.24.0', 'nginx', '1.24.0', 5)]);
+    const before = await deploymentState(teamB, 'nginx-1.24.0');
+    const next = deployer('nginx', teamB);
+    next.spec.deployment.version = '1.26.0';
+    await applyObjects(teamB, [next]);
+    await eventually(
+      "tenant B's Deployer at 1.26.0",
+      async () => {
+        const status = (await json('get', 'dpl', 'nginx', '-n', teamB)).status;
+        return status?.phase === 'Completed' && status.current_version === '1.26.0' ? true : undefined;
+      },
+      { process: bridge },
+    );
+    expect(await deploymentState(teamB, 'nginx-1.24.0')).toBe(before);
+    expect(await eventMessages(teamB, 'NotOwned')).toEqual([
+      `Deployment ${teamB}/nginx-1.24.0 carries armada.airshipit.org/deployer=nginx but Deployer ${teamB}/nginx did not create it (not owned): it is never scaled or deleted`,
+    ]);
+    // The record of what B's Deployer owns is its status, which B's own ServiceAccount may not write.
+    const asB = ['--as', `system:serviceaccount:${teamB}:deployer`];
+    expect(
+      await canI(...asB, 'patch', 'deployers.armada.airshipit.org', '--subresource=status', '-n', teamB),
+    ).toBe('no');
   });
 });

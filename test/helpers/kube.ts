@@ -15,6 +15,7 @@ import { GROUP, VERSION } from '../../api/common';
 import { crdKinds } from '../../api/crd';
 import { kinds, type KindName } from '../../api/kinds';
 import type { ArmadaPolicySpec } from '../../api/policy';
+import { DEPLOYER_LABEL, VERSION_LABEL } from '../../kube/labels';
 import { kubeConfig } from './env';
 import { eventually } from './processes';
 
@@ -323,4 +324,47 @@ function replicasAndImage(spec: V1DeploymentSpec): string {
 /** Removes an object's finalizers (`resource` as kubectl names it: `act/web`), so it can go with no bridge watching. */
 export async function dropFinalizers(resource: string, namespace: string): Promise<void> {
   await kubectl('patch', resource, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
+}
+
+/**
+ * A Deployment made by hand that carries a Deployer's labels (`deployment.name` `deployer`, and
+ * `version`), as anyone who may write Deployments in the namespace can make one: never the
+ * Deployer's own.
+ */
+export function handLabelledDeployment(name: string, deployer: string, version: string, replicas: number) {
+  const labels = { [DEPLOYER_LABEL]: deployer, [VERSION_LABEL]: version, hand: name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels },
+    spec: {
+      replicas,
+      selector: { matchLabels: { hand: name } },
+      template: { metadata: { labels }, spec: { containers: [{ name: 'hand', image: 'nginx:hand' }] } },
+    },
+  };
+}
+
+/**
+ * What a Deployment is now, as a write to it would change it: `name uid generation replicas`
+ * (a scale or any spec write bumps the generation; the controller's status writes, which move the
+ * resourceVersion on their own, do not), or `name deleted`.
+ */
+export async function deploymentState(namespace: string, name: string): Promise<string> {
+  const apps = kubeConfig().makeApiClient(AppsV1Api);
+  const d = await apps.readNamespacedDeployment({ name, namespace }).catch((err: unknown) => {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  });
+  return d
+    ? `${name} ${d.metadata!.uid} generation ${d.metadata!.generation} replicas ${d.spec!.replicas}`
+    : `${name} deleted`;
+}
+
+/** The messages of the Events with `reason` in `namespace`, sorted. */
+export async function eventMessages(namespace: string, reason: string): Promise<string[]> {
+  const { items } = JSON.parse(
+    await kubectl('get', 'events', '-n', namespace, '--field-selector', `reason=${reason}`, '-o', 'json'),
+  ) as { items: { message: string }[] };
+  return items.map((e) => e.message).sort();
 }

@@ -85,7 +85,7 @@ function fakeKube() {
       // Measured as the real activity measures it.
       return { onCluster: false, tookMs: Date.now() - Context.current().info.scheduledTimestampMs };
     },
-    async observeDeployer(ref) {
+    async observeOwnedDeployments(ref) {
       deployerCalls.push(`observe ${ref.namespace}`);
       return deployments.get(ref.namespace) ?? [];
     },
@@ -575,6 +575,8 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
 });
 
 describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
+  /** Its Deployer's own deletions name it, to take them off its record. */
+  const byDeployer = { deployer: { namespace: 'default', name: 'nginx' } };
   const spec = (namespace: string, version: string) => ({
     type: 'canary' as const,
     deployment: { name: 'nginx', namespace, image: 'nginx', version, replicas: 10 },
@@ -609,7 +611,7 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     });
     expect(outcome.result).toBe('uninstalled');
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
-      { namespace: ns, names: ['nginx-1.26.0', 'nginx-1.25.3'] },
+      { namespace: ns, names: ['nginx-1.26.0', 'nginx-1.25.3'], ...byDeployer },
     ]);
     expect(splits(ns)).toEqual([]);
   });
@@ -627,7 +629,7 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(outcome).toMatchObject({ result: 'promoted', version: '1.26.0', previous: '1.25.3' });
     expect(outcome.steps.map((s) => `${s.canary}/${s.stable}`)).toEqual(['1/9', '3/7', '6/4', '10/0']);
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
-      { namespace: ns, names: ['nginx-1.25.3'] },
+      { namespace: ns, names: ['nginx-1.25.3'], ...byDeployer },
     ]);
   });
 
@@ -726,7 +728,7 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     ]);
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
       { namespace: ns, names: ['nginx-1.26.0'] },
-      { namespace: ns, names: ['nginx-1.25.3'] },
+      { namespace: ns, names: ['nginx-1.25.3'], ...byDeployer },
     ]);
   });
 
@@ -764,8 +766,8 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
       'nginx-1.26.0=9',
     ]);
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
-      { namespace: ns, names: ['nginx-1.25.3'] },
-      { namespace: ns, names: ['nginx-1.26.0'] },
+      { namespace: ns, names: ['nginx-1.25.3'], ...byDeployer },
+      { namespace: ns, names: ['nginx-1.26.0'], ...byDeployer },
     ]);
   });
 
@@ -802,7 +804,7 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     expect(splits(ns)[0]).toBe('nginx-1.25.3=10');
     expect(splits(ns)[1]).toBe('nginx-1.26.0=1');
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
-      { namespace: ns, names: ['nginx-1.25.3'] },
+      { namespace: ns, names: ['nginx-1.25.3'], deployer: { namespace: 'default', name } },
     ]);
   });
 
@@ -853,7 +855,7 @@ describe('deployer workflow (stubbed Kubernetes, real dev server)', () => {
     ]);
     expect(splits(ns)).toEqual(['nginx-1.26.0=5', 'nginx-1.25.3=5', 'nginx-1.26.0=10', 'nginx-1.25.3=0']);
     expect(kube.deleted.filter((d) => d.namespace === ns)).toEqual([
-      { namespace: ns, names: ['nginx-1.25.3'] },
+      { namespace: ns, names: ['nginx-1.25.3'], ...byDeployer },
     ]);
     expect((await latest.describe()).memo).toEqual(memo);
   });

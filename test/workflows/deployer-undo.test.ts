@@ -19,7 +19,7 @@ import { fakeHelm } from './fake-helm';
 /**
  * A manifest's and a standalone group's rollback undo the Deployers the run rolled out, on the
  * real Temporal dev server with Helm and Kubernetes stubbed: the Deployments of each Deployer's
- * namespace live in `running`, as observeDeployer finds them and the writes leave them.
+ * namespace live in `running`, as observeOwnedDeployments finds them and the writes leave them.
  */
 const helm = fakeHelm({ failOn: 'undo-broken' });
 const running = new Map<string, DeployedVersion[]>();
@@ -27,7 +27,7 @@ const running = new Map<string, DeployedVersion[]>();
 const writes: string[] = [];
 const stubs: Partial<typeof activities> = {
   ...helm.activities,
-  async observeDeployer(ref) {
+  async observeOwnedDeployments(ref) {
     return running.get(ref.namespace) ?? [];
   },
   async createDeployerDeployment(req) {

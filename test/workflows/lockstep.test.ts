@@ -36,7 +36,7 @@ const analysis = new Map<string, boolean[]>();
 /** Extra milliseconds the new side of a release (a Deployer: `<namespace>/<name>-v2`) takes to become Ready. */
 const slowReadiness = new Map<string, number>();
 const deleted: string[] = [];
-/** The versions running per Deployment namespace, as observeDeployer finds them. */
+/** The versions running per Deployment namespace, as observeOwnedDeployments finds them. */
 const running = new Map<string, DeployedVersion[]>();
 const stubs: Partial<typeof activities> = {
   ...helm.activities,
@@ -56,7 +56,7 @@ const stubs: Partial<typeof activities> = {
   async deleteDeployments(req) {
     deleted.push(...req.names);
   },
-  async observeDeployer(ref) {
+  async observeOwnedDeployments(ref) {
     return running.get(ref.namespace) ?? [];
   },
   async createDeployerDeployment(req) {

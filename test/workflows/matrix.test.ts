@@ -39,7 +39,7 @@ const kube: Partial<typeof activities> = {
     return { resources: [], summary: 'ready' };
   },
   async deleteDeployments() {},
-  async observeDeployer() {
+  async observeOwnedDeployments() {
     return [{ deployment: 'nginx-1.25', version: '1.25', replicas: 4 }];
   },
   async createDeployerDeployment(req) {

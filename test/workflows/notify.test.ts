@@ -15,7 +15,7 @@ const delivered = new Map<string, RunEvent[]>();
 const requests: NotificationDelivery[] = [];
 
 const stubs: Partial<typeof activities> = {
-  async observeDeployer() {
+  async observeOwnedDeployments() {
     return [{ deployment: 'nginx-1.25.3', version: '1.25.3', replicas: 10 }];
   },
   async createDeployerDeployment(req) {
