@@ -27,6 +27,8 @@ const PATCHES = [
   'deploy-waits-for-drift-repair',
   /** A manifest's, group's or undo's rollback writes each release as a child under the release's lock: workflows/saga.ts. */
   'undo-under-release-lock',
+  /** Steering is checked against the bridge's key, and gates take distinct_approvers and not_author: workflows/plan/steering.ts. */
+  'signed-steering',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];
