@@ -1,4 +1,5 @@
 import { CoreV1Api } from '@kubernetes/client-node';
+import { createPrivateKey } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -182,9 +183,22 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
   const encryptionKeys = async () =>
     kubectl('get', 'secret', encryptionSecret, '-n', namespace, '-o', 'jsonpath={.data.keys}');
 
-  it('generates an encryption key at install and keeps it across an upgrade', async () => {
+  const steeringKey = async () =>
+    kubectl(
+      'get',
+      'secret',
+      `${fullname}-steering`,
+      '-n',
+      namespace,
+      '-o',
+      'jsonpath={.data.steering-key\\.pem}',
+    );
+
+  it('generates an encryption key and a steering key at install and keeps them across an upgrade', async () => {
     const installed = await encryptionKeys();
     expect(parseKeys(Buffer.from(installed, 'base64').toString(), 'the Secret')).toHaveLength(1);
+    const steering = await steeringKey();
+    expect(createPrivateKey(Buffer.from(steering, 'base64').toString()).asymmetricKeyType).toBe('ed25519');
     await helm(
       'upgrade',
       release,
@@ -197,6 +211,8 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       '120s',
     );
     expect(await encryptionKeys()).toBe(installed);
+    // Runs carry the bridge's public key from their start: a new key could not steer them.
+    expect(await steeringKey()).toBe(steering);
   });
 
   describe("the worker's ServiceAccount", () => {
