@@ -29,7 +29,7 @@ import {
   type Request,
 } from './messages';
 import { Holds } from './holds';
-import { hasPatch } from './patches';
+import { checksSteering } from './patches';
 import {
   PROOF_WINDOW_MS,
   proofProblem,
@@ -106,7 +106,7 @@ export class RunControl {
   /** The bridge's key and the specs' authors, as the run was started (the key) and re-planned (the authors). */
   readonly steering: Steering | undefined;
   /** Whether steering is checked against the bridge's key (the patch signed-steering; see workflows/plan/steering.ts). */
-  private readonly signed = hasPatch('signed-steering');
+  private readonly signed = checksSteering();
   /** Proofs taken within their window, oldest first. */
   private usedProofs: Proof[];
 

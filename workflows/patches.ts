@@ -27,8 +27,6 @@ const PATCHES = [
   'deploy-waits-for-drift-repair',
   /** A manifest's, group's or undo's rollback writes each release as a child under the release's lock: workflows/saga.ts. */
   'undo-under-release-lock',
-  /** Steering is checked against the bridge's key, and gates take distinct_approvers and not_author: workflows/plan/steering.ts. */
-  'signed-steering',
 ] as const;
 
 export type Patch = (typeof PATCHES)[number];
@@ -39,6 +37,16 @@ let decided: Map<Patch, boolean> | undefined;
 /** Asks every patch, once per run; the first call must come before the run's first local activity. */
 export function decidePatches(): void {
   decided ??= new Map(PATCHES.map((id) => [id, patched(id)]));
+}
+
+/**
+ * Whether the run checks steering against the bridge's key, and its gates take distinct_approvers
+ * and not_author (workflows/plan/steering.ts). Asked apart from PATCHES, by RunControl as every
+ * workflow starts: canary and Deployer runs ask no other patch, and asking them all would put
+ * ten more markers into each of their bounded histories.
+ */
+export function checksSteering(): boolean {
+  return patched('signed-steering');
 }
 
 /** Whether this run takes the patched behaviour. */
