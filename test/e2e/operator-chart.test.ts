@@ -402,6 +402,8 @@ describe('payload encryption in the operator chart (helm template)', () => {
     }[];
     volumes: { name: string; secret?: { secretName: string; items: { key: string; path: string }[] } }[];
   }
+  const isEncryptionSecret = (doc: Rendered) =>
+    doc.kind === 'Secret' && doc.metadata.name.endsWith('-encryption');
   const render = async (...args: string[]) =>
     parseAllDocuments(await helm('template', 'r', chart, ...args))
       .map((doc) => doc.toJS() as Rendered | null)
@@ -432,7 +434,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
     expect(keys).toHaveLength(1);
     expect(keys[0].id).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const [again] = parseKeys(
-      Buffer.from((await render()).find((doc) => doc.kind === 'Secret')!.data!.keys, 'base64').toString(),
+      Buffer.from((await render()).find(isEncryptionSecret)!.data!.keys, 'base64').toString(),
       'another render',
     );
     expect(again.key.equals(keys[0].key)).toBe(false);
@@ -447,6 +449,40 @@ describe('payload encryption in the operator chart (helm template)', () => {
     );
   });
 
+  it("generates the bridge's steering key (Ed25519) into a Secret of its own, mounted into the bridge alone; or mounts the operator's", async () => {
+    const steeringOf = (docs: Rendered[]) =>
+      docs
+        .filter((doc) => doc.kind === 'Deployment')
+        .map((doc) => {
+          const pod = doc.spec!.template.spec;
+          const [container] = pod.containers;
+          return {
+            file: container.env.find((e) => e.name === 'ARMADA_STEERING_KEY_FILE')?.value,
+            secret: pod.volumes.find((v) => v.name === 'steering-key')?.secret,
+          };
+        });
+    const docs = await render();
+    const secret = docs.find(
+      (doc) => doc.kind === 'Secret' && doc.metadata.name === 'r-armada-temporal-steering',
+    )!;
+    const pem = Buffer.from(secret.data!['steering-key.pem'], 'base64').toString();
+    expect(createPrivateKey(pem).asymmetricKeyType).toBe('ed25519');
+    const secretOf = (name: string) => ({
+      secretName: name,
+      items: [{ key: 'steering-key.pem', path: 'key.pem' }],
+    });
+    expect(steeringOf(docs)).toEqual([
+      { file: '/etc/armada/steering/key.pem', secret: secretOf('r-armada-temporal-steering') },
+      { file: undefined, secret: undefined },
+    ]);
+    const own = await render('--set', 'steering.existingSecret=my-steering');
+    expect(own.filter((doc) => doc.kind === 'Secret' && doc.metadata.name.endsWith('-steering'))).toEqual([]);
+    expect(steeringOf(own)[0]).toEqual({
+      file: '/etc/armada/steering/key.pem',
+      secret: secretOf('my-steering'),
+    });
+  });
+
   it("mounts the operator's own Secret instead, and renders none", async () => {
     const docs = await render(
       '--set',
@@ -454,7 +490,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
       '--set',
       'encryption.secretKey=current',
     );
-    expect(docs.filter((doc) => doc.kind === 'Secret')).toEqual([]);
+    expect(docs.filter(isEncryptionSecret)).toEqual([]);
     expect(keysOf(docs).map(({ secret, items }) => ({ secret, items }))).toEqual(
       Array(2).fill({ secret: 'my-keys', items: [{ key: 'current', path: 'keys' }] }),
     );
@@ -462,7 +498,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
 
   it('can be turned off: no Secret, no variable, no mount', async () => {
     const docs = await render('--set', 'encryption.enabled=false');
-    expect(docs.filter((doc) => doc.kind === 'Secret')).toEqual([]);
+    expect(docs.filter(isEncryptionSecret)).toEqual([]);
     expect(keysOf(docs).map(({ file, mountPath, secret }) => ({ file, mountPath, secret }))).toEqual(
       Array(2).fill({ file: undefined, mountPath: undefined, secret: undefined }),
     );
