@@ -11,6 +11,7 @@ import {
   approveUpdate,
   pauseSignal,
   progressQuery,
+  replanSignal,
   type Approval,
   type Progress,
 } from '../../workflows/messages';
@@ -160,6 +161,37 @@ describe('separation of duties at approval gates (stubbed activities, real dev s
       'distinct_approvers: 2: this gate needs approvals the API server authenticated (through the bridge); this one came from a Temporal client (temporal-admin:alice): its proof was used before',
     );
     await handle.cancel();
+  });
+
+  it("a re-plan brings its specs' authors but never a key of its own: proofs of another key are a Temporal admin's", async () => {
+    const handle = await start('replan-key', { not_author: true }, { 'ArmadaManifest/demo': 'alice' });
+    const id = handle.workflowId;
+    const other = loadSteeringKey(path.join(path.dirname(keyFile), 'other.pem'), { create: true });
+    await handle.signal(replanSignal, {
+      input: {
+        plan: demoPlan({ approval: { before: ['apps'], not_author: true } }),
+        carried: { steering: { key: other.publicKey, authors: { 'ArmadaManifest/demo': 'zed' } } },
+      },
+      memo: { specs: 'ArmadaManifest/demo@2', mode: 'deploy' },
+    });
+    const latest = harness().client.workflow.getHandle(id);
+    await eventually('the run started over with the re-plan', async () =>
+      (await latest.describe()).memo?.specs === 'ArmadaManifest/demo@2' ? true : undefined,
+    );
+    await until('the gate reached again', latest, (p) => p.gate?.name === GATE);
+    const req = { by: 'bob', gate: GATE };
+    expect(
+      await refusal(
+        latest.executeUpdate(approveUpdate, { args: [{ ...req, proof: other.prove(id, 'approve', req) }] }),
+      ),
+    ).toMatch(/\(temporal-admin:bob\): its proof's signature does not match the bridge's key$/);
+    expect(await refusal(latest.executeUpdate(approveUpdate, { args: [signed(id, 'zed')] }))).toBe(
+      'not_author: zed wrote this spec (ArmadaManifest/demo) and may not approve it',
+    );
+    expect(await latest.executeUpdate(approveUpdate, { args: [signed(id, 'alice')] })).toBe(
+      `approved ${GATE}`,
+    );
+    expect((await latest.result()).state).toBe('deployed');
   });
 
   it("an ordinary gate takes an unsigned approval, recorded as a Temporal admin's", async () => {
