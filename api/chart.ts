@@ -314,6 +314,25 @@ export const canaryTimeouts = {
     .describe('How long a step may take to become ready before the canary rolls back.'),
 };
 
+/**
+ * Separation of duties at approval gates (a manifest's `approval`, a canary's approval steps),
+ * enforced by the run: approvals count only when the API server authenticated them (README,
+ * "Security model").
+ */
+export const approvalRules = {
+  distinct_approvers: z
+    .number()
+    .int('distinct_approvers must be a whole number')
+    .min(1, 'distinct_approvers must be from 1 to 10')
+    .max(10, 'distinct_approvers must be from 1 to 10')
+    .optional()
+    .describe('Approvals by this many different authenticated users before a gate passes (default 1).'),
+  not_author: z
+    .boolean()
+    .optional()
+    .describe("true: the user whose apply last changed this object's spec may not approve its gates."),
+};
+
 /** on_timeout says what an approval's timeout does: without an approval step it would do nothing. */
 export function onTimeoutNeedsApproval(
   spec: { on_timeout?: string; steps: { approval?: boolean }[] },
@@ -331,6 +350,7 @@ export const canary = z
   .strictObject({
     steps: percentSteps(canaryStep),
     ...canaryTimeouts,
+    ...approvalRules,
     analysis: canaryAnalysis.optional(),
     traffic: traffic.optional(),
   })

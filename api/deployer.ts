@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, labels, serviceAccountName } from './common';
 import { canaryAnalysis } from './analysis';
-import { canaryStep, canaryTimeouts, onTimeoutNeedsApproval, percentSteps } from './chart';
+import { approvalRules, canaryStep, canaryTimeouts, onTimeoutNeedsApproval, percentSteps } from './chart';
 import { traffic } from './traffic';
 import { notifications } from './notifications';
 import { deployWindows } from './windows';
@@ -32,6 +32,7 @@ export const deployerSpec = z
       .describe('The Deployment to roll out.'),
     steps: percentSteps(canaryStep),
     ...canaryTimeouts,
+    ...approvalRules,
     analysis: canaryAnalysis.optional(),
     traffic: traffic.optional(),
     service_account_name: serviceAccountName(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonStatus, dns1123Label, duration, quoted, serviceAccountName, targetState } from './common';
+import { approvalRules } from './chart';
 import { canaryLockstep } from './chart-group';
 import { orderedNames } from './names';
 import { notifications } from './notifications';
@@ -41,6 +42,7 @@ export const armadaManifestSpec = z
           .describe(
             'When a gate times out: stop the run, roll back its changes, or continue as if approved.',
           ),
+        ...approvalRules,
       })
       .optional()
       .describe('Approval gates between groups.'),

@@ -14,6 +14,7 @@ import { BridgeMetrics, serveMetrics } from './metrics';
 import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
 import { FreezeBroadcast } from './freeze';
 import { policyViewOf, type PolicyView } from '../api/policy-rules';
+import { steeringSignerFromEnv } from '../runs/steering-key';
 import { KeyedQueue } from './queue';
 import { reconcile, type BridgeContext } from './reconcile';
 import { ClaimIndex } from './claims';
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
     },
     log,
     metrics,
+    steering: steeringSignerFromEnv(),
   };
 
   let stopDriftWatches = () => {};

@@ -25,7 +25,8 @@ import {
   type RunRequest,
 } from '../runs/requests';
 import { placeOf, routeOf } from '../runs/targets';
-import { replanSignal } from '../workflows/messages';
+import type { SteeringSigner } from '../runs/steering-key';
+import { replanSignal, type Carried } from '../workflows/messages';
 import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
 import type { ClaimIndex } from './claims';
 import type { LeftoverRetries } from './leftover-retries';
@@ -98,6 +99,8 @@ export interface BridgeContext {
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
   /** Told of each run started and each action signal handled (bridge/metrics.ts). */
   metrics: ReconcileMetrics;
+  /** Signs the steering the bridge forwards (runs/steering-key.ts); none: its runs take steering as a Temporal administrator's. */
+  steering?: SteeringSigner;
 }
 
 /**
@@ -163,24 +166,46 @@ type Mode = RunMemo['mode'];
  * memo); a chart's is also the uninstall of the release it installed on its own (standalone.ts).
  */
 export function runOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
-  const run = requestOf(ctx, view, mode);
+  const { run: planned, objects } = requestOf(ctx, view, mode);
+  const run = steeredBy(ctx.steering, planned, objects);
   // The object it is for, by what the API server and Temporal both keep: see ranForAnother.
   return view.uid ? { ...run, memo: { ...run.memo, uid: view.uid } } : run;
 }
 
-function requestOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest {
+/** The run request with what its run checks steering by (Carried.steering): the bridge's key, its specs' authors. */
+function steeredBy(
+  signer: SteeringSigner | undefined,
+  run: RunRequest,
+  objects: readonly ObjectView[],
+): RunRequest {
+  if (!signer) return run;
+  const authors = Object.fromEntries(
+    objects.flatMap((o) => (o.author ? [[`${o.kind}/${o.name}`, o.author]] : [])),
+  );
+  const input = run.input as { carried?: Carried };
+  const steering = { key: signer.publicKey, authors };
+  return { ...run, input: { ...input, carried: { ...input.carried, steering } } };
+}
+
+/** An object's run request, and the objects whose specs it plans (`view` first). */
+function requestOf(
+  ctx: BridgeContext,
+  view: ObjectView,
+  mode: Mode,
+): { run: RunRequest; objects: ObjectView[] } {
   const { namespace, name } = view;
   switch (view.kind) {
     case 'ArmadaManifest': {
       const { docs, objects } = manifestDocuments(ctx, view);
-      return manifestRun(docs, mode, specsOf(objects));
+      return { run: manifestRun(docs, mode, specsOf(objects)), objects };
     }
     case 'ArmadaChartGroup': {
       const spec = validSpec(view);
       const listed = listedOf(ctx, 'ArmadaChart', namespace, spec.chart_group);
       const charts = [...listed, ...dependenciesOf(ctx, namespace, listed)];
       const deployers = listedOf(ctx, 'Deployer', namespace, spec.deployers ?? []);
-      return groupRun(
+      const objects = [view, ...charts, ...deployers];
+      const run = groupRun(
         {
           namespace,
           name,
@@ -189,24 +214,28 @@ function requestOf(ctx: BridgeContext, view: ObjectView, mode: Mode): RunRequest
           ...(deployers.length && { deployers: specsByName(deployers, actingAs(ctx)) }),
         },
         mode,
-        specsOf([view, ...charts, ...deployers]),
+        specsOf(objects),
       );
+      return { run, objects };
     }
     case 'ArmadaChart': {
       const dependencies = dependenciesOf(ctx, namespace, [view]);
-      return chartRun(
+      const run = chartRun(
         { kind: view.kind, name, namespace, spec: actingAs(ctx)(validSpec(view)) },
         mode,
         specsOf([view, ...dependencies]),
         specsByName(dependencies),
       );
+      return { run, objects: [view, ...dependencies] };
     }
-    case 'Deployer':
-      return deployerRun(
+    case 'Deployer': {
+      const run = deployerRun(
         { kind: view.kind, name, namespace, spec: actingAs(ctx)(validSpec(view)) },
         mode,
         specsOf([view]),
       );
+      return { run, objects: [view] };
+    }
   }
 }
 
@@ -556,11 +585,13 @@ async function takeAction(
   } else {
     const verb = command as ControlCommand;
     try {
-      const done = await control(ctx.client, routeOf(placeInCache(ctx, view), verb), verb, {
-        by,
-        reason,
-        gate,
-      });
+      const done = await control(
+        ctx.client,
+        routeOf(placeInCache(ctx, view), verb),
+        verb,
+        { by, reason, gate },
+        ctx.steering,
+      );
       outcome = `${done.answer} (${done.workflowId})`;
     } catch (err) {
       if (!(err instanceof ControlRefused)) throw err;

@@ -21,6 +21,8 @@ export const GATE_ANNOTATION = 'armada.airshipit.org/gate';
 export const RUN_ANNOTATION = 'armada.airshipit.org/run';
 /** On an undo action of a Deployer: `true` goes back at once rather than through the steps. */
 export const NOW_ANNOTATION = 'armada.airshipit.org/now';
+/** Who last changed the spec: set by the admission policies (deploy/admission/), read by `not_author` gates. */
+export const AUTHOR_ANNOTATION = 'armada.airshipit.org/author';
 /** An action's annotations, removed together once it is taken. */
 const ACTION_ANNOTATIONS = [
   ACTION_ANNOTATION,
@@ -101,6 +103,8 @@ interface ViewOf<K extends KindName> {
   targetState?: string;
   /** The action annotation, when an operator has set one. */
   action?: ActionRequest;
+  /** The user whose write last changed the spec (AUTHOR_ANNOTATION); absent without the admission policies. */
+  author?: string;
   /** The message of the object's Invalid condition while that is True (what the bridge said). */
   statedInvalid?: string;
 }
@@ -189,6 +193,7 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
             written: ACTION_ANNOTATIONS.filter((a) => annotations[a] !== undefined),
           },
     statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,
+    ...(annotations[AUTHOR_ANNOTATION] !== undefined && { author: annotations[AUTHOR_ANNOTATION] }),
   };
   return view as ObjectView<K>;
 }

@@ -15,6 +15,7 @@ import {
 } from '../workflows/messages';
 import type { RunMemo } from '../workflows/plan/specs';
 import { formatProgress } from './progress';
+import type { SteeringSigner } from './steering-key';
 import { noRun, type Route, type Verb } from './targets';
 
 /** The progress of a run (a manifest's or a canary's), read by the query; a clear error when there is no such run. */
@@ -77,24 +78,28 @@ export interface ControlResult {
  * that is running. Approve and promote are Updates: the run's refusal comes back as
  * ControlRefused. Pause and resume are checked against the run's progress first (pausing a
  * paused run, resuming one that is not paused), so nothing is sent that would do nothing.
- * Cancel is Temporal's cancellation (cancelRun).
+ * Cancel is Temporal's cancellation (cancelRun). With `signer` (the bridge), every message carries
+ * the bridge's proof: the run records it as the API server's authenticated user's.
  */
 export async function control(
   client: Client,
   route: Route,
   command: ControlCommand,
-  req: Approval,
+  unsigned: Approval,
+  signer?: SteeringSigner,
 ): Promise<ControlResult> {
   if ('refused' in route) throw new ControlRefused(route.refused);
   const workflowId = await firstRunning(client, route.workflowIds, command);
+  const fields = command === 'approve' ? { ...unsigned, gate: unsigned.gate ?? route.gate } : unsigned;
+  // Signed for the run it goes to (workflows/plan/steering.ts); cancel is Temporal's own, with no payload.
+  const req: Approval =
+    signer && command !== 'cancel' ? { ...fields, proof: signer.prove(workflowId, command, fields) } : fields;
   const handle = client.workflow.getHandle(workflowId);
   const refused = (why: string) => new ControlRefused(`${command} refused by ${workflowId}: ${why}`);
   try {
     switch (command) {
       case 'approve': {
-        const answer = await handle.executeUpdate(approveUpdate, {
-          args: [{ ...req, gate: req.gate ?? route.gate }],
-        });
+        const answer = await handle.executeUpdate(approveUpdate, { args: [req] });
         return { workflowId, answer };
       }
       case 'promote':

@@ -46,6 +46,7 @@ import {
   type Scale,
 } from './plan/canary';
 import { stepGate } from './plan/gates';
+import { gateRules, type GateRules } from './plan/steering';
 import type { RouteWeights } from './plan/traffic';
 import type { LockstepLink } from './plan/lockstep';
 import { ArmadaPhase } from './search-attributes';
@@ -67,6 +68,8 @@ export interface CanaryRun {
   stepTimeoutSeconds?: number;
   approvalTimeoutSeconds?: number;
   onTimeout?: 'rollback' | 'promote';
+  /** Its approval steps' `distinct_approvers` and `not_author` (the author is its resource's). */
+  approvalRules?: { distinct_approvers?: number; not_author?: boolean };
   analysis?: CanaryAnalysis;
   /** The custom resource whose status shows the progress; none for a run applied from a file alone. */
   resource?: { kind: Extract<KindName, 'ArmadaChart' | 'Deployer'>; namespace: string; name: string };
@@ -332,6 +335,14 @@ export class Canary {
    * counts as its length, not as what the workflow clock says (see afterWait). A hold whose
    * history is full continues as new and resumes here (`resumed`).
    */
+  /** The rules of its approval steps; a run applied from a file alone has no author to check. */
+  private gateRules(): GateRules | undefined {
+    const { approvalRules, resource } = this.input;
+    if (!approvalRules) return undefined;
+    const object = resource ? `${resource.kind}/${resource.name}` : this.input.title;
+    return gateRules(approvalRules, object, this.control.steering);
+  }
+
   private async hold(
     step: CanaryStep,
     index: number,
@@ -341,7 +352,7 @@ export class Canary {
     const { control } = this;
     const approval = step.approval === true;
     const gate = stepGate(index, step.percent);
-    if (approval) control.openGate(gate, resumed?.gateSince);
+    if (approval) control.openGate(gate, resumed?.gateSince, this.gateRules());
     if (approval && !resumed)
       void this.events.notify({ event: 'waiting-approval', gate, step: this.stepFacts(index) });
     try {

@@ -8,7 +8,7 @@ import {
   type ChildWorkflowHandle,
   type SignalDefinition,
 } from '@temporalio/workflow';
-import { RunControl, startOver } from './control';
+import { carriedDown, RunControl, startOver } from './control';
 import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
@@ -452,7 +452,7 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
         analysis: canary.analysis,
         traffic: routeWeights(canary.traffic, release),
         ...(spec.windows && { windows: spec.windows }),
-        ...(follower.control!.holds.frozen && { carried: { frozen: follower.control!.holds.frozen } }),
+        ...carriedDown(follower.control!.handedDown()),
         resource: { kind: 'ArmadaChart', namespace: resourceNamespace, name: run.chart },
         actAs: ref.actAs,
         ...(spec.notifications && { notifyParent: true }),

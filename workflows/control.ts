@@ -6,6 +6,7 @@ import {
   makeContinueAsNewFunc,
   setHandler,
   upsertMemo,
+  workflowInfo,
   type SignalDefinition,
 } from '@temporalio/workflow';
 import {
@@ -28,10 +29,28 @@ import {
   type Request,
 } from './messages';
 import { Holds } from './holds';
+import { checksSteering } from './patches';
+import {
+  PROOF_WINDOW_MS,
+  proofProblem,
+  recordedBy,
+  ruleRefusal,
+  type GateRules,
+  type Proof,
+  type Steering,
+} from './plan/steering';
 import type { Change } from './plan/rollback';
 
 /** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
+
+/** What a run hands its child runs at their start (RunControl.handedDown). */
+export type HandedDown = Pick<Carried, 'frozen' | 'steering'>;
+
+/** A child's input field `carried` with what its parent hands down; none when there is nothing. */
+export function carriedDown(handed: HandedDown): { carried?: HandedDown } {
+  return Object.keys(handed).length ? { carried: handed } : {};
+}
 
 /** Refusals kept for the progress query: the newest few tell a person enough. */
 const REFUSALS_KEPT = 5;
@@ -84,6 +103,12 @@ export class RunControl {
   onReplan: (replan: Replan) => void = () => {};
   /** The cluster freeze and the run's deploy windows (the workflow sets them: `holds.use`). */
   readonly holds: Holds;
+  /** The bridge's key and the specs' authors, as the run was started (the key) and re-planned (the authors). */
+  readonly steering: Steering | undefined;
+  /** Whether steering is checked against the bridge's key (the patch signed-steering; see workflows/plan/steering.ts). */
+  private readonly signed = checksSteering();
+  /** Proofs taken within their window, oldest first. */
+  private usedProofs: Proof[];
 
   /**
    * `carried`: what the run this one continued from handed on. Set the hints (and a canary's
@@ -96,7 +121,12 @@ export class RunControl {
     this.approved = carried.approved ?? null;
     this.approvals = [...(carried.approvals ?? [])];
     this.holds = new Holds(carried.frozen);
+    this.steering = carried.steering;
+    this.usedProofs = [...(carried.usedProofs ?? [])];
+    this.carriedGateApprovals = carried.gateApprovals ?? [];
   }
+
+  private carriedGateApprovals: Approved[];
 
   /** Registers the handlers and the cancellation listener; call at the top of the workflow. */
   listen(forward: SignalForwarder = () => {}, onCancel: () => void = () => {}): this {
@@ -105,15 +135,18 @@ export class RunControl {
       onCancel();
     });
     setHandler(pauseSignal, (req) => {
-      this.paused ??= { ...req, since: new Date().toISOString() };
+      const taken = this.take('pause', req);
+      this.paused ??= { ...taken, since: new Date().toISOString() };
       forward(pauseSignal, req);
     });
     setHandler(resumeSignal, (req) => {
+      this.take('resume', req);
       this.paused = null;
       forward(resumeSignal, req);
     });
     setHandler(rollbackSignal, (req) => {
-      this.stopRequested ??= req ?? {};
+      const taken = this.take('rollback', req);
+      this.stopRequested ??= taken;
       forward(rollbackSignal, req);
     });
     // `temporal workflow update execute` may send no input: taken as an approval without a name.
@@ -154,8 +187,10 @@ export class RunControl {
    * run this one continued from passes it at once when it was for the same gate. `since`: when
    * the gate opened, for one that a run continuing as new opens again.
    */
-  openGate(name: string, since = new Date().toISOString()): void {
-    this.gate = { name, since };
+  openGate(name: string, since = new Date().toISOString(), rules?: GateRules): void {
+    const taken = this.carriedGateApprovals.filter((a) => a.gate === name);
+    this.carriedGateApprovals = [];
+    this.gate = { name, since, ...(rules && { rules }), ...(taken.length && { approvals: taken }) };
     if (this.approved && this.approved.gate !== name) this.approved = null;
   }
 
@@ -174,8 +209,9 @@ export class RunControl {
   async approval(
     name: string,
     timeoutMs?: number,
+    rules?: GateRules,
   ): Promise<{ decision: 'approved'; by: Approved } | { decision: 'stopped' | 'timed-out' }> {
-    this.openGate(name);
+    this.openGate(name, undefined, rules);
     const decided = () => this.approved !== null || this.stopping;
     const ended =
       timeoutMs === undefined ? (await condition(decided), true) : await condition(decided, timeoutMs);
@@ -208,16 +244,35 @@ export class RunControl {
       ...(this.approved && { approved: this.approved }),
       ...(this.approvals.length && { approvals: this.approvals }),
       ...(this.holds.frozen && { frozen: this.holds.frozen }),
+      ...(this.gate?.approvals && { gateApprovals: this.gate.approvals }),
+      ...this.handedDown(),
+      ...(this.usedProofs.length && { usedProofs: this.usedProofs }),
+    };
+  }
+
+  /**
+   * What a child run (a group's chart, a chart's canary) starts with: the freeze it is under, and
+   * the bridge's key and the authors, so that steering passed on to it is checked the same way.
+   */
+  handedDown(): HandedDown {
+    return {
+      ...(this.holds.frozen && { frozen: this.holds.frozen }),
+      ...(this.steering && { steering: this.steering }),
     };
   }
 
   /** The control part of the progress query's answer. */
   progress(): ControlProgress {
     return {
-      ...(this.paused && { paused: this.paused }),
+      ...(this.paused && { paused: withoutProof(this.paused) }),
       ...(this.holds.held && { held: this.holds.held }),
-      ...(this.gate && { gate: this.gate }),
-      ...(this.approvals.length && { approvals: this.approvals }),
+      ...(this.gate && {
+        gate: {
+          ...this.gate,
+          ...(this.gate.approvals && { approvals: this.gate.approvals.map(withoutProof) }),
+        },
+      }),
+      ...(this.approvals.length && { approvals: this.approvals.map(withoutProof) }),
       ...(this.refused.length && { refused: this.refused }),
     };
   }
@@ -227,26 +282,75 @@ export class RunControl {
     if (req.gate !== undefined && req.gate !== this.gate.name)
       return `the gate waiting is "${this.gate.name}", not "${req.gate}"`;
     if (this.approved) return `"${this.gate.name}" is approved already (by ${who(this.approved)})`;
-    return undefined;
+    const { rules } = this.gate;
+    if (!this.signed || !rules) return undefined;
+    const approvers = (this.gate.approvals ?? []).map((a) => a.by ?? '');
+    return ruleRefusal(rules, req.by, this.unauthenticated('approve', req), approvers);
   }
 
   private approve(req: Approval): string {
-    const gate = this.gate!.name;
-    this.approved = { by: req.by, reason: req.reason, gate, at: new Date().toISOString() };
-    this.approvals.push(this.approved);
-    return `approved ${gate}`;
+    const gate = this.gate!;
+    const taken = this.take('approve', req);
+    const needed = (this.signed && gate.rules?.distinctApprovers) || 1;
+    const approvals = [...(gate.approvals ?? [])];
+    const approval: Approved = { ...taken, gate: gate.name, at: new Date().toISOString() };
+    if (needed > 1) approval.count = `${approvals.length + 1} of ${needed}`;
+    approvals.push(approval);
+    this.approvals.push(approval);
+    if (approvals.length < needed) {
+      gate.approvals = approvals;
+      return `approval ${approval.count} of ${gate.name} taken; it needs ${needed - approvals.length} more by other users`;
+    }
+    this.approved = approval;
+    return `approved ${gate.name}`;
   }
 
   private promote(req: Request): string {
-    this.promoteRequested = req;
+    this.promoteRequested = this.take('promote', req);
     return 'promoting: the remaining steps are skipped';
+  }
+
+  /** Why a steering message is not the bridge's (see proofProblem), or undefined when it is. */
+  private unauthenticated(verb: string, req: Request & { gate?: string }): string | undefined {
+    const info = workflowInfo();
+    const workflowIds = [info.workflowId, info.parent?.workflowId, info.root?.workflowId].flatMap((id) =>
+      id === undefined ? [] : [id],
+    );
+    const used = new Set(this.usedProofs.map((p) => p.sig));
+    return proofProblem(req.proof, this.steering?.key, { workflowIds, verb, req, nowMs: Date.now(), used });
+  }
+
+  /**
+   * Whether the run tells the bridge's steering from a Temporal client's: it has the patch and a
+   * bridge started it (its key). A run without a key was started by a Temporal client (armadactl
+   * apply from files, a test): all its steering is a Temporal administrator's, recorded as sent
+   * (`armadactl --as-temporal-admin` names itself `temporal-admin:$USER`), and its
+   * distinct_approvers and not_author gates take no approval.
+   */
+  private get checksProofs(): boolean {
+    return this.signed && this.steering?.key !== undefined;
+  }
+
+  /**
+   * A steering message as the run records it: `by` the authenticated user, or `temporal-admin:<by>`
+   * without a valid proof; a valid proof is spent. In a run that does not check proofs: as sent.
+   */
+  private take<R extends Request & { gate?: string }>(verb: string, req: R | undefined): R {
+    const message = (req ?? {}) as R;
+    if (!this.checksProofs) return message;
+    const unauthenticated = this.unauthenticated(verb, message);
+    const now = Date.now();
+    this.usedProofs = this.usedProofs.filter((p) => Math.abs(now - Date.parse(p.at)) <= PROOF_WINDOW_MS);
+    if (unauthenticated === undefined) this.usedProofs.push(message.proof!);
+    return { ...message, by: recordedBy(message.by, unauthenticated === undefined) };
   }
 
   /** Records and logs a refused signal; returns whether it was refused. */
   private refusedSignal(verb: string, req: Request, why: string | undefined): boolean {
     if (why === undefined) return false;
-    log.warn(`${verb} refused`, { by: req.by, why });
-    this.refused.push({ verb, by: req.by, reason: req.reason, why, at: new Date().toISOString() });
+    const by = this.checksProofs ? recordedBy(req.by, this.unauthenticated(verb, req) === undefined) : req.by;
+    log.warn(`${verb} refused`, { by, why });
+    this.refused.push({ verb, by, reason: req.reason, why, at: new Date().toISOString() });
     this.refused.splice(0, this.refused.length - REFUSALS_KEPT);
     return true;
   }
@@ -259,6 +363,11 @@ function refuseWith(why: string | undefined): void {
 
 function who(req: Request): string {
   return req.by ?? 'an operator';
+}
+
+/** A record as the progress query shows it: the bridge's signature is no one's business there. */
+function withoutProof<R extends Request>({ proof: _proof, ...record }: R): Omit<R, 'proof'> {
+  return record;
 }
 
 /** Shows in the run's memo (`next`) which specs it will start over with; the bridge reads it. */
@@ -278,8 +387,16 @@ export async function startOver(
   changes: readonly Change[] = [],
 ): Promise<never> {
   await condition(allHandlersFinished);
+  const input = replan.input as { carried?: Carried };
+  // The bridge's key stays the one the run started with; the authors are the new specs'.
+  const authors = input.carried?.steering?.authors;
+  const steering = control.steering && { ...control.steering, ...(authors && { authors }) };
   return makeContinueAsNewFunc({ memo: { ...replan.memo } })({
-    ...(replan.input as object),
-    carried: { ...control.carry(), ...(changes.length && { changes: [...changes] }) },
+    ...input,
+    carried: {
+      ...control.carry(),
+      ...(steering && { steering }),
+      ...(changes.length && { changes: [...changes] }),
+    },
   });
 }

@@ -10,7 +10,8 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { deployerWorkflow, type DeployerOutcome } from './deployer';
 import { NonRetryable } from './failures';
-import type { ChartProgress, Request } from './messages';
+import { carriedDown, type HandedDown } from './control';
+import type { ChartProgress } from './messages';
 import { deployerMember, type LockstepLink } from './plan/lockstep';
 import type { DeployerPlan, GroupPlan } from './plan/manifest';
 import { deployerDeploymentName } from './plan/names';
@@ -106,7 +107,7 @@ export async function underLock<H>(
 export function startDeployer(
   plan: DeployerPlan,
   resourceNamespace: string,
-  frozen: Request | null,
+  handed: HandedDown,
   lockstep?: LockstepLink,
   mode: 'deploy' | 'uninstall' = 'deploy',
 ): Promise<ChildWorkflowHandle<typeof deployerWorkflow>> {
@@ -125,7 +126,7 @@ export function startDeployer(
           namespace: resourceNamespace,
           spec: plan.spec,
           mode,
-          ...(frozen && { carried: { frozen } }),
+          ...carriedDown(handed),
           ...(lockstep && { lockstep }),
         },
       ],

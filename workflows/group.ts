@@ -8,7 +8,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
-import { RunControl, startOver } from './control';
+import { carriedDown, RunControl, startOver, type HandedDown } from './control';
 import { NonRetryable } from './failures';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
 import { decidePatches, hasPatch } from './patches';
@@ -22,7 +22,6 @@ import {
   type Carried,
   type ChartProgress,
   type GroupProgress,
-  type Request,
 } from './messages';
 import { ChildRuns } from './holds';
 import type { ChartPlan, DeployerPlan, GroupPlan } from './plan/manifest';
@@ -248,7 +247,7 @@ class GroupDeploy {
       const child = await startDeployer(
         plan,
         run.namespace,
-        this.control.holds.frozen,
+        this.control.handedDown(),
         this.lockstep?.link(member),
       );
       const outcome = await this.charts.follow(child, child.result());
@@ -285,7 +284,7 @@ class GroupDeploy {
         plan,
         run.mode,
         run.namespace,
-        this.control.holds.frozen,
+        this.control.handedDown(),
         this.lockstep?.link(plan.chart),
       );
       workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
@@ -364,7 +363,7 @@ function startChart(
   plan: ChartPlan,
   mode: ChartRun['mode'],
   resourceNamespace: string,
-  frozen: Request | null,
+  handed: HandedDown,
   lockstep?: LockstepLink,
 ): Promise<ChildWorkflowHandle<typeof chartWorkflow>> {
   const start = () =>
@@ -378,7 +377,7 @@ function startChart(
           spec: plan.spec,
           mode,
           resourceNamespace,
-          ...(frozen && { carried: { frozen } }),
+          ...carriedDown(handed),
           ...(lockstep && { lockstep }),
           ...(plan.dependencies && { dependencies: plan.dependencies }),
         },

@@ -255,7 +255,8 @@ export class LockstepCoordinator {
     if (member.approvalsSent.has(gate)) return;
     member.approvalsSent.add(gate);
     const approved = this.approvedGates.get(gate)!;
-    this.tell(name, approveSignal, { gate, by: approved.by, reason: approved.reason });
+    // With the bridge's proof: the member checks it as the group did (its root or parent was steered).
+    this.tell(name, approveSignal, { gate, by: approved.by, reason: approved.reason, proof: approved.proof });
   }
 
   /** A promote of the group promotes every member, now or when it joins. */
@@ -324,10 +325,10 @@ export class LockstepRelay {
       await condition(
         () => this.gate !== undefined && control.gate?.name === this.gate && control.approved !== null,
       );
-      const { gate, by, reason } = control.closeGate()!;
+      const { gate, by, reason, proof } = control.closeGate()!;
       this.gate = undefined;
       this.group()
-        ?.signal(approveSignal, { gate, by, reason })
+        ?.signal(approveSignal, { gate, by, reason, proof })
         .catch(() => undefined);
     }
   }

@@ -13,6 +13,7 @@ import {
 import { RunControl, startOver } from './control';
 import { NonRetryable } from './failures';
 import { gateBefore } from './plan/gates';
+import { gateRules } from './plan/steering';
 import { groupChildWorkflowId } from './plan/names';
 import { renderDetails } from './details';
 import { groupWorkflow, type GroupOutcome } from './group';
@@ -199,7 +200,8 @@ class ManifestDeploy {
     const timeout = group.approval.timeoutSeconds;
     const gate = gateBefore(group.name);
     void this.notifier.notify({ event: 'waiting-approval', gate });
-    const wait = await this.control.approval(gate, timeout === undefined ? undefined : timeout * 1000);
+    const rules = gateRules(group.approval, `ArmadaManifest/${this.plan.manifest}`, this.control.steering);
+    const wait = await this.control.approval(gate, timeout === undefined ? undefined : timeout * 1000, rules);
     if (wait.decision === 'stopped') return false;
     if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue') {
       this.failure = `approval before group ${group.name} timed out`;
@@ -236,6 +238,8 @@ class ManifestDeploy {
           mode: this.run.mode,
           ...(this.run.resume && { finished: this.run.resume.finished[group.name] }),
           ...(hasPatch('group-status-by-manifest') && { manifestWritesFinalStatus: true }),
+          // The bridge's key and the authors only: a freeze reaches the group as a signal.
+          ...(this.control.steering && { carried: { steering: this.control.steering } }),
         },
       ],
       memo: workflowInfo().memo,

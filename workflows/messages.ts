@@ -1,11 +1,17 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Change } from './plan/rollback';
 import type { RunMemo } from './plan/specs';
+import type { GateRules, Proof, Steering } from './plan/steering';
 
-/** Who asked for something and why; shown by the progress query (and, later, in CR status). */
+/**
+ * Who asked for something and why; shown by the progress query (and, later, in CR status).
+ * `proof`: the bridge's signature (workflows/plan/steering.ts); without a valid one, `by` is
+ * recorded as `temporal-admin:<by>`.
+ */
 export interface Request {
   by?: string;
   reason?: string;
+  proof?: Proof;
 }
 
 /** Hold before the next chart or group starts; Helm calls already running finish. */
@@ -46,12 +52,20 @@ export interface Pause extends Request {
 export interface Gate {
   name: string;
   since: string;
+  /** Its separation-of-duties rules (`distinct_approvers`, `not_author`), when it has any. */
+  rules?: GateRules;
+  /** The approvals it has taken so far, while it needs more (`distinct_approvers`). */
+  approvals?: Approved[];
 }
 
-/** A passed gate: who approved it, why, and when. */
+/**
+ * An approval taken: who approved, why, and when; `count` `1 of 2` while a gate needs more. Its
+ * proof is kept so that a run passing it on (a lockstep set) passes the bridge's word with it.
+ */
 export interface Approved extends Request {
   gate: string;
   at: string;
+  count?: string;
 }
 
 /** A control message the run refused (a signal cannot answer its sender): what, and why. */
@@ -68,6 +82,12 @@ export interface Carried {
   approved?: Approved;
   /** Approvals already given in this run's chain, for its status. */
   approvals?: Approved[];
+  /** The approvals the open gate took so far (`distinct_approvers`), kept for the gate it opens again. */
+  gateApprovals?: Approved[];
+  /** The bridge's key and the specs' authors (workflows/plan/steering.ts); the key stays the start's. */
+  steering?: Steering;
+  /** The proofs the run took within their window: a proof counts once. */
+  usedProofs?: Proof[];
   /** The cluster freeze the run is under (the bridge starts runs with it too; see workflows/holds.ts). */
   frozen?: Request;
   /**

@@ -41,6 +41,16 @@ export function decidePatches(): void {
   decided ??= new Map(PATCHES.map((id) => [id, patched(id)]));
 }
 
+/**
+ * Whether the run checks steering against the bridge's key, and its gates take distinct_approvers
+ * and not_author (workflows/plan/steering.ts). Asked apart from PATCHES, by RunControl as every
+ * workflow starts: canary and Deployer runs ask no other patch, and asking them all would put
+ * ten more markers into each of their bounded histories.
+ */
+export function checksSteering(): boolean {
+  return patched('signed-steering');
+}
+
 /** Whether this run takes the patched behaviour. */
 export function hasPatch(id: Patch): boolean {
   decidePatches();

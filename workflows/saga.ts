@@ -86,7 +86,7 @@ async function undoDeployer(
 ): Promise<void> {
   const { deployer, namespace } = step;
   const remove = step.action === 'remove-deployer';
-  const child = await startDeployer(deployer, namespace, null, undefined, remove ? 'uninstall' : 'deploy');
+  const child = await startDeployer(deployer, namespace, {}, undefined, remove ? 'uninstall' : 'deploy');
   const outcome = await child.result();
   if (outcome.result === 'rolled-back')
     throw ApplicationFailure.nonRetryable(

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { chartRun } from '../../runs/requests';
-import { rootMessage } from '../../workflows/messages';
+import { progressQuery, rootMessage } from '../../workflows/messages';
 import { armadaChartSpec } from '../../api/chart';
 import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
@@ -598,4 +598,79 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       await canI(...asB, 'patch', 'deployers.armada.airshipit.org', '--subresource=status', '-n', teamB),
     ).toBe('no');
   });
+
+  it("an approval by the spec's author at a not_author gate is refused by name: the gate still waits and nothing past it deploys; another user's passes it", async () => {
+    // The admission policies (deploy/admission/, installed by installCrds) record who applied the
+    // spec (armada.airshipit.org/author) and who wrote each action (armada.airshipit.org/by).
+    const charts = [
+      settingsChart('sod-first', teamA, { n: '1' }),
+      settingsChart('sod-second', teamA, { n: '2' }),
+    ];
+    await applyObjects(teamA, [
+      armadaObject('ArmadaManifest', 'sod', {
+        release_prefix: 'sod',
+        chart_groups: ['sod-first', 'sod-second'],
+        approval: { before: ['sod-second'], not_author: true },
+      }),
+      armadaObject('ArmadaChartGroup', 'sod-first', { chart_group: ['sod-first'] }),
+      armadaObject('ArmadaChartGroup', 'sod-second', { chart_group: ['sod-second'] }),
+      ...charts,
+    ]);
+    const author = (await json('get', 'amf', 'sod', '-n', teamA)).metadata.annotations?.[
+      'armada.airshipit.org/author'
+    ];
+    expect(author).toEqual(expect.any(String));
+    const handle = client.workflow.getHandle(objectWorkflowId('ArmadaManifest', teamA, 'sod'));
+    const gateWaits = () =>
+      eventually(
+        'the manifest waits at its gate',
+        async () =>
+          (await handle.query(progressQuery)).gate?.name === 'before group sod-second' ? true : undefined,
+        { process: bridge },
+      );
+    await gateWaits();
+    /** The bridge's Event of the next action on the manifest, once it has recorded one more. */
+    const actionEvents = async () =>
+      (await json('get', 'events', '-n', teamA, '--field-selector', 'involvedObject.name=sod,reason=Action'))
+        .items as {
+        type: string;
+        message: string;
+      }[];
+    const approve = async (...as: string[]) => {
+      const seen = (await actionEvents()).length;
+      await kubectl(
+        ...as,
+        'annotate',
+        '--overwrite',
+        'amf',
+        'sod',
+        '-n',
+        teamA,
+        'armada.airshipit.org/action=approve',
+      );
+      return eventually('the action taken', async () => (await actionEvents())[seen], { process: bridge });
+    };
+    const refused = await approve();
+    expect(refused.type).toBe('Warning');
+    expect(refused.message).toContain(
+      `not_author: ${author} wrote this spec (ArmadaManifest/sod) and may not approve it`,
+    );
+    await gateWaits();
+    expect(JSON.parse(await helm('list', '-n', teamA, '-o', 'json', '--filter', '^sod-sod-second$'))).toEqual(
+      [],
+    );
+    // Another user (cluster-admin rights, so RBAC lets them annotate) passes it.
+    const passed = await approve('--as', 'sod-approver', '--as-group', 'system:masters');
+    expect(passed.message).toMatch(/^sod-approver asked to approve: approved before group sod-second/);
+    await eventually(
+      'the manifest deployed',
+      async () =>
+        (await json('get', 'amf', 'sod', '-n', teamA)).status?.actual_state === 'deployed' ? true : undefined,
+      { process: bridge },
+    );
+    const { approvals } = await handle.query(progressQuery);
+    expect(approvals).toEqual([
+      expect.objectContaining({ by: 'sod-approver', gate: 'before group sod-second' }),
+    ]);
+  }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { CoreV1Api } from '@kubernetes/client-node';
+import { createPrivateKey } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -186,13 +187,26 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
   const digestKey = async () =>
     kubectl('get', 'secret', `${fullname}-digest-key`, '-n', namespace, '-o', 'jsonpath={.data.key}');
 
-  it('generates an encryption key and a release digest key at install and keeps both across an upgrade', async () => {
+  const steeringKey = async () =>
+    kubectl(
+      'get',
+      'secret',
+      `${fullname}-steering`,
+      '-n',
+      namespace,
+      '-o',
+      'jsonpath={.data.steering-key\\.pem}',
+    );
+
+  it('generates an encryption key, a release digest key and a steering key at install and keeps them across an upgrade', async () => {
     const installed = await encryptionKeys();
     expect(parseKeys(Buffer.from(installed, 'base64').toString(), 'the Secret')).toHaveLength(1);
     const installedDigestKey = await digestKey();
     expect(parseDigestKey(Buffer.from(installedDigestKey, 'base64').toString(), 'the Secret')).toHaveLength(
       32,
     );
+    const steering = await steeringKey();
+    expect(createPrivateKey(Buffer.from(steering, 'base64').toString()).asymmetricKeyType).toBe('ed25519');
     await helm(
       'upgrade',
       release,
@@ -206,6 +220,8 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     );
     expect(await encryptionKeys()).toBe(installed);
     expect(await digestKey()).toBe(installedDigestKey);
+    // Runs carry the bridge's public key from their start: a new key could not steer them.
+    expect(await steeringKey()).toBe(steering);
   });
 
   describe("the worker's ServiceAccount", () => {
@@ -403,6 +419,8 @@ describe('payload encryption in the operator chart (helm template)', () => {
     }[];
     volumes: { name: string; secret?: { secretName: string; items: { key: string; path: string }[] } }[];
   }
+  const isEncryptionSecret = (doc: Rendered) =>
+    doc.kind === 'Secret' && doc.metadata.name.endsWith('-encryption');
   const render = async (...args: string[]) =>
     parseAllDocuments(await helm('template', 'r', chart, ...args))
       .map((doc) => doc.toJS() as Rendered | null)
@@ -432,8 +450,6 @@ describe('payload encryption in the operator chart (helm template)', () => {
       });
   const secretNamed = (docs: Rendered[], name: string) =>
     docs.find((doc) => doc.kind === 'Secret' && doc.metadata.name === name);
-  const encryptionSecrets = (docs: Rendered[]) =>
-    docs.filter((doc) => doc.kind === 'Secret' && doc.metadata.name !== 'r-armada-temporal-digest-key');
 
   it('is on by default: one random 32-byte key in a Secret of its own, mounted into the worker and the bridge', async () => {
     const docs = await render();
@@ -460,6 +476,40 @@ describe('payload encryption in the operator chart (helm template)', () => {
     );
   });
 
+  it("generates the bridge's steering key (Ed25519) into a Secret of its own, mounted into the bridge alone; or mounts the operator's", async () => {
+    const steeringOf = (docs: Rendered[]) =>
+      docs
+        .filter((doc) => doc.kind === 'Deployment')
+        .map((doc) => {
+          const pod = doc.spec!.template.spec;
+          const [container] = pod.containers;
+          return {
+            file: container.env.find((e) => e.name === 'ARMADA_STEERING_KEY_FILE')?.value,
+            secret: pod.volumes.find((v) => v.name === 'steering-key')?.secret,
+          };
+        });
+    const docs = await render();
+    const secret = docs.find(
+      (doc) => doc.kind === 'Secret' && doc.metadata.name === 'r-armada-temporal-steering',
+    )!;
+    const pem = Buffer.from(secret.data!['steering-key.pem'], 'base64').toString();
+    expect(createPrivateKey(pem).asymmetricKeyType).toBe('ed25519');
+    const secretOf = (name: string) => ({
+      secretName: name,
+      items: [{ key: 'steering-key.pem', path: 'key.pem' }],
+    });
+    expect(steeringOf(docs)).toEqual([
+      { file: '/etc/armada/steering/key.pem', secret: secretOf('r-armada-temporal-steering') },
+      { file: undefined, secret: undefined },
+    ]);
+    const own = await render('--set', 'steering.existingSecret=my-steering');
+    expect(own.filter((doc) => doc.kind === 'Secret' && doc.metadata.name.endsWith('-steering'))).toEqual([]);
+    expect(steeringOf(own)[0]).toEqual({
+      file: '/etc/armada/steering/key.pem',
+      secret: secretOf('my-steering'),
+    });
+  });
+
   it("mounts the operator's own Secret instead, and renders none", async () => {
     const docs = await render(
       '--set',
@@ -467,7 +517,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
       '--set',
       'encryption.secretKey=current',
     );
-    expect(encryptionSecrets(docs)).toEqual([]);
+    expect(docs.filter(isEncryptionSecret)).toEqual([]);
     expect(keysOf(docs).map(({ secret, items }) => ({ secret, items }))).toEqual(
       Array(2).fill({ secret: 'my-keys', items: [{ key: 'current', path: 'keys' }] }),
     );
@@ -475,7 +525,7 @@ describe('payload encryption in the operator chart (helm template)', () => {
 
   it('can be turned off: no Secret, no variable, no mount', async () => {
     const docs = await render('--set', 'encryption.enabled=false');
-    expect(encryptionSecrets(docs)).toEqual([]);
+    expect(docs.filter(isEncryptionSecret)).toEqual([]);
     expect(keysOf(docs).map(({ file, mountPath, secret }) => ({ file, mountPath, secret }))).toEqual(
       Array(2).fill({ file: undefined, mountPath: undefined, secret: undefined }),
     );

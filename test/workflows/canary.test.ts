@@ -5,8 +5,13 @@ import type { temporal } from '@temporalio/proto';
 import type * as activities from '../../activities';
 import { canaryWorkflow, deployerWorkflow } from '../../workflows';
 import type { CanaryRun } from '../../workflows/canary';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadSteeringKey } from '../../runs/steering-key';
 import {
   approveSignal,
+  approveUpdate,
   canaryProgressQuery,
   pauseSignal,
   promoteSignal,
@@ -25,6 +30,7 @@ import {
   summaryOf,
 } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
+import { refusal } from '../helpers/runs';
 
 /** One scale call as the stub saw it: which Deployment, to how many, in which namespace. */
 interface ScaleCall {
@@ -571,6 +577,47 @@ describe('canary workflow (stubbed Kubernetes, real dev server)', () => {
     expect((await latest.query(canaryProgressQuery)).approvals).toEqual([
       expect.objectContaining({ by: 'cat', gate: waiting.gate!.name }),
     ]);
+  });
+
+  it("a step with distinct_approvers 2 and not_author: the Deployer's author and a second approval by one user are refused by name, two others pass it", async () => {
+    const ns = uniqueName('sod');
+    const signer = loadSteeringKey(path.join(mkdtempSync(path.join(tmpdir(), 'steering-')), 'key.pem'), {
+      create: true,
+    });
+    const workflowId = uniqueName('canary-sod');
+    const gate = 'step 1 (20 %)';
+    const approve = (by: string) => {
+      const req = { by, gate };
+      return handle.executeUpdate(approveUpdate, {
+        args: [{ ...req, proof: signer.prove(workflowId, 'approve', req) }],
+      });
+    };
+    const handle = await harness().client.workflow.start(canaryWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [
+        canaryRun(ns, [{ percent: 20, approval: true }, { percent: 100 }], {
+          approvalRules: { distinct_approvers: 2, not_author: true },
+          resource: { kind: 'Deployer', namespace: ns, name: 'web' },
+          carried: { steering: { key: signer.publicKey, authors: { 'Deployer/web': 'alice' } } },
+        }),
+      ],
+    });
+    await until(handle, (p) => p.waitingOn === 'approval');
+    expect(await refusal(approve('alice'))).toBe(
+      'not_author: alice wrote this spec (Deployer/web) and may not approve it',
+    );
+    await approve('bob');
+    expect(await refusal(approve('bob'))).toBe('distinct_approvers: 2: bob has approved already');
+    expect((await handle.query(canaryProgressQuery)).gate).toMatchObject({
+      name: gate,
+      approvals: [{ by: 'bob' }],
+    });
+    expect(await approve('carol')).toBe(`approved ${gate}`);
+    const outcome = await handle.result();
+    expect(outcome.result).toBe('promoted');
+    expect(outcome.steps[0].ended).toBe('approved');
+    if (savingHistories) await saveHistory(workflowId, undefined, 'sod-canary-step--canary');
   });
 });
 

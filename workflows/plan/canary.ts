@@ -28,18 +28,32 @@ export function splitAt(total: number, percent: number): Split {
   return { percent, canary, stable: total - canary };
 }
 
-/** A canary spec's timeouts (ArmadaChart canaries' and Deployers' alike) as the canary takes them, in seconds. */
+/**
+ * A canary spec's timeouts (ArmadaChart canaries' and Deployers' alike) as the canary takes them,
+ * in seconds, and its approval steps' separation-of-duties rules (api/chart.ts approvalRules).
+ */
 export function canaryTimeoutsOf(spec: {
   step_timeout?: number | string;
   approval_timeout?: number | string;
   on_timeout?: 'rollback' | 'promote';
-}): { stepTimeoutSeconds?: number; approvalTimeoutSeconds?: number; onTimeout?: 'rollback' | 'promote' } {
+  distinct_approvers?: number;
+  not_author?: boolean;
+}): {
+  stepTimeoutSeconds?: number;
+  approvalTimeoutSeconds?: number;
+  onTimeout?: 'rollback' | 'promote';
+  approvalRules?: { distinct_approvers?: number; not_author?: boolean };
+} {
   const seconds = (value: number | string | undefined) =>
     value === undefined ? undefined : (durationSeconds(value) ?? undefined);
+  const { distinct_approvers, not_author } = spec;
   return {
     stepTimeoutSeconds: seconds(spec.step_timeout),
     approvalTimeoutSeconds: seconds(spec.approval_timeout),
     onTimeout: spec.on_timeout,
+    ...((distinct_approvers !== undefined || not_author !== undefined) && {
+      approvalRules: { distinct_approvers, not_author },
+    }),
   };
 }
 

@@ -35,7 +35,13 @@ export interface GroupPlan {
   name: string;
   sequenced: boolean;
   /** Wait for an approve signal before this group starts, and what a timed-out wait does. */
-  approval?: { timeoutSeconds?: number; onTimeout: 'stop' | 'rollback' | 'continue' };
+  approval?: {
+    timeoutSeconds?: number;
+    onTimeout: 'stop' | 'rollback' | 'continue';
+    /** Separation of duties (api/chart.ts approvalRules), as the manifest's `approval` sets it. */
+    distinct_approvers?: number;
+    not_author?: boolean;
+  };
   charts: ChartPlan[];
   /** The Deployers it lists (`deployers`), in order; absent when it lists none. */
   deployers?: DeployerPlan[];
@@ -211,6 +217,8 @@ export function planManifest(docs: ManifestDocuments): ManifestPlan {
   const approval = gate && {
     timeoutSeconds: gate.timeout === undefined ? undefined : (durationSeconds(gate.timeout) ?? undefined),
     onTimeout: gate.on_timeout,
+    ...(gate.distinct_approvers !== undefined && { distinct_approvers: gate.distinct_approvers }),
+    ...(gate.not_author !== undefined && { not_author: gate.not_author }),
   };
 
   const groups = manifest.spec.chart_groups.flatMap((groupName): GroupPlan[] => {

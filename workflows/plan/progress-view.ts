@@ -4,6 +4,7 @@ import type {
   CanaryStepRecord,
   ChartProgress,
   ControlProgress,
+  Gate,
   Hold,
   Progress,
   Request,
@@ -92,8 +93,12 @@ export function waitingOf(p: AnyProgress): string {
 function controlNotes(p: ControlProgress): string[] {
   const failures = p.statusWriteFailures;
   return [
-    ...(p.gate ? [`gate "${p.gate.name}" waits for approval since ${stamp(p.gate.since)}`] : []),
-    ...(p.approvals ?? []).map((a) => `approved "${a.gate}"${byWhom(a)} at ${stamp(a.at)}`),
+    ...(p.gate
+      ? [`gate "${p.gate.name}" waits for approval${gateNeeds(p.gate)} since ${stamp(p.gate.since)}`]
+      : []),
+    ...(p.approvals ?? []).map(
+      (a) => `approved "${a.gate}"${byWhom(a)}${a.count ? ` (${a.count} approvals)` : ''} at ${stamp(a.at)}`,
+    ),
     ...(p.refused ?? []).map((r) => `refused ${r.verb}${byWhom(r)} at ${stamp(r.at)}: ${r.why}`),
     ...(failures
       ? [
@@ -101,6 +106,25 @@ function controlNotes(p: ControlProgress): string[] {
         ]
       : []),
   ];
+}
+
+/** What a gate with separation-of-duties rules still needs: ` (1 of 2 approvals; not_author: alice may not approve)`. */
+function gateNeeds(gate: Gate): string {
+  const { rules } = gate;
+  if (!rules) return '';
+  const needs = [
+    ...(rules.distinctApprovers
+      ? [`${gate.approvals?.length ?? 0} of ${rules.distinctApprovers} approvals`]
+      : []),
+    ...(rules.notAuthor
+      ? [
+          rules.notAuthor.author === undefined
+            ? 'not_author: author unknown, so none can pass it'
+            : `not_author: ${rules.notAuthor.author} may not approve`,
+        ]
+      : []),
+  ];
+  return ` (${needs.join('; ')})`;
 }
 
 /** A chart's state with the first line of its error: `failed: wait timed out`. */

@@ -83,6 +83,11 @@ default
 /etc/armada/digest-key
 {{- end -}}
 
+{{/* The Secret holding the bridge's steering key: the operator's own, or the chart's. */}}
+{{- define "armada.steeringSecret" -}}
+{{- .Values.steering.existingSecret | default (printf "%s-steering" (include "armada.fullname" .)) -}}
+{{- end -}}
+
 {{/* The environment both processes share: how to reach Temporal and seal what they send it. */}}
 {{- define "armada.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
