@@ -6,7 +6,15 @@ import { GROUP, VERSION } from '../../api/common';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, uniqueName } from '../helpers/env';
 import { historyText } from '../helpers/histories';
-import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
+import {
+  applyObjects,
+  applyPolicy,
+  armadaObject,
+  grantedRole,
+  helloChart,
+  installCrds,
+  kubectl,
+} from '../helpers/kube';
 import { serviceAccountKubeconfig } from '../helpers/kubeconfig';
 import { databaseFiles, placesHolding } from '../helpers/leaks';
 import {
@@ -419,5 +427,56 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
         expect(`${verb} in ${ns}: ${await canI(...asWorker, ...verb.split(' '), '-n', ns)}`).toBe(
           `${verb} in ${ns}: no`,
         );
+  });
+  it("tenant A's user writes an approval whose armada.airshipit.org/by names someone else: the API server refuses the write, naming the rule, and the gate still waits", async () => {
+    // A person of team A who may steer team A's manifests (RBAC patch), as an admin grants it.
+    const alice = `alice@${teamA}`;
+    await applyObjects(
+      teamA,
+      grantedRole('steer-gated', { user: alice }, [
+        { apiGroups: [GROUP], resources: ['armadamanifests'], verbs: ['get', 'patch'] },
+      ]),
+    );
+    await applyObjects(teamA, [
+      helloChart('gated-web', teamA),
+      armadaObject('ArmadaChartGroup', 'gated', { chart_group: ['gated-web'] }),
+      armadaObject('ArmadaManifest', 'gated', {
+        release_prefix: 'gated',
+        chart_groups: ['gated'],
+        approval: { before: ['gated'] },
+      }),
+    ]);
+    const workflowId = objectWorkflowId('ArmadaManifest', teamA, 'gated');
+    await eventually(
+      'the manifest waiting at its gate',
+      async () =>
+        (await json('get', 'amf', 'gated', '-n', teamA)).status?.actual_state === 'waitingapproval'
+          ? true
+          : undefined,
+      { process: bridge },
+    );
+    const refused = await kubectl(
+      'annotate',
+      'amf',
+      'gated',
+      '-n',
+      teamA,
+      `--as=${alice}`,
+      'armada.airshipit.org/action=approve',
+      'armada.airshipit.org/by=ops-boss',
+    ).catch((err: { stderr?: string }) => err.stderr ?? String(err));
+    expect(refused).toContain(
+      `ValidatingAdmissionPolicy 'armada-authenticated-annotations' with binding 'armada-authenticated-annotations' denied request: rule by-is-the-writer: armada.airshipit.org/by names ops-boss but the API server authenticated this write as ${alice}`,
+    );
+    // Nothing changed: no action stored, no message reached the run, the gate still waits.
+    const annotations = (await json('get', 'amf', 'gated', '-n', teamA)).metadata.annotations ?? {};
+    expect(annotations['armada.airshipit.org/action']).toBeUndefined();
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    expect(
+      (history.events ?? []).filter(
+        (e) => e.workflowExecutionSignaledEventAttributes || e.workflowExecutionUpdateAcceptedEventAttributes,
+      ),
+    ).toEqual([]);
+    expect((await json('get', 'amf', 'gated', '-n', teamA)).status.actual_state).toBe('waitingapproval');
   });
 });

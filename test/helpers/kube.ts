@@ -333,12 +333,12 @@ export function dryRunCreate(obj: { kind: KindName }, namespace = 'default'): Pr
 }
 
 /**
- * A Role of `rules` and its RoleBinding to the ServiceAccount `serviceAccount`, both named `name`:
+ * A Role of `rules` and its RoleBinding to `subject` (a ServiceAccount, or a user), both named `name`:
  * objects for applyObjects in the namespace the Role grants.
  */
 export function grantedRole(
   name: string,
-  serviceAccount: { namespace: string; name: string },
+  subject: { namespace: string; name: string } | { user: string },
   rules: object[],
 ): object[] {
   return [
@@ -348,7 +348,11 @@ export function grantedRole(
       kind: 'RoleBinding',
       metadata: { name },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
+      subjects: [
+        'user' in subject
+          ? { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: subject.user }
+          : { kind: 'ServiceAccount', ...subject },
+      ],
     },
   ];
 }
