@@ -232,8 +232,10 @@ outcome (deployed, rolled-back, failed, re-planned, running, ...), how long it t
 and the specs it deployed (the bridge names them with their generation: ArmadaManifest/demo@3).
 TARGET as for status; for act/NAME, the runs of the ArmadaChart's release (when it is applied
 on its own) and of its canary. --output json (-o json) prints an array of {workflowId, runId,
-type, status, phase, outcome, startTime, closeTime, durationSeconds, specs, mode} ([] when there
-is none).`,
+type, status, phase, outcome, startTime, closeTime, durationSeconds, specs, mode, approvals}
+([] when there is none); approvals: [{gate, by}] as the run recorded who approved each gate (the
+user the API server authenticated), null when the run did not answer within 2 s. The table shows
+them as a column "approved by" when any run has one.`,
     options: { limit: { type: 'string', default: '20' }, ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);

@@ -128,4 +128,36 @@ describe('who may steer a run: armadactl steers through the API server as the ca
     const paused = await eventually('the run paused again', async () => (await progress()).paused);
     expect(paused.by).toBe('temporal-admin:ops-alice');
   });
+
+  it('the audit trail of an approved gate names the user the API server authenticated: the Event, the run, armadactl status and history', async () => {
+    expect((await armadactlAs(b.kubeconfig, 'resume', 'demo', '-n', b.namespace)).code).toBe(0);
+    const { code, stdout } = await armadactlAs(
+      b.kubeconfig,
+      'approve',
+      'demo',
+      '-n',
+      b.namespace,
+      '--gate',
+      'before group platform',
+      '--reason',
+      'change 42',
+    );
+    expect(stdout).toMatch(new RegExp(`^${b.username} asked to approve \\(change 42\\): `));
+    expect(code).toBe(0);
+    // The object's Event.
+    const events = JSON.parse(
+      await kubectl('get', 'events', '-n', b.namespace, '--field-selector', 'reason=Action', '-o', 'json'),
+    ).items.map((e: { message: string }) => e.message);
+    expect(events).toContain(stdout);
+    // The run: its progress and the approve Update in its history.
+    expect((await progress()).approvals).toEqual([
+      expect.objectContaining({ gate: 'before group platform', by: b.username, reason: 'change 42' }),
+    ]);
+    // armadactl status and history, as any reader of the run sees them.
+    const status = await armadactlAs(b.kubeconfig, 'status', 'demo', '-n', b.namespace);
+    expect(status.stdout).toContain(b.username);
+    const history = await armadactlAs(b.kubeconfig, 'history', 'demo', '-n', b.namespace);
+    expect(history.stdout.split('\n')[0]).toContain('approved by');
+    expect(history.stdout).toContain(`${b.username} (before group platform)`);
+  });
 });

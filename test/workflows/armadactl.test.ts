@@ -218,6 +218,7 @@ describe('armadactl history and status --output json (stubbed activities, real d
         'durationSeconds',
         'specs',
         'mode',
+        'approvals',
       ]);
       expect(runs[0]).toMatchObject({
         workflowId: `ArmadaManifest:${ns}/demo`,
