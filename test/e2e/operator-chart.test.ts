@@ -315,7 +315,17 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     });
   });
 
-  it('uninstalls, leaving the CRDs (and so every ArmadaChart) and the encryption key in place', async () => {
+  it('holds the admission policies beside its CRDs (crds/), as deploy/admission/ has them', async () => {
+    const rendered = await helm('template', release, chart, '--include-crds');
+    for (const policy of [
+      'MutatingAdmissionPolicy\nmetadata:\n  name: armada-action-by',
+      'MutatingAdmissionPolicy\nmetadata:\n  name: armada-spec-author',
+      'ValidatingAdmissionPolicy\nmetadata:\n  name: armada-authenticated-annotations',
+    ])
+      expect(rendered).toContain(`kind: ${policy}`);
+  });
+
+  it('uninstalls, leaving the CRDs (and so every ArmadaChart), the admission policies and the encryption key in place', async () => {
     const keys = await encryptionKeys();
     await helm('uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s');
     for (const role of ['worker', 'deploy'])
@@ -324,6 +334,9 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
       'armadacharts.armada.airshipit.org',
     );
+    expect(
+      await kubectl('get', 'validatingadmissionpolicy', 'armada-authenticated-annotations', '-o', 'name'),
+    ).toContain('armada-authenticated-annotations');
     expect(await encryptionKeys()).toBe(keys);
   });
 });
