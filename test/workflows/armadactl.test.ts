@@ -347,7 +347,8 @@ describe('armadactl errors that say what to do (real dev server)', () => {
     [['history', 'demo'], 'no run of ArmadaManifest:NS/demo; start one with `armadactl apply`'],
     [['history', 'act/web'], 'no run of ArmadaChart:NS/web; start one with `armadactl apply`'],
     [['status', 'dpl/nginx'], 'no run of Deployer:NS/nginx; start one with `armadactl apply`'],
-    [['pause', 'demo'], 'nothing to pause: ArmadaManifest:NS/demo has never run'],
+    // A run from files is steered by a Temporal administrator, straight to Temporal.
+    [['pause', 'demo', '--as-temporal-admin'], 'nothing to pause: ArmadaManifest:NS/demo has never run'],
   ])('%j of an object that never ran: %s', async (argv, message) => {
     const { code, err } = await armadactl([...argv, '-n', ns]);
     expect(err).toEqual([`armadactl ${argv[0]}: ${message.replace('NS', ns)}`]);
