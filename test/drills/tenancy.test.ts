@@ -142,6 +142,9 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       '--namespace',
       operator,
       '--skip-crds',
+      // The tests install the admission policies with the CRDs (installCrds), outside any release.
+      '--set',
+      'admissionPolicies.install=false',
       '--set',
       'worker.replicas=0',
       '--set',

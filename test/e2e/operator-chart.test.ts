@@ -153,6 +153,9 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       '--namespace',
       namespace,
       '--create-namespace',
+      // The admission policies may be there already (applied with the CRDs by the tests beside
+      // this one): the release takes them over, and keeps them on uninstall.
+      '--take-ownership',
       '--set',
       `rbac.deploy.workerNamespaces[0]=${target}`,
       '--set',
@@ -315,14 +318,17 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     });
   });
 
-  it('holds the admission policies beside its CRDs (crds/), as deploy/admission/ has them', async () => {
-    const rendered = await helm('template', release, chart, '--include-crds');
+  it('installs the admission policies of deploy/admission/, unless told not to', async () => {
+    const rendered = await helm('template', release, chart);
     for (const policy of [
       'MutatingAdmissionPolicy\nmetadata:\n  name: armada-action-by',
       'MutatingAdmissionPolicy\nmetadata:\n  name: armada-spec-author',
       'ValidatingAdmissionPolicy\nmetadata:\n  name: armada-authenticated-annotations',
     ])
       expect(rendered).toContain(`kind: ${policy}`);
+    expect(await helm('template', release, chart, '--set', 'admissionPolicies.install=false')).not.toContain(
+      'AdmissionPolicy',
+    );
   });
 
   it('uninstalls, leaving the CRDs (and so every ArmadaChart), the admission policies and the encryption key in place', async () => {
@@ -480,6 +486,8 @@ describe('the operator chart with an empty managedResources, the worker deployin
       namespace,
       '--create-namespace',
       '--skip-crds',
+      '--set',
+      'admissionPolicies.install=false',
       '--set-json',
       'managedResources=[]',
       '--set',
