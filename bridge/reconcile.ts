@@ -36,7 +36,7 @@ import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
 import type { ArmadaObject } from './watch';
-import { ACTION_BY_POLICY, BY_ANNOTATION } from '../runs/annotations';
+import { ACTION_BY_POLICY, ACTION_EVENT_REASON, BY_ANNOTATION } from '../runs/annotations';
 import {
   ACTION_ANNOTATION,
   FINALIZER,
@@ -591,7 +591,7 @@ async function takeAction(
   await clearAction(ctx, view, action);
   await recordEvent({ kind, namespace, name }, view.uid, {
     type,
-    reason: 'Action',
+    reason: ACTION_EVENT_REASON,
     message: `${by} asked to ${command}${reason ? ` (${reason})` : ''}: ${outcome}`,
   });
   ctx.metrics.actionTaken(command, type === 'Normal');

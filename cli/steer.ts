@@ -12,6 +12,7 @@ import { abortWith, apiMessage, asCaller, callerKubeConfig, kubeApi } from '../k
 import {
   ACTION_ANNOTATION,
   ACTION_ANNOTATIONS,
+  ACTION_EVENT_REASON,
   BY_ANNOTATION,
   GATE_ANNOTATION,
   REASON_ANNOTATION,
@@ -25,8 +26,6 @@ import { describeRef, readObject } from './cluster';
 const POLL_MS = 250;
 /** How long one request to the API server may take. */
 const REQUEST_TIMEOUT_MS = 10_000;
-/** The reason of the Event the bridge records for each action it takes (bridge/reconcile.ts takeAction). */
-const ACTION_EVENT_REASON = 'Action';
 
 /** What the bridge answered to an action armadactl wrote: its Event's type and message. */
 export interface Steered {

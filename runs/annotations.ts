@@ -33,3 +33,6 @@ export const ACTION_ANNOTATIONS = [
   NOW_ANNOTATION,
   BY_ANNOTATION,
 ];
+
+/** The reason of the Event the bridge records for each action it takes, which armadactl reads back. */
+export const ACTION_EVENT_REASON = 'Action';
