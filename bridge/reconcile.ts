@@ -37,6 +37,7 @@ import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
 import type { ArmadaObject } from './watch';
+import { ACTION_BY_POLICY, ACTION_EVENT_REASON, BY_ANNOTATION } from '../runs/annotations';
 import {
   ACTION_ANNOTATION,
   FINALIZER,
@@ -548,7 +549,7 @@ async function ensureFinalizer(view: ObjectView): Promise<void> {
 /**
  * `armada.airshipit.org/action`: sends the command to the run that steers the object (routeOf:
  * its canary, its own run, or the manifest or group that runs it), removes the annotation, and
- * records an Event with who asked (the field manager that wrote the annotation) and what the run
+ * records an Event with who asked (BY_ANNOTATION, the user the API server authenticated) and what the run
  * answered, or why it was refused (a Warning; `refusal` refuses it at once). `armada.airshipit.org/gate`
  * names the gate an approve is for.
  */
@@ -559,11 +560,16 @@ async function takeAction(
   refusal?: string,
 ): Promise<void> {
   const { kind, namespace, name } = view;
-  const { command, reason, gate, by } = action;
+  const { command, reason, gate } = action;
+  // Only the API server's word on who wrote it counts: without it no one is known to have asked.
+  const by = action.by ?? `someone (no ${BY_ANNOTATION})`;
   let outcome: string;
   let type: 'Normal' | 'Warning' = 'Normal';
   if (refusal !== undefined) {
     outcome = `refused: ${refusal}`;
+    type = 'Warning';
+  } else if (action.by === undefined) {
+    outcome = `refused: the API server wrote no ${BY_ANNOTATION}, so who asked is unknown: the admission policies of deploy/admission/ (${ACTION_BY_POLICY}) are not installed on this cluster`;
     type = 'Warning';
   } else if (!ACTIONS.includes(command)) {
     outcome = `unknown action "${command}"; use one of ${ACTIONS.join(', ')}`;
@@ -602,7 +608,7 @@ async function takeAction(
   await clearAction(ctx, view, action);
   await recordEvent({ kind, namespace, name }, view.uid, {
     type,
-    reason: 'Action',
+    reason: ACTION_EVENT_REASON,
     message: `${by} asked to ${command}${reason ? ` (${reason})` : ''}: ${outcome}`,
   });
   ctx.metrics.actionTaken(command, type === 'Normal');

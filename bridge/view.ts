@@ -8,29 +8,29 @@ import type { ClaimDocument } from '../workflows/plan/manifest';
 import type { ClaimIndex } from './claims';
 import { prefixedRelease } from '../workflows/plan/names';
 import { formatSpecs } from '../workflows/plan/specs';
+import {
+  ACTION_ANNOTATION,
+  ACTION_ANNOTATIONS,
+  AUTHOR_ANNOTATION,
+  BY_ANNOTATION,
+  GATE_ANNOTATION,
+  NOW_ANNOTATION,
+  REASON_ANNOTATION,
+  RUN_ANNOTATION,
+} from '../runs/annotations';
 import type { ArmadaObject } from './watch';
 
 /** Added before a run starts, removed once the uninstall path has finished. */
 export const FINALIZER = 'armada.airshipit.org/finalizer';
-/** `kubectl annotate act/shop armada.airshipit.org/action=pause` becomes the pause signal. */
-export const ACTION_ANNOTATION = 'armada.airshipit.org/action';
-export const REASON_ANNOTATION = 'armada.airshipit.org/reason';
-/** On an approve action: the gate it approves (`before group apps`, `step 2 (50 %)`); optional. */
-export const GATE_ANNOTATION = 'armada.airshipit.org/gate';
-/** On an undo action: the run to undo (a run ID; absent: the newest deploy that kept a change). */
-export const RUN_ANNOTATION = 'armada.airshipit.org/run';
-/** On an undo action of a Deployer: `true` goes back at once rather than through the steps. */
-export const NOW_ANNOTATION = 'armada.airshipit.org/now';
-/** Who last changed the spec: set by the admission policies (deploy/admission/), read by `not_author` gates. */
-export const AUTHOR_ANNOTATION = 'armada.airshipit.org/author';
-/** An action's annotations, removed together once it is taken. */
-const ACTION_ANNOTATIONS = [
+export {
   ACTION_ANNOTATION,
-  REASON_ANNOTATION,
+  AUTHOR_ANNOTATION,
+  BY_ANNOTATION,
   GATE_ANNOTATION,
-  RUN_ANNOTATION,
   NOW_ANNOTATION,
-];
+  REASON_ANNOTATION,
+  RUN_ANNOTATION,
+} from '../runs/annotations';
 
 /** The queue's key of an object: `ArmadaChart/default/shop`. */
 export function objectKey(kind: KindName, namespace: string, name: string): string {
@@ -62,8 +62,11 @@ export interface ActionRequest {
   /** An undo's run (RUN_ANNOTATION) and whether a Deployer goes back at once (NOW_ANNOTATION). */
   run?: string;
   now?: boolean;
-  /** The field manager that wrote the annotation; `unknown` when none is recorded. */
-  by: string;
+  /**
+   * Who wrote it, as the API server authenticated them (BY_ANNOTATION); absent when the
+   * admission policies that write it are not installed, and then the action is refused.
+   */
+  by?: string;
   /** The action's annotations present on the object (ACTION_ANNOTATION and those beside it). */
   written: string[];
 }
@@ -103,7 +106,7 @@ interface ViewOf<K extends KindName> {
   targetState?: string;
   /** The action annotation, when an operator has set one. */
   action?: ActionRequest;
-  /** The user whose write last changed the spec (AUTHOR_ANNOTATION); absent without the admission policies. */
+  /** Who last changed the spec, as the API server authenticated them (AUTHOR_ANNOTATION). */
   author?: string;
   /** The message of the object's Invalid condition while that is True (what the bridge said). */
   statedInvalid?: string;
@@ -189,11 +192,11 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
             gate: annotations[GATE_ANNOTATION],
             ...(annotations[RUN_ANNOTATION] !== undefined && { run: annotations[RUN_ANNOTATION] }),
             ...(annotations[NOW_ANNOTATION] === 'true' && { now: true }),
-            by: annotationWriter(obj) ?? 'unknown',
+            by: annotations[BY_ANNOTATION],
             written: ACTION_ANNOTATIONS.filter((a) => annotations[a] !== undefined),
           },
+    author: annotations[AUTHOR_ANNOTATION],
     statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,
-    ...(annotations[AUTHOR_ANNOTATION] !== undefined && { author: annotations[AUTHOR_ANNOTATION] }),
   };
   return view as ObjectView<K>;
 }
@@ -206,15 +209,6 @@ function deployerTarget(deployment: unknown): { namespace: string; name: string 
   >;
   const [namespace, name] = [text(fields.namespace), text(fields.name)];
   return namespace !== undefined && name !== undefined ? { namespace, name } : undefined;
-}
-
-/** The manager whose managedFields entry owns the action annotation: who asked. */
-function annotationWriter(obj: ArmadaObject): string | undefined {
-  const field = `f:${ACTION_ANNOTATION}`;
-  const entry = (obj.metadata.managedFields ?? []).find((m) =>
-    JSON.stringify(m.fieldsV1 ?? {}).includes(JSON.stringify(field)),
-  );
-  return entry?.manager;
 }
 
 // Shared with the worker, which refuses a run by the same words (activities/policy.ts).

@@ -61,61 +61,120 @@ export function loginName(): string | undefined {
   }
 }
 
+/** No cluster to ask: none configured, or none answering within the timeout. */
+class NoCluster extends Error {
+  override name = 'NoCluster';
+}
+
 /**
- * Who steers `object`'s runs (or deletes it: `verb`), as the run records it (`by`), once the API
- * server has said they may: their authenticated username (a SelfSubjectReview) after a
- * SelfSubjectAccessReview of `verb` on the object, both with the caller's own kubeconfig
- * (callerKubeConfig). Throws, and nothing is to be sent, when the review denies it, the API
- * server answers with an error, or no cluster answers within the timeout: without a cluster only
- * a Temporal administrator steers (`--as-temporal-admin`), and the message says so.
+ * The caller's own cluster (callerKubeConfig) and a way to ask it one thing within the timeout:
+ * an HTTP answer (401, 403, ...) is the API server's word on this caller and throws an Error;
+ * no kubeconfig, or no answer in time, throws NoCluster. `asked` says what is being checked.
  */
-export async function authorizedSteerer(object: ObjectRef, verb: ObjectVerb = 'patch'): Promise<string> {
-  const asked = `cannot check that you may ${verb} ${rbacName(object)}`;
-  const withoutCluster = `without one, only a Temporal administrator steers runs (--${TEMPORAL_ADMIN_OPTION})`;
+function callersCluster(asked: string) {
   let config;
   try {
     config = callerKubeConfig();
   } catch (err) {
-    throw new Error(`${asked}: no kubeconfig (${(err as Error).message}); ${withoutCluster}`, { cause: err });
+    throw new NoCluster(`${asked}: no kubeconfig (${(err as Error).message})`, { cause: err });
   }
   const server = config.getCurrentCluster()?.server;
-  if (!server) throw new Error(`${asked}: your kubeconfig names no current cluster; ${withoutCluster}`);
+  if (!server) throw new NoCluster(`${asked}: your kubeconfig names no current cluster`);
   const ask = async <T>(call: (options: ConfigurationOptions) => Promise<T>): Promise<T> => {
     try {
       return await call(abortWith(AbortSignal.timeout(CLUSTER_TIMEOUT_MS)));
     } catch (err) {
-      // An HTTP answer (401, 403, ...) is the API server's word on this caller, not an outage.
       if (err instanceof ApiException)
         throw new Error(`${asked}: the API server at ${server} answered ${apiMessage(err)}`, { cause: err });
-      throw new Error(
-        `${asked}: no cluster answered at ${server} within ${CLUSTER_TIMEOUT_MS / 1000} s ` +
-          `(${(err as Error).message}); ${withoutCluster}`,
+      throw new NoCluster(
+        `${asked}: no cluster answered at ${server} within ${CLUSTER_TIMEOUT_MS / 1000} s (${(err as Error).message})`,
         { cause: err },
       );
     }
   };
-  const authentication = config.makeApiClient(AuthenticationV1Api);
-  const review = await ask((options) =>
-    authentication.createSelfSubjectReview(
-      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
-      options,
-    ),
-  );
-  const username = review.status?.userInfo?.username;
-  if (!username) throw new Error(`${asked}: the API server at ${server} did not say who you are`);
-  const authorization = config.makeApiClient(AuthorizationV1Api);
-  const access = await ask((options) =>
-    authorization.createSelfSubjectAccessReview(
-      {
-        body: {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SelfSubjectAccessReview',
-          spec: { resourceAttributes: steeringPermission(object, verb) },
+  /** Who the API server says the caller is (a SelfSubjectReview), and whether it allows them `permission`. */
+  const review = async (
+    permission: V1ResourceAttributes,
+  ): Promise<{ username: string; allowed: boolean }> => {
+    const authentication = config.makeApiClient(AuthenticationV1Api);
+    const self = await ask((options) =>
+      authentication.createSelfSubjectReview(
+        { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+        options,
+      ),
+    );
+    const username = self.status?.userInfo?.username;
+    if (!username) throw new Error(`${asked}: the API server at ${server} did not say who you are`);
+    const authorization = config.makeApiClient(AuthorizationV1Api);
+    const access = await ask((options) =>
+      authorization.createSelfSubjectAccessReview(
+        {
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: permission },
+          },
         },
-      },
-      options,
-    ),
-  );
-  if (!access.status?.allowed) throw new Error(steeringRefusal(username, object, verb));
-  return username;
+        options,
+      ),
+    );
+    return { username, allowed: access.status?.allowed === true };
+  };
+  return { review };
+}
+
+/**
+ * Who deletes `object` (or undoes or retries its runs: `verb` patch), as the run records it
+ * (`by`), once the API server has said they may: their authenticated username (a
+ * SelfSubjectReview) after a SelfSubjectAccessReview of `verb` on the object, both with the
+ * caller's own kubeconfig (callerKubeConfig). Throws, and nothing is to be sent, when the review
+ * denies it, the API server answers with an error, or no cluster answers within the timeout:
+ * without a cluster only a Temporal administrator steers (`--as-temporal-admin`), and the
+ * message says so.
+ */
+export async function authorizedSteerer(object: ObjectRef, verb: ObjectVerb = 'patch'): Promise<string> {
+  const withoutCluster = `without one, only a Temporal administrator steers runs (--${TEMPORAL_ADMIN_OPTION})`;
+  try {
+    const { username, allowed } = await callersCluster(
+      `cannot check that you may ${verb} ${rbacName(object)}`,
+    ).review(steeringPermission(object, verb));
+    if (!allowed) throw new Error(steeringRefusal(username, object, verb));
+    return username;
+  } catch (err) {
+    if (err instanceof NoCluster) throw new Error(`${err.message}; ${withoutCluster}`, { cause: err });
+    throw err;
+  }
+}
+
+/**
+ * The right a Temporal administrator shows a cluster that answers: `update` of ArmadaPolicies,
+ * which only a platform administrator holds (they decide every tenant's boundaries anyway).
+ */
+export const TEMPORAL_ADMIN_PERMISSION: V1ResourceAttributes = {
+  group: GROUP,
+  resource: 'armadapolicies',
+  verb: 'update',
+};
+
+/**
+ * Who steers as a Temporal administrator (`--as-temporal-admin`), straight to Temporal: recorded
+ * as `temporal-admin:$USER`. When the caller's cluster answers, they must hold
+ * TEMPORAL_ADMIN_PERMISSION there, else it throws naming the right: talking to Temporal directly
+ * skips the API server's authentication of the action, so it is an administrator's path. Without
+ * a cluster (runs applied from files, no kubeconfig) Temporal's own access control is all there is.
+ */
+export async function temporalAdmin(): Promise<string> {
+  const permission = `${TEMPORAL_ADMIN_PERMISSION.verb} ${TEMPORAL_ADMIN_PERMISSION.resource}.${GROUP}`;
+  try {
+    const { username, allowed } = await callersCluster(
+      `cannot check that you may ${permission} (--${TEMPORAL_ADMIN_OPTION})`,
+    ).review(TEMPORAL_ADMIN_PERMISSION);
+    if (!allowed)
+      throw new Error(
+        `you (${username}) may not ${permission}: --${TEMPORAL_ADMIN_OPTION} is a platform administrator's path where a cluster answers; steer without it, through the cluster`,
+      );
+  } catch (err) {
+    if (!(err instanceof NoCluster)) throw err;
+  }
+  return temporalAdminName(loginName());
 }

@@ -20,6 +20,9 @@ export interface ClusterObject {
     deletionTimestamp?: string;
     generation?: number;
     finalizers?: string[];
+    uid?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
   };
   spec: Record<string, unknown>;
   status?: {

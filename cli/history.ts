@@ -1,4 +1,6 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { progressQuery } from '../workflows/messages';
 import { formatSeconds } from '../workflows/plan/canary';
 import type { RunMemo } from '../workflows/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
@@ -23,7 +25,16 @@ export interface RunRecord {
   /** Which specs the run deployed (its memo), e.g. `ArmadaManifest/demo@3`. */
   specs: string | null;
   mode: string | null;
+  /**
+   * The gates the run passed and who approved each, as the run recorded them (its progress):
+   * the user the API server authenticated when the approval came through the cluster. Null
+   * when the run did not answer (no worker within QUERY_TIMEOUT_MS).
+   */
+  approvals: { gate: string; by: string | null }[] | null;
 }
+
+/** How long history waits for a run to answer its progress query (closed runs need a worker). */
+const QUERY_TIMEOUT_MS = 2000;
 
 /**
  * The visibility query for an object's runs. A manifest, a group and a Deployer each run under
@@ -80,7 +91,18 @@ export function runRecord(info: WorkflowExecutionInfo, now = new Date()): RunRec
     durationSeconds: ((info.closeTime ?? now).getTime() - info.startTime.getTime()) / 1000,
     specs: memo.specs ?? null,
     mode: memo.mode ?? null,
+    approvals: null,
   };
+}
+
+/** Who approved which gate of one run, from its progress query; null when it does not answer in time. */
+async function approvalsOf(client: Client, record: RunRecord): Promise<RunRecord['approvals']> {
+  const asked = client.workflow
+    .getHandle(record.workflowId, record.runId)
+    .query(progressQuery)
+    .then((p) => (p.approvals ?? []).map((a) => ({ gate: a.gate, by: a.by ?? null })))
+    .catch(() => null);
+  return Promise.race([asked, sleep(QUERY_TIMEOUT_MS, null)]);
 }
 
 /** The object's runs, newest first, at most `limit`. */
@@ -92,28 +114,45 @@ export async function historyOf(client: Client, target: Target, limit: number): 
     if (records.length >= 1000) break;
   }
   records.sort((a, b) => b.startTime.localeCompare(a.startTime));
-  return records.slice(0, limit);
+  const newest = records.slice(0, limit);
+  const approvals = await Promise.all(newest.map((r) => approvalsOf(client, r)));
+  return newest.map((r, i) => ({ ...r, approvals: approvals[i] }));
 }
 
 /** `3.2s` under ten seconds, whole seconds above: `42s`, `2m5s`, `1h3s`. */
 const duration = (seconds: number) =>
   seconds < 10 ? `${Math.round(seconds * 10) / 10}s` : formatSeconds(Math.round(seconds));
 
+/** `alice (before group apps)`: who approved which gate, `-` for none. */
+const approvers = (r: RunRecord) =>
+  r.approvals?.length ? r.approvals.map((a) => `${a.by ?? 'unknown'} (${a.gate})`).join(', ') : '-';
+
 /**
  * Runs as a table, newest first: start (UTC), outcome, duration, run ID, the workflow when the
- * runs come from more than one (an ArmadaChart's release and canary), and the specs last (a
- * manifest's specs name every object it deploys: the long column).
+ * runs come from more than one (an ArmadaChart's release and canary), who approved their gates
+ * when any run had one approved, and the specs last (a manifest's specs name every object it
+ * deploys: the long column).
  */
 export function formatHistory(records: readonly RunRecord[]): string[] {
   const workflows = new Set(records.map((r) => r.workflowId)).size > 1;
+  const approved = records.some((r) => r.approvals?.length);
   const rows = [
-    ['started (UTC)', 'outcome', 'duration', 'run', ...(workflows ? ['workflow'] : []), 'specs'],
+    [
+      'started (UTC)',
+      'outcome',
+      'duration',
+      'run',
+      ...(workflows ? ['workflow'] : []),
+      ...(approved ? ['approved by'] : []),
+      'specs',
+    ],
     ...records.map((r) => [
       r.startTime.slice(0, 19).replace('T', ' '),
       r.outcome,
       `${duration(r.durationSeconds)}${r.closeTime ? '' : ' so far'}`,
       r.runId,
       ...(workflows ? [r.workflowId] : []),
+      ...(approved ? [approvers(r)] : []),
       r.specs ?? '-',
     ]),
   ];

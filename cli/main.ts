@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { GROUP } from '../api/common';
 import { PlanError } from '../workflows/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
-import { authorizedSteerer, loginName, TEMPORAL_ADMIN_OPTION, temporalAdminName } from './caller';
+import { authorizedSteerer, TEMPORAL_ADMIN_OPTION, temporalAdmin } from './caller';
+import { steer } from './steer';
 import {
   asJson,
   json,
@@ -39,6 +40,9 @@ release it changed and kept goes back to the revision it had before that run (on
 uninstalled), newest change first, as the ServiceAccount that wrote it. The object then reads
 RolledBack until its spec changes or it is applied again. A Deployer goes back to the version
 that run replaced, through its canary steps, or at once with --now.`;
+
+/** How long a steering command waits, by default, for the bridge to take its action (seconds). */
+const STEER_TIMEOUT_S = 30;
 
 const commands: Record<string, Command> = {
   validate: {
@@ -228,8 +232,10 @@ outcome (deployed, rolled-back, failed, re-planned, running, ...), how long it t
 and the specs it deployed (the bridge names them with their generation: ArmadaManifest/demo@3).
 TARGET as for status; for act/NAME, the runs of the ArmadaChart's release (when it is applied
 on its own) and of its canary. --output json (-o json) prints an array of {workflowId, runId,
-type, status, phase, outcome, startTime, closeTime, durationSeconds, specs, mode} ([] when there
-is none).`,
+type, status, phase, outcome, startTime, closeTime, durationSeconds, specs, mode, approvals}
+([] when there is none); approvals: [{gate, by}] as the run recorded who approved each gate (the
+user the API server authenticated), null when the run did not answer within 2 s. The table shows
+them as a column "approved by" when any run has one.`,
     options: { limit: { type: 'string', default: '20' }, ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
@@ -265,44 +271,65 @@ const controlUsage: Record<ControlCommand, string> = {
 };
 for (const command of CONTROL_COMMANDS) {
   commands[command] = {
-    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''}${command === 'rollback' ? ' [--to-run RUN_ID | --previous [--now]]' : ''} [--${TEMPORAL_ADMIN_OPTION}]
+    usage: `armadactl ${command} TARGET [-n NAMESPACE] [--reason TEXT]${command === 'approve' ? ' [--gate NAME]' : ''}${command === 'rollback' ? ' [--to-run RUN_ID | --previous [--now]]' : ''} [--timeout S] [--${TEMPORAL_ADMIN_OPTION}]
 
 ${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.${command === 'rollback' ? UNDO_USAGE : ''}
 TARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME, act/NAME or dpl/NAME. A group or chart a
 manifest lists is steered through the manifest's run, a chart with canary steps through its
-canary while it runs (README, "Run control"); armadactl reads where the object sits from the
-cluster when one is configured, else steers act/NAME's canary and the others' own runs.
-Before sending anything, armadactl asks the API server of your own kubeconfig (KUBECONFIG, else
-~/.kube/config, else in-cluster; never ARMADA_KUBECONFIG) who you are and whether you may patch
-the object (e.g. armadamanifests.armada.airshipit.org in its namespace); the run records that
-username as who sent the command. Refused, or no cluster answering within 3 s: exit 1, nothing sent.
---${TEMPORAL_ADMIN_OPTION}: skip the check and steer as a Temporal administrator, recorded as
-temporal-admin:$USER; whoever may reach the Temporal namespace may do so (README, "Security model").
-Exit 1 when the command was refused or no run takes it, with the reason.`,
+canary while it runs (README, "Run control").
+armadactl steers through the cluster, as you: with your own kubeconfig (KUBECONFIG, else
+~/.kube/config, else in-cluster; never ARMADA_KUBECONFIG) it writes the action annotations on the
+object (armada.airshipit.org/action, reason, gate), as kubectl annotate would, so RBAC (patch on
+the object) and the admission policies apply and the API server records you as who asked
+(armada.airshipit.org/by). It then waits for the bridge to take the action and prints its answer
+(the object's Action Event). Exit 1 when the API server refuses the write, the bridge or the run
+refuses the command (with the reason), or no bridge takes it within --timeout seconds (default
+${STEER_TIMEOUT_S}; the action is then withdrawn).
+--${TEMPORAL_ADMIN_OPTION}: skip the cluster and send the command to Temporal yourself, recorded as
+temporal-admin:$USER. Where a cluster answers, only a platform administrator may (update on
+armadapolicies.armada.airshipit.org); without one (runs applied from files), whoever may reach the
+Temporal namespace (README, "Security model").`,
     options: {
       reason: { type: 'string' },
       ...(command === 'approve' && { gate: { type: 'string' } }),
       ...(command === 'rollback' && UNDO_OPTIONS),
+      timeout: { type: 'string', default: String(STEER_TIMEOUT_S) },
       [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' },
       ...namespaceOption,
     },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
       const { kind, namespace, name } = target;
-      // Who steers is settled before Temporal is reached: a refusal sends nothing.
-      const by = values[TEMPORAL_ADMIN_OPTION]
-        ? temporalAdminName(loginName())
-        : await authorizedSteerer(target);
+      const request = {
+        reason: values.reason as string | undefined,
+        gate: values.gate as string | undefined,
+      };
+      const asAdmin = Boolean(values[TEMPORAL_ADMIN_OPTION]);
       if (command === 'rollback' && undoAsked(values))
-        return undoFinishedRun(target, positionals[0], values, by, out);
+        return undoFinishedRun(
+          target,
+          positionals[0],
+          values,
+          asAdmin ? await temporalAdmin() : await authorizedSteerer(target),
+          out,
+        );
+      if (!asAdmin) {
+        const timeout = Number(values.timeout);
+        if (!(timeout > 0))
+          throw new UsageError(
+            `--timeout must be a number of seconds above 0, not "${String(values.timeout)}"`,
+          );
+        const steered = await steer(target, command, request, timeout * 1000);
+        if (steered.type === 'Warning') throw new Error(steered.message);
+        out(steered.message);
+        return 0;
+      }
+      // Who steers is settled before Temporal is reached: a refusal sends nothing.
+      const by = await temporalAdmin();
       const { client, close } = await connect();
       try {
         const place = (await placeFromCluster(kind, namespace, name)) ?? placeByName(kind, namespace, name);
-        const done = await control(client, routeOf(place, command), command, {
-          by,
-          reason: values.reason as string | undefined,
-          gate: values.gate as string | undefined,
-        });
+        const done = await control(client, routeOf(place, command), command, { by, ...request });
         out(`${command}: ${done.answer} (${done.workflowId})`);
         return 0;
       } finally {
@@ -327,7 +354,7 @@ retry fails.`,
   options: { [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' }, ...namespaceOption },
   async run({ values, positionals }, out) {
     const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
-    if (!values[TEMPORAL_ADMIN_OPTION]) await authorizedSteerer(target);
+    await (values[TEMPORAL_ADMIN_OPTION] ? temporalAdmin() : authorizedSteerer(target));
     return retryFailedRun(target, positionals[0], out);
   },
 };

@@ -141,6 +141,7 @@ describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker
     await chmod(kubeconfig, 0o644);
     await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
     await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
+    await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/admission/');
     await kubectl('create', 'namespace', namespace);
     console.log(`sandbox ${sandboxDir} ready in ${since(started)}`);
 

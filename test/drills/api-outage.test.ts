@@ -153,6 +153,7 @@ describe('drill: kube-apiserver down for 30 s mid-run; the bridge frozen through
     await sandbox.cluster('up');
     await sandbox.kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
     await sandbox.kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
+    await sandbox.kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/admission/');
     await sandbox.kubectl('create', 'namespace', crs);
     await sandbox.kubectl('create', 'namespace', releases);
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });

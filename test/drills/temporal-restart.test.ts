@@ -78,7 +78,8 @@ describe('drill: Temporal server killed and restarted mid-deploy', () => {
     server = await startServer();
     // The run is still there, still waiting (it was never told anything else).
     await eventually('the run found waiting again', waitingAtGate, { process: worker });
-    expect(await armadactl(address, 'approve', 'demo')).toContain('approve');
+    // Run from a file, no bridge: a Temporal administrator's approval, straight to Temporal.
+    expect(await armadactl(address, 'approve', 'demo', '--as-temporal-admin')).toContain('approve');
 
     const connection = await Connection.connect({ address });
     try {

@@ -19,6 +19,7 @@ import {
   armadaObject,
   deploymentState,
   eventMessages,
+  grantedRole,
   handLabelledDeployment,
   helloChart,
   installCrds,
@@ -154,6 +155,9 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       '--namespace',
       operator,
       '--skip-crds',
+      // The tests install the admission policies with the CRDs (installCrds), outside any release.
+      '--set',
+      'admissionPolicies.install=false',
       '--set',
       'worker.replicas=0',
       '--set',
@@ -673,4 +677,56 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
       expect.objectContaining({ by: 'sod-approver', gate: 'before group sod-second' }),
     ]);
   }, 120_000);
+
+  it("tenant A's user writes an approval whose armada.airshipit.org/by names someone else: the API server refuses the write, naming the rule, and the gate still waits", async () => {
+    // A person of team A who may steer team A's manifests (RBAC patch), as an admin grants it.
+    const alice = `alice@${teamA}`;
+    await applyObjects(
+      teamA,
+      grantedRole('steer-gated', { user: alice }, [
+        { apiGroups: [GROUP], resources: ['armadamanifests'], verbs: ['get', 'patch'] },
+      ]),
+    );
+    await applyObjects(teamA, [
+      helloChart('gated-web', teamA),
+      armadaObject('ArmadaChartGroup', 'gated', { chart_group: ['gated-web'] }),
+      armadaObject('ArmadaManifest', 'gated', {
+        release_prefix: 'gated',
+        chart_groups: ['gated'],
+        approval: { before: ['gated'] },
+      }),
+    ]);
+    const workflowId = objectWorkflowId('ArmadaManifest', teamA, 'gated');
+    await eventually(
+      'the manifest waiting at its gate',
+      async () =>
+        (await json('get', 'amf', 'gated', '-n', teamA)).status?.actual_state === 'waitingapproval'
+          ? true
+          : undefined,
+      { process: bridge },
+    );
+    const refused = await kubectl(
+      'annotate',
+      'amf',
+      'gated',
+      '-n',
+      teamA,
+      `--as=${alice}`,
+      'armada.airshipit.org/action=approve',
+      'armada.airshipit.org/by=ops-boss',
+    ).catch((err: { stderr?: string }) => err.stderr ?? String(err));
+    expect(refused).toContain(
+      `ValidatingAdmissionPolicy 'armada-authenticated-annotations' with binding 'armada-authenticated-annotations' denied request: rule by-is-the-writer: armada.airshipit.org/by names ops-boss but the API server authenticated this write as ${alice}`,
+    );
+    // Nothing changed: no action stored, no message reached the run, the gate still waits.
+    const annotations = (await json('get', 'amf', 'gated', '-n', teamA)).metadata.annotations ?? {};
+    expect(annotations['armada.airshipit.org/action']).toBeUndefined();
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    expect(
+      (history.events ?? []).filter(
+        (e) => e.workflowExecutionSignaledEventAttributes || e.workflowExecutionUpdateAcceptedEventAttributes,
+      ),
+    ).toEqual([]);
+    expect((await json('get', 'amf', 'gated', '-n', teamA)).status.actual_state).toBe('waitingapproval');
+  });
 });

@@ -406,8 +406,9 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
         '--reason',
         'wrong window',
       );
+      // Through the cluster: the bridge's answer, naming the user the API server authenticated.
       expect(stdout).toBe(
-        `cancel: cancelling: running Helm calls finish, nothing new starts, then the run ends cancelled (${workflowId()})`,
+        `${whoami.status.userInfo.username} asked to cancel (wrong window): cancelling: running Helm calls finish, nothing new starts, then the run ends cancelled (${workflowId()})`,
       );
       expect(code).toBe(0);
       const handle = harness().client.workflow.getHandle(workflowId());

@@ -8,7 +8,7 @@ import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names'
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { serveFiles } from '../helpers/chart-servers';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
-import { applyObjects, installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, installCrds, kubectl, whoAmI } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const settingsChart = path.resolve(__dirname, '../../examples/charts/settings');
@@ -323,7 +323,7 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
       );
       const messages = (JSON.parse(events) as { items: { message: string }[] }).items.map((e) => e.message);
       expect(messages.join('\n')).toMatch(
-        /kubectl-annotate asked to undo: started Deployer .*back to version 1 at once/,
+        new RegExp(`${await whoAmI()} asked to undo: started Deployer .*back to version 1 at once`),
       );
       const annotations = JSON.parse(await kubectl('get', 'dpl', 'web', '-n', crs, '-o', 'json')).metadata
         .annotations;

@@ -1,7 +1,7 @@
 import { reconcile } from '../../bridge/reconcile';
-import { ACTION_ANNOTATION, viewOf } from '../../bridge/view';
+import { ACTION_ANNOTATION, BY_ANNOTATION, viewOf } from '../../bridge/view';
 import { sharedWorker, uniqueName } from '../helpers/env';
-import { applyObjects, dropFinalizers, installCrds, kubectl, settingsChart } from '../helpers/kube';
+import { applyObjects, dropFinalizers, installCrds, kubectl, settingsChart, whoAmI } from '../helpers/kube';
 import { asBridge, cachedContext } from '../helpers/bridge-context';
 
 /**
@@ -12,6 +12,8 @@ import { asBridge, cachedContext } from '../helpers/bridge-context';
 describe('bridge: no action annotation is dropped', () => {
   const harness = sharedWorker();
   const crs = uniqueName('actions');
+  /** Who the API server says annotates in these tests (armada.airshipit.org/by). */
+  let admin: string;
 
   const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
   const actionOf = async (name: string) =>
@@ -30,7 +32,7 @@ describe('bridge: no action annotation is dropped', () => {
         )
       ).items as { type: string; message: string }[]
     ).map((e) => `${e.type}: ${e.message}`);
-  /** The object as the bridge's watch has it: with managedFields, which name who annotated. */
+  /** The object as the bridge's watch has it. */
   const objectAsWatched = (name: string) => json('get', 'act', name, '-n', crs, '--show-managed-fields');
   /** The bridge's reconcile of `name` from the view of it that `read` gave. */
   const reconcileFrom = async (read: object, lines: string[] = []) =>
@@ -44,6 +46,7 @@ describe('bridge: no action annotation is dropped', () => {
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
+    admin = await whoAmI();
   });
   afterAll(async () => {
     await kubectl('delete', 'namespace', crs, '--wait=false');
@@ -63,7 +66,7 @@ describe('bridge: no action annotation is dropped', () => {
     expect(lines).toContain(`another action was written meanwhile; it is taken next ArmadaChart/${crs}/web`);
     const events = await actionEvents('web');
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatch(/^Warning: kubectl-annotate asked to pause: refused: /);
+    expect(events[0]).toMatch(new RegExp(`^Warning: ${admin} asked to pause: refused: `));
     // The next reconcile, from the object as it is now, takes the second and removes it.
     await reconcileFrom(await objectAsWatched('web'));
     expect(await actionOf('web')).toBeUndefined();
@@ -83,10 +86,23 @@ describe('bridge: no action annotation is dropped', () => {
       await reconcileFrom(read);
       expect(await actionOf('gone')).toBeUndefined();
       expect(await actionEvents('gone')).toEqual([
-        `Warning: kubectl-annotate asked to pause: refused: ArmadaChart ${crs}/gone is being deleted`,
+        `Warning: ${admin} asked to pause: refused: ArmadaChart ${crs}/gone is being deleted`,
       ]);
     } finally {
       await dropFinalizers('act/gone', crs);
     }
+  });
+
+  it('an action without armada.airshipit.org/by (a cluster without the admission policies) is refused, naming them, and removed', async () => {
+    await applyObjects(crs, [settingsChart('nobody', `${crs}-elsewhere`, { a: '1' })]);
+    await kubectl('annotate', 'act', 'nobody', '-n', crs, `${ACTION_ANNOTATION}=pause`);
+    const read = await objectAsWatched('nobody');
+    // As a cluster without the MutatingAdmissionPolicy stores it: the by annotation is missing.
+    delete read.metadata.annotations[BY_ANNOTATION];
+    await reconcileFrom(read);
+    expect(await actionOf('nobody')).toBeUndefined();
+    expect(await actionEvents('nobody')).toEqual([
+      `Warning: someone (no ${BY_ANNOTATION}) asked to pause: refused: the API server wrote no ${BY_ANNOTATION}, so who asked is unknown: the admission policies of deploy/admission/ (armada-action-by) are not installed on this cluster`,
+    ]);
   });
 });

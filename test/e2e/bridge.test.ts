@@ -5,7 +5,7 @@ import { CLOCK_SKEW_MS } from '../../runs/control';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
-import { dropFinalizers, installCrds, kubectl } from '../helpers/kube';
+import { dropFinalizers, installCrds, kubectl, whoAmI } from '../helpers/kube';
 import { eventually as sharedEventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
@@ -59,9 +59,12 @@ describe('bridge: kubectl apply drives the workflows (bridge process, real worke
   const crs = uniqueName('bridge');
   const releases = uniqueName('bridge-rel');
   const harness = sharedWorker();
+  /** Who the API server says annotates in these tests: the Events and the runs name them. */
+  let admin: string;
   beforeAll(async () => {
     await installCrds();
     await kubectl('create', 'namespace', crs);
+    admin = await whoAmI();
     runBridge();
   });
   /** The bridge on the test's namespace (started again by the test that stops it). */
@@ -464,15 +467,13 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
       const p = await handle.query(canaryProgressQuery);
       return p.paused ? p : undefined;
     });
-    expect(paused.paused).toMatchObject({ reason: 'look', by: 'kubectl-annotate' });
+    expect(paused.paused).toMatchObject({ reason: 'look', by: admin });
     await eventually('the annotation removed', async () => {
       const d = await json('get', 'dpl', 'podinfo', '-n', crs);
       return d.metadata.annotations?.['armada.airshipit.org/action'] === undefined ? true : undefined;
     });
     const events = await eventsOf(crs, 'podinfo', 'Action');
-    expect(events).toContain(
-      'kubectl-annotate asked to pause (look): pausing at the next safe point (Deployer:',
-    );
+    expect(events).toContain(`${admin} asked to pause (look): pausing at the next safe point (Deployer:`);
     await kubectl('annotate', 'dpl', 'podinfo', '-n', crs, 'armada.airshipit.org/action=resume');
     await eventually('resumed', async () =>
       (await handle.query(canaryProgressQuery)).paused ? undefined : true,
@@ -618,12 +619,12 @@ ${charts}`,
       const m = await json('get', 'amf', 'demo', '-n', crs);
       return m.status?.paused ? m : undefined;
     });
-    expect(paused.status.paused.by).toBe('kubectl-annotate');
+    expect(paused.status.paused.by).toBe(admin);
     expect(paused.status.conditions).toContainEqual(
       expect.objectContaining({ type: 'Paused', status: 'True' }),
     );
     expect(await eventsOf(crs, 'web', 'Action')).toContain(
-      `kubectl-annotate asked to pause: pausing at the next safe point (ArmadaManifest:${crs}/demo)`,
+      `${admin} asked to pause: pausing at the next safe point (ArmadaManifest:${crs}/demo)`,
     );
     await kubectl('annotate', 'act', 'web', '-n', crs, 'armada.airshipit.org/action=resume');
     await eventually('the pause cleared', async () => {
@@ -654,6 +655,6 @@ ${charts}`,
         : undefined;
     });
     const events = await eventsOf(crs, 'demo', 'Action');
-    expect(events).toContain(`kubectl-annotate asked to rollback: rolling back`);
+    expect(events).toContain(`${admin} asked to rollback: rolling back`);
   });
 });

@@ -156,6 +156,9 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
       '--namespace',
       namespace,
       '--create-namespace',
+      // The admission policies may be there already (applied with the CRDs by the tests beside
+      // this one): the release takes them over, and keeps them on uninstall.
+      '--take-ownership',
       '--set',
       `rbac.deploy.workerNamespaces[0]=${target}`,
       '--set',
@@ -348,7 +351,20 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     });
   });
 
-  it('uninstalls, leaving the CRDs (and so every ArmadaChart) and the encryption key in place', async () => {
+  it('installs the admission policies of deploy/admission/, unless told not to', async () => {
+    const rendered = await helm('template', release, chart);
+    for (const policy of [
+      'MutatingAdmissionPolicy\nmetadata:\n  name: armada-action-by',
+      'MutatingAdmissionPolicy\nmetadata:\n  name: armada-spec-author',
+      'ValidatingAdmissionPolicy\nmetadata:\n  name: armada-authenticated-annotations',
+    ])
+      expect(rendered).toContain(`kind: ${policy}`);
+    expect(await helm('template', release, chart, '--set', 'admissionPolicies.install=false')).not.toContain(
+      'AdmissionPolicy',
+    );
+  });
+
+  it('uninstalls, leaving the CRDs (and so every ArmadaChart), the admission policies and the encryption key in place', async () => {
     const keys = await encryptionKeys();
     await helm('uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s');
     for (const role of ['worker', 'deploy'])
@@ -357,6 +373,9 @@ describe('the operator chart (deploy/chart) on the sandbox cluster', () => {
     expect(await kubectl('get', 'crd', 'armadacharts.armada.airshipit.org', '-o', 'name')).toContain(
       'armadacharts.armada.airshipit.org',
     );
+    expect(
+      await kubectl('get', 'validatingadmissionpolicy', 'armada-authenticated-annotations', '-o', 'name'),
+    ).toContain('armada-authenticated-annotations');
     expect(await encryptionKeys()).toBe(keys);
   });
 });
@@ -587,6 +606,8 @@ describe('the operator chart with an empty managedResources, the worker deployin
       namespace,
       '--create-namespace',
       '--skip-crds',
+      '--set',
+      'admissionPolicies.install=false',
       '--set-json',
       'managedResources=[]',
       '--set',

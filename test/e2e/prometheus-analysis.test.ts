@@ -247,6 +247,8 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
         crNamespace,
         '--reason',
         'metrics look fine',
+        // Applied from a file, no bridge: a Temporal administrator steers it.
+        '--as-temporal-admin',
       );
       expect(approved.code).toBe(0);
       const { code, printed } = await applied;

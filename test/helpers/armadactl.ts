@@ -43,7 +43,7 @@ const armadaResources = (Object.values(kinds) as KindDefinition[])
   .filter((k) => k.scope !== 'Cluster')
   .map((k) => k.plural);
 
-/** A tenant: a namespace with a ServiceAccount `dev` that may read and patch armada objects there only. */
+/** A tenant: a namespace with a ServiceAccount `dev` that may read and patch armada objects there only (and list Events). */
 export interface Tenant {
   namespace: string;
   username: string;
@@ -63,7 +63,11 @@ export async function tenant(prefix: string, dir: string): Promise<Tenant> {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name: 'armada-steer' },
-      rules: [{ apiGroups: [GROUP], resources: armadaResources, verbs: ['get', 'list', 'patch'] }],
+      rules: [
+        { apiGroups: [GROUP], resources: armadaResources, verbs: ['get', 'list', 'patch'] },
+        // armadactl's steering commands read the bridge's answer from the object's Events.
+        { apiGroups: [''], resources: ['events'], verbs: ['list'] },
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -80,6 +80,9 @@ async function installRbac(adminKubeconfig: string): Promise<void> {
     namespace,
     '--create-namespace',
     '--skip-crds',
+    // The tests install the admission policies with the CRDs (installCrds), outside any release.
+    '--set',
+    'admissionPolicies.install=false',
     // The suite's tests deploy as the worker into namespaces they create as they go, as a
     // cluster one team owns would, and act as ServiceAccounts they create as they go; the
     // tenancy drill and operator-chart.test.ts install the chart as multi-tenant clusters do,

@@ -16,6 +16,7 @@ import { crdKinds } from '../../api/crd';
 import { kinds, type KindName } from '../../api/kinds';
 import type { ArmadaPolicySpec } from '../../api/policy';
 import { DEPLOYER_LABEL, VERSION_LABEL } from '../../kube/labels';
+import { ACTION_ANNOTATION, AUTHOR_ANNOTATION, BY_ANNOTATION } from '../../runs/annotations';
 import { kubeConfig } from './env';
 import { eventually } from './processes';
 
@@ -232,6 +233,7 @@ export function settingsChart(
 export async function installCrds(): Promise<string> {
   const out = await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/crds/');
   await kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', 'deploy/crds/');
+  await installAdmissionPolicies();
   const wanted = crdKinds.map((k) => `${k.plural}.${GROUP}`);
   await eventually(
     'the CRDs in discovery',
@@ -242,6 +244,47 @@ export async function installCrds(): Promise<string> {
     { timeoutMs: 60_000 },
   );
   return out;
+}
+
+/**
+ * Applies the admission policies installed with the CRDs (deploy/admission/) and waits until the
+ * API server enforces them, which it does a moment after they are stored: a dry-run create with
+ * an action gets `by` and `author` filled in (both MutatingAdmissionPolicies), and one whose `by`
+ * names someone else is refused (the ValidatingAdmissionPolicy).
+ */
+export async function installAdmissionPolicies(): Promise<void> {
+  await kubectl('apply', '--server-side', '--force-conflicts', '-f', 'deploy/admission/');
+  const api = kubeConfig().makeApiClient(CustomObjectsApi);
+  const probe = (annotations: Record<string, string>) => ({
+    ...armadaObject('ArmadaChartGroup', 'admission-probe', { chart_group: ['none'] }),
+    metadata: { name: 'admission-probe', annotations },
+  });
+  await eventually(
+    'the admission policies enforced',
+    async () => {
+      const created = (await api.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: 'default',
+        plural: kinds.ArmadaChartGroup.plural,
+        body: probe({ [ACTION_ANNOTATION]: 'pause' }),
+        dryRun: 'All',
+      })) as { metadata: { annotations?: Record<string, string> } };
+      const filled = created.metadata.annotations ?? {};
+      if (!filled[BY_ANNOTATION] || !filled[AUTHOR_ANNOTATION]) return undefined;
+      const forged = await dryRunCreate({
+        ...probe({ [ACTION_ANNOTATION]: 'pause', [BY_ANNOTATION]: 'someone-else' }),
+        kind: 'ArmadaChartGroup',
+      });
+      return forged?.includes('by-is-the-writer') ? true : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+}
+
+/** The username the API server authenticates the test's own kubeconfig as (`kubectl auth whoami`). */
+export async function whoAmI(): Promise<string> {
+  return JSON.parse(await kubectl('auth', 'whoami', '-o', 'json')).status.userInfo.username as string;
 }
 
 /** Creates or replaces the ArmadaPolicy `name` (cluster-scoped). */
@@ -291,12 +334,12 @@ export function dryRunCreate(obj: { kind: KindName }, namespace = 'default'): Pr
 }
 
 /**
- * A Role of `rules` and its RoleBinding to the ServiceAccount `serviceAccount`, both named `name`:
+ * A Role of `rules` and its RoleBinding to `subject` (a ServiceAccount, or a user), both named `name`:
  * objects for applyObjects in the namespace the Role grants.
  */
 export function grantedRole(
   name: string,
-  serviceAccount: { namespace: string; name: string },
+  subject: { namespace: string; name: string } | { user: string },
   rules: object[],
 ): object[] {
   return [
@@ -306,7 +349,11 @@ export function grantedRole(
       kind: 'RoleBinding',
       metadata: { name },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
+      subjects: [
+        'user' in subject
+          ? { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: subject.user }
+          : { kind: 'ServiceAccount', ...subject },
+      ],
     },
   ];
 }

@@ -612,6 +612,7 @@ const record = (r: Partial<RunRecord>): RunRecord => ({
   durationSeconds: 3.2,
   specs: 'ArmadaManifest/demo@2',
   mode: 'deploy',
+  approvals: null,
   ...r,
 });
 
@@ -648,6 +649,18 @@ describe('history', () => {
       '2026-11-22 08:00:00  running   1m15s so far  ffff0000-1     ArmadaManifest/demo@3',
       '2026-11-22 07:38:41  deployed  3.2s          0a1b2c3d-4e5f  ArmadaManifest/demo@2',
       '2026-11-22 07:38:41  failed    42s           99990000-1     -',
+    ]);
+  });
+
+  it('names who approved each gate of a run, as the run recorded them, when any run had one approved', () => {
+    const lines = formatHistory([
+      record({ approvals: [{ gate: 'before group apps', by: 'system:serviceaccount:team-b:dev' }] }),
+      record({ runId: '99990000-1', approvals: [] }),
+    ]);
+    expect(lines).toEqual([
+      'started (UTC)        outcome   duration  run            approved by                                           specs',
+      '2026-11-22 07:38:41  deployed  3.2s      0a1b2c3d-4e5f  system:serviceaccount:team-b:dev (before group apps)  ArmadaManifest/demo@2',
+      '2026-11-22 07:38:41  deployed  3.2s      99990000-1     -                                                     ArmadaManifest/demo@2',
     ]);
   });
 

@@ -129,7 +129,7 @@ describe('viewOf', () => {
     expect(view(group('apps', ['web', 'db']))).toMatchObject({ lists: ['web', 'db'], canary: false });
   });
 
-  it('the action annotation comes with its reason, its gate and the field manager that wrote it', () => {
+  it('the action annotation comes with its reason, its gate and who the API server says wrote it, never a field manager', () => {
     const annotated = chart(
       'web',
       {},
@@ -138,11 +138,13 @@ describe('viewOf', () => {
           'armada.airshipit.org/action': 'approve',
           'armada.airshipit.org/reason': 'looks good',
           'armada.airshipit.org/gate': 'step 1 (50 %)',
+          'armada.airshipit.org/by': 'system:serviceaccount:team-a:alice',
+          'armada.airshipit.org/author': 'bob',
         },
+        // A field manager is the client's choice (kubectl annotate --field-manager=...): not read.
         managedFields: [
-          { manager: 'kubectl-edit', fieldsV1: { 'f:spec': {} } },
           {
-            manager: 'kubectl-annotate',
+            manager: 'ops-boss',
             fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:armada.airshipit.org/action': {} } } },
           },
         ],
@@ -152,15 +154,19 @@ describe('viewOf', () => {
       command: 'approve',
       reason: 'looks good',
       gate: 'step 1 (50 %)',
-      by: 'kubectl-annotate',
-      written: ['armada.airshipit.org/action', 'armada.airshipit.org/reason', 'armada.airshipit.org/gate'],
+      by: 'system:serviceaccount:team-a:alice',
+      written: [
+        'armada.airshipit.org/action',
+        'armada.airshipit.org/reason',
+        'armada.airshipit.org/gate',
+        'armada.airshipit.org/by',
+      ],
     });
+    expect(view(annotated).author).toBe('bob');
     const unsigned = chart('web', {}, { annotations: { 'armada.airshipit.org/action': 'pause' } });
-    expect(view(unsigned).action).toEqual({
-      command: 'pause',
-      by: 'unknown',
-      written: ['armada.airshipit.org/action'],
-    });
+    expect(view(unsigned).action).toEqual({ command: 'pause', written: ['armada.airshipit.org/action'] });
+    expect(view(unsigned).action?.by).toBeUndefined();
+    expect(view(unsigned).author).toBeUndefined();
   });
 
   it('an undo action comes with the run it names and whether a Deployer goes back at once', () => {
@@ -179,7 +185,6 @@ describe('viewOf', () => {
       command: 'undo',
       run: '01a2-run',
       now: true,
-      by: 'unknown',
       written: ['armada.airshipit.org/action', 'armada.airshipit.org/run', 'armada.airshipit.org/now'],
     });
   });

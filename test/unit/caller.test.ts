@@ -94,8 +94,8 @@ describe('armadactl control commands without a cluster to ask', () => {
     expect(err).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^armadactl pause: cannot check that you may patch armadacharts\\.armada\\.airshipit\\.org team-b/web: ` +
-            `no cluster answered at https://127\\.0\\.0\\.1:${kubePort} within 3 s \\(.+\\); ` +
+          `^armadactl pause: cannot steer ArmadaChart team-b/web through the cluster: ` +
+            `no cluster answered \\(.+127\\.0\\.0\\.1:${kubePort}.+\\); ` +
             'without one, only a Temporal administrator steers runs \\(--as-temporal-admin\\)$',
         ),
       ),
@@ -114,7 +114,7 @@ describe('armadactl control commands without a cluster to ask', () => {
     );
     expect(err).toEqual([
       expect.stringMatching(
-        /^armadactl resume: cannot check that you may patch armadamanifests\.armada\.airshipit\.org default\/demo: no kubeconfig \(.*no-such-kubeconfig.*\); without one, only a Temporal administrator steers runs \(--as-temporal-admin\)$/,
+        /^armadactl resume: cannot steer ArmadaManifest default\/demo through the cluster: no kubeconfig \(.*no-such-kubeconfig.*\); without one, only a Temporal administrator steers runs \(--as-temporal-admin\)$/,
       ),
     ]);
     expect(code).toBe(1);

@@ -218,6 +218,7 @@ describe('armadactl history and status --output json (stubbed activities, real d
         'durationSeconds',
         'specs',
         'mode',
+        'approvals',
       ]);
       expect(runs[0]).toMatchObject({
         workflowId: `ArmadaManifest:${ns}/demo`,
@@ -346,7 +347,8 @@ describe('armadactl errors that say what to do (real dev server)', () => {
     [['history', 'demo'], 'no run of ArmadaManifest:NS/demo; start one with `armadactl apply`'],
     [['history', 'act/web'], 'no run of ArmadaChart:NS/web; start one with `armadactl apply`'],
     [['status', 'dpl/nginx'], 'no run of Deployer:NS/nginx; start one with `armadactl apply`'],
-    [['pause', 'demo'], 'nothing to pause: ArmadaManifest:NS/demo has never run'],
+    // A run from files is steered by a Temporal administrator, straight to Temporal.
+    [['pause', 'demo', '--as-temporal-admin'], 'nothing to pause: ArmadaManifest:NS/demo has never run'],
   ])('%j of an object that never ran: %s', async (argv, message) => {
     const { code, err } = await armadactl([...argv, '-n', ns]);
     expect(err).toEqual([`armadactl ${argv[0]}: ${message.replace('NS', ns)}`]);
@@ -359,13 +361,13 @@ describe('armadactl errors that say what to do (real dev server)', () => {
     expect(code).toBe(0);
   });
 
-  it('a control command on a run that has ended says there is nothing to steer', async () => {
+  it('a control command on a run that has ended says there is nothing to steer (a run from files: a Temporal administrator steers it)', async () => {
     const ns = uniqueName('ns');
     await withWorker(fakeHelm(), async (h) => {
       const id = await startRun(h.client, h.taskQueue, await demo(ns, 'ArmadaManifest/demo@1'));
       await h.client.workflow.getHandle(id).result();
     });
-    const { code, err } = await armadactl(['rollback', 'demo', '-n', ns]);
+    const { code, err } = await armadactl(['rollback', 'demo', '-n', ns, '--as-temporal-admin']);
     expect(err).toEqual([`armadactl rollback: nothing to rollback: ArmadaManifest:${ns}/demo is completed`]);
     expect(code).toBe(1);
   });
@@ -382,7 +384,9 @@ describe('armadactl errors that say what to do (real dev server)', () => {
         const port = await closedPort();
         process.env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
         const started = Date.now();
-        const { code, err } = await armadactl([command, 'demo']);
+        // pause goes to Temporal itself only as a Temporal administrator's (else through the cluster).
+        const admin = command === 'pause' ? ['--as-temporal-admin'] : [];
+        const { code, err } = await armadactl([command, 'demo', ...admin]);
         expect(err).toEqual([
           `armadactl ${command}: cannot reach Temporal at 127.0.0.1:${port} (connection refused: nothing listens there); start it with \`npm start\` or set TEMPORAL_ADDRESS`,
         ]);
