@@ -37,9 +37,8 @@ import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
 import type { ArmadaObject } from './watch';
-import { ACTION_BY_POLICY, ACTION_EVENT_REASON, BY_ANNOTATION } from '../runs/annotations';
+import { ACTION_ANNOTATION, ACTION_BY_POLICY, ACTION_EVENT_REASON, BY_ANNOTATION } from '../runs/annotations';
 import {
-  ACTION_ANNOTATION,
   FINALIZER,
   describeProblems,
   drives,

@@ -22,15 +22,6 @@ import type { ArmadaObject } from './watch';
 
 /** Added before a run starts, removed once the uninstall path has finished. */
 export const FINALIZER = 'armada.airshipit.org/finalizer';
-export {
-  ACTION_ANNOTATION,
-  AUTHOR_ANNOTATION,
-  BY_ANNOTATION,
-  GATE_ANNOTATION,
-  NOW_ANNOTATION,
-  REASON_ANNOTATION,
-  RUN_ANNOTATION,
-} from '../runs/annotations';
 
 /** The queue's key of an object: `ArmadaChart/default/shop`. */
 export function objectKey(kind: KindName, namespace: string, name: string): string {

@@ -1,5 +1,6 @@
 import { reconcile } from '../../bridge/reconcile';
-import { ACTION_ANNOTATION, BY_ANNOTATION, viewOf } from '../../bridge/view';
+import { viewOf } from '../../bridge/view';
+import { ACTION_ANNOTATION, BY_ANNOTATION } from '../../runs/annotations';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, dropFinalizers, installCrds, kubectl, settingsChart, whoAmI } from '../helpers/kube';
 import { asBridge, cachedContext } from '../helpers/bridge-context';
