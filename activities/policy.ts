@@ -49,12 +49,16 @@ export function requestPolicy(request: unknown): RunPolicy | undefined {
 /**
  * Refuses `claim` (throws a non-retryable PolicyViolation naming the object, the release and
  * every rule broken) when the ArmadaPolicies do not allow it, by the rules the bridge applies
- * (api/policy-rules.ts). They hold for an object whose namespace an ArmadaPolicy names: a
- * namespace no policy names, or a cluster without the ArmadaPolicy CRD, is not under tenancy,
- * and runs from files deploy there as before (README, "Security model").
+ * (api/policy-rules.ts). They hold for every run that acts as a ServiceAccount (a tenant's run,
+ * whoever started it), and for a run acting as the worker itself where an ArmadaPolicy names the
+ * object's namespace. A run as the worker in a namespace no policy names, or any run on a cluster
+ * without the ArmadaPolicy CRD, is bounded by the worker's own RBAC only: runs from files deploy
+ * there as before (README, "Security model").
  */
 export function refusal(claim: RunPolicy, policies: readonly PolicyView[] | undefined): Error | undefined {
-  if (!policies || policiesFor(claim.namespace, policies).length === 0) return undefined;
+  if (!policies) return undefined;
+  if (claim.serviceAccount === undefined && policiesFor(claim.namespace, policies).length === 0)
+    return undefined;
   // Lockdown is the bridge's setting (ARMADA_LOCKDOWN); the policies' require_service_account holds here.
   const problems = policyViolations(claim, policies, { lockdown: false });
   if (!problems.length) return undefined;

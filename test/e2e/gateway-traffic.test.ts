@@ -20,7 +20,7 @@ import {
   replicasOf,
   type Describe,
 } from '../helpers/kube';
-import { eventually } from '../helpers/processes';
+import { eventually, grantAnyNamespace } from '../helpers/processes';
 
 const HTTPROUTE = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' };
 
@@ -364,6 +364,9 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
     it("sets the weights as the Deployer's ServiceAccount: refused until it may update the route", async () => {
       // `team` may do anything to the core, apps and batch kinds of the Deployments' namespace.
       const team = { namespace: crNamespace, name: 'team' };
+      // A run acting as a ServiceAccount is held to its namespace unless a policy grants more,
+      // whoever starts it (the worker checks: activities/policy.ts).
+      grantAnyNamespace(crNamespace);
       await applyObjects(crNamespace, [
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'team' } },
       ]);

@@ -17,7 +17,7 @@ import { uniqueName } from '../helpers/env';
 import { chartRuns } from '../helpers/chart-runs';
 import { applyObjects, grantedRole, kubectl } from '../helpers/kube';
 import { placesHolding } from '../helpers/leaks';
-import { eventually, startDebugWorker, type ProductProcess } from '../helpers/processes';
+import { eventually, grantAnyNamespace, startDebugWorker, type ProductProcess } from '../helpers/processes';
 
 /** What a credential could sit in a history or a log as: the password, and a Basic header's user:password. */
 const credentialSecrets = (username: string, password: string) => [password, `${username}:${password}`];
@@ -153,6 +153,9 @@ describe('private chart sources: credentials from source.secret_ref, read by the
     // `fetcher` may do anything in the releases' namespace, and nothing in its own.
     const fetcher = { namespace: objects, name: 'fetcher' };
     const fetcherUser = serviceAccountUser(fetcher);
+    // A run acting as a ServiceAccount is held to its namespace unless a policy grants more,
+    // whoever starts it (the worker checks: activities/policy.ts).
+    grantAnyNamespace(objects);
     await applyObjects(objects, [
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'fetcher' } },
     ]);

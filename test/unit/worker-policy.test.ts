@@ -39,8 +39,17 @@ describe("the worker's policy check (activities/policy.ts)", () => {
     expect(refusal(intoKubeSystem, [teamA, granted])).toBeUndefined();
   });
 
-  it('holds a namespace no policy names, or a cluster without the ArmadaPolicy CRD, to nothing (runs from files deploy anywhere, as before)', () => {
-    expect(refusal(intoKubeSystem, [policy('team-b', { namespaces: ['team-b'] })])).toBeUndefined();
+  it("holds a run acting as a ServiceAccount to the bridge's boundary even where no policy names its namespace", () => {
+    const refused = refusal(intoKubeSystem, [policy('team-b', { namespaces: ['team-b'] })]);
+    expect(refused?.message).toBe(
+      "ArmadaChart team-a/web, release kube-system/web: refused by the worker: spec.namespace: namespace boundary: kube-system is not ArmadaChart team-a/web's own namespace, and no ArmadaPolicy grants it",
+    );
+    expect(refusal(intoKubeSystem, [])).toBeInstanceOf(ApplicationFailure);
+  });
+
+  it('holds a run acting as the worker itself, where no policy names its namespace, or a cluster without the ArmadaPolicy CRD, to nothing but RBAC (runs from files deploy as before)', () => {
+    const asWorker: RunPolicy = { ...intoKubeSystem, serviceAccount: undefined };
+    expect(refusal(asWorker, [policy('team-b', { namespaces: ['team-b'] })])).toBeUndefined();
     expect(refusal(intoKubeSystem, undefined)).toBeUndefined();
   });
 
