@@ -106,7 +106,10 @@ export interface CanaryOutcome {
  */
 export async function canaryWorkflow(run: CanaryRun): Promise<CanaryOutcome> {
   const control = new RunControl(run.carried);
-  const events = run.notifyParent && run.resource ? new ParentForwarder(run.resource) : noNotifications;
+  const events =
+    run.notifyParent && run.resource
+      ? new ParentForwarder(run.resource, () => control.approvals)
+      : noNotifications;
   const canary = new Canary(
     run,
     control,

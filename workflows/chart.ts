@@ -13,7 +13,7 @@ import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { notificationSignal, RunNotifier } from './notify';
-import { endingEvent, notifyTarget } from './plan/notifications';
+import { endingEvent, notifyTarget, type NotifiedApproval } from './plan/notifications';
 import { passSafePoint } from './holds';
 import { chartOutcomeStatus, chartRollback, chartState } from './plan/ending';
 import { canaryRolledBack, canaryWorkflow } from './canary';
@@ -118,13 +118,20 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     ...statusWriteFailures(),
   }));
   control.listen((signal, req) => canary.signal(signal, req));
+  // The canary's approval steps are steered by its own ID: its events name its approvals, and
+  // the chart's own events (its ending) the ones its last event named.
+  let canaryApprovals: readonly NotifiedApproval[] = [];
   const notifier = new RunNotifier(
     run.mode === 'uninstall'
       ? undefined
       : notifyTarget('ArmadaChart', chartObject(run).namespace, run.chart, run.spec),
+    () => canaryApprovals,
   );
   // The canary child's events come here, to be notified in this run's order.
-  setHandler(notificationSignal, (event) => void notifier.forward(event));
+  setHandler(notificationSignal, (event) => {
+    canaryApprovals = event.approvals ?? canaryApprovals;
+    void notifier.forward(event);
+  });
   const finished = (outcome: ChartOutcome) => {
     phase = chartOutcomeStatus(outcome).phase;
     Object.assign(progress, { state: chartState(outcome), revision: outcome.revision ?? undefined });

@@ -85,6 +85,7 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
   control.listen();
   const notifier = new RunNotifier(
     run.mode === 'uninstall' ? undefined : notifyTarget('Deployer', run.namespace, run.name, run.spec),
+    () => control.approvals,
   );
   return CancellationScope.nonCancellable(async () => {
     try {

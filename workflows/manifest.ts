@@ -110,7 +110,7 @@ class ManifestDeploy {
     this.plan = run.plan;
     this.changes = [...(run.carried?.changes ?? [])];
     this.uninstall = run.mode === 'uninstall';
-    this.notifier = new RunNotifier(this.uninstall ? undefined : run.plan.notify);
+    this.notifier = new RunNotifier(this.uninstall ? undefined : run.plan.notify, () => control.approvals);
     this.progress = { phase: 'Running', groups: run.plan.groups.map(pendingGroup) };
     control.listen(
       (signal, req) => {

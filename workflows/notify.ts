@@ -12,9 +12,9 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type * as activities from '../activities';
-import { rootMessage } from './messages';
+import { rootMessage, type Approved } from './messages';
 import { notifierWorkflowId } from './plan/names';
-import type { NotifyTarget, RunEvent, RunEventFacts } from './plan/notifications';
+import type { NotifiedApproval, NotifyTarget, RunEvent, RunEventFacts } from './plan/notifications';
 
 /** An event for a run's notifier: to a notifier workflow, or from a canary to its chart run. */
 export const notificationSignal = defineSignal<[RunEvent]>('notification');
@@ -85,6 +85,29 @@ export async function notifierWorkflow({ target, events }: NotifierRun): Promise
   return outcome;
 }
 
+/** The approvals a run has taken so far (RunControl.approvals): read as each event is made. */
+export type ApprovalsSoFar = () => readonly Approved[];
+
+const noApprovals: ApprovalsSoFar = () => [];
+
+/** An event this run met now: `facts` with the object, the run, the approvals so far and the time. */
+function eventNow(facts: RunEventFacts, object: RunEvent['object'], approvals: ApprovalsSoFar): RunEvent {
+  const { workflowId, runId } = workflowInfo();
+  const taken = approvals().map(notifiedApproval);
+  return {
+    ...facts,
+    object,
+    run: { workflow_id: workflowId, run_id: runId },
+    ...(taken.length && { approvals: taken }),
+    time: new Date().toISOString(),
+  };
+}
+
+/** An approval as notified: the bridge's proof stays in the run. */
+function notifiedApproval({ gate, by, reason, at, count }: Approved): NotifiedApproval {
+  return { gate, ...(by !== undefined && { by }), ...(reason && { reason }), at, ...(count && { count }) };
+}
+
 /** Where a run's events go: its own notifier, or its parent's (a chart's canary). */
 export interface EventSink {
   /** Hands `facts` on after every earlier event of this run; never rejects. */
@@ -105,18 +128,17 @@ export class RunNotifier implements EventSink {
   private notifier?: ChildWorkflowHandle<typeof notifierWorkflow>;
   private notifiersStarted = 0;
 
-  constructor(private readonly target?: NotifyTarget) {}
+  /** `approvals`: the approvals the run's events name (its gates'). */
+  constructor(
+    private readonly target?: NotifyTarget,
+    private readonly approvals: ApprovalsSoFar = noApprovals,
+  ) {}
 
   notify(facts: RunEventFacts): Promise<void> {
     const { target } = this;
     if (!target) return this.handing;
-    const { workflowId, runId } = workflowInfo();
-    return this.forward({
-      ...facts,
-      object: { kind: target.kind, namespace: target.namespace, name: target.name },
-      run: { workflow_id: workflowId, run_id: runId },
-      time: new Date().toISOString(),
-    });
+    const object = { kind: target.kind, namespace: target.namespace, name: target.name };
+    return this.forward(eventNow(facts, object, this.approvals));
   }
 
   /** Hands on an event another run met (a chart's canary), in this run's order. */
@@ -162,18 +184,16 @@ export class RunNotifier implements EventSink {
 export class ParentForwarder implements EventSink {
   private handing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly object: RunEvent['object']) {}
+  /** `approvals`: the canary's own (its approval steps are steered by its ID). */
+  constructor(
+    private readonly object: RunEvent['object'],
+    private readonly approvals: ApprovalsSoFar = noApprovals,
+  ) {}
 
   notify(facts: RunEventFacts): Promise<void> {
     const parent = workflowInfo().parent;
     if (!parent) return this.handing;
-    const { workflowId, runId } = workflowInfo();
-    const event: RunEvent = {
-      ...facts,
-      object: this.object,
-      run: { workflow_id: workflowId, run_id: runId },
-      time: new Date().toISOString(),
-    };
+    const event = eventNow(facts, this.object, this.approvals);
     this.handing = this.handing
       .then(() =>
         getExternalWorkflowHandle(parent.workflowId, parent.runId).signal(notificationSignal, event),

@@ -1,4 +1,4 @@
-import type { NotifyingKind, RunEvent } from '../../workflows/plan/notifications';
+import type { NotifiedApproval, NotifyingKind, RunEvent } from '../../workflows/plan/notifications';
 
 /** The armadactl commands a notification offers, for the state the event leaves the run in. */
 export interface RunCommands {
@@ -73,6 +73,15 @@ export function headline(event: RunEvent): string {
   return `${kind} ${namespace}/${name} ${HEADLINES[event.event]}${details ? `: ${details}` : ''}`;
 }
 
+/** Who let the run through its gates: `approved: before group apps by alice (change 42)`. */
+export function approvalsLine(approvals: readonly NotifiedApproval[]): string {
+  const each = approvals.map(
+    (a) =>
+      `${a.gate}${a.count ? ` (${a.count})` : ''} by ${a.by ?? 'an operator'}${a.reason ? ` (${a.reason})` : ''}`,
+  );
+  return `approved: ${each.join('; ')}`;
+}
+
 /**
  * The body POSTed to the webhook. `json`: the event with its run link and commands. `slack`: a
  * message Slack's incoming webhooks take (`text` for notifications and clients without blocks,
@@ -94,6 +103,9 @@ export function notificationBody(event: RunEvent, format: 'json' | 'slack', runL
         ],
       },
       ...(lines.length ? [{ type: 'section', text: { type: 'mrkdwn', text: lines.join('\n') } }] : []),
+      ...(event.approvals
+        ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: approvalsLine(event.approvals) }] }]
+        : []),
     ],
   };
 }

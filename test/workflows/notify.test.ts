@@ -1,9 +1,14 @@
 import { Context } from '@temporalio/activity';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type * as activities from '../../activities';
 import type { NotificationDelivery } from '../../activities/notifications/deliver';
 import type { DeployerSpec } from '../../api/deployer';
 import { notifications } from '../../api/notifications';
+import { loadSteeringKey } from '../../runs/steering-key';
 import { deployerWorkflow } from '../../workflows';
+import { approveUpdate } from '../../workflows/messages';
 import { notifierWorkflowId } from '../../workflows/plan/names';
 import type { RunEvent } from '../../workflows/plan/notifications';
 import { sharedWorker, uniqueName } from '../helpers/env';
@@ -104,6 +109,64 @@ describe('notifications of a Deployer run (stubbed activities)', () => {
       await saveHistory(workflowId, undefined, 'deployer-notifications--deployer');
       // The notifier idles a minute before it ends: saved while it waits, after its deliveries.
       await saveHistory(notifier.workflowId, undefined, 'deployer-notifications--notifier');
+    }
+    await notifier.terminate('test over');
+  });
+
+  it('names who approved a gate, as the run recorded them, on every event after the approval', async () => {
+    const name = uniqueName('nginx');
+    const workflowId = uniqueName('dpl');
+    // Started as the bridge starts it (its key), so a signed approval is the authenticated user's.
+    const bridge = loadSteeringKey(path.join(mkdtempSync(path.join(tmpdir(), 'steering-')), 'key.pem'), {
+      create: true,
+    });
+    const handle = await harness().client.workflow.start(deployerWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId,
+      args: [
+        {
+          name,
+          namespace: 'shop',
+          spec: {
+            type: 'canary',
+            deployment: { name: 'nginx', namespace: 'shop', image: 'nginx', version: '1.26.0', replicas: 10 },
+            steps: [{ percent: 50, approval: true }],
+            notifications: notifications.parse({ secret_ref: { name: 'hooks' } }),
+          },
+          carried: { steering: { key: bridge.publicKey } },
+        },
+      ],
+    });
+    const gate = 'step 1 (50 %)';
+    await eventually('the gate announced', async () =>
+      delivered.get(name)?.some((e) => e.event === 'waiting-approval') ? true : undefined,
+    );
+    const alice = 'system:serviceaccount:shop:alice';
+    const req = { by: alice, gate, reason: 'change 42' };
+    await handle.executeUpdate(approveUpdate, {
+      args: [{ ...req, proof: bridge.prove(workflowId, 'approve', req) }],
+    });
+    expect(await handle.result()).toMatchObject({ result: 'promoted' });
+    const events = await eventually('five events delivered', async () => {
+      const list = delivered.get(name) ?? [];
+      return list.length >= 5 ? list : undefined;
+    });
+    const approval = { gate, by: alice, reason: 'change 42', at: expect.any(String) };
+    expect(events.map((e) => [e.event, e.approvals])).toEqual([
+      ['started', undefined],
+      ['step-reached', undefined],
+      ['waiting-approval', undefined],
+      ['step-reached', [approval]],
+      ['completed', [approval]],
+    ]);
+    expect(JSON.stringify(events)).not.toMatch(/"proof"/);
+
+    const notifier = harness().client.workflow.getHandle(
+      notifierWorkflowId(workflowId, handle.firstExecutionRunId, 1),
+    );
+    if (savingHistories) {
+      await saveHistory(workflowId, undefined, 'notify-approval--deployer');
+      await saveHistory(notifier.workflowId, undefined, 'notify-approval--notifier');
     }
     await notifier.terminate('test over');
   });

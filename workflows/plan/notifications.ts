@@ -59,8 +59,27 @@ export interface RunEvent {
   gate?: string;
   /** Why: what failed, who rolled back, what completed. */
   reason?: string;
+  /**
+   * Every approval the run took before this event, oldest first (absent before the first): the
+   * audit trail of its gates, on each event so that any one of them (the last above all) says who
+   * let the run through.
+   */
+  approvals?: NotifiedApproval[];
   /** When the run met it (RFC 3339, workflow time). */
   time: string;
+}
+
+/**
+ * An approval as notifications name it: the gate, who approved (the user the API server
+ * authenticated, as the run recorded it; `temporal-admin:<by>` for one sent to Temporal
+ * directly), why, when (RFC 3339), and `1 of 2` while a gate needs `distinct_approvers`.
+ */
+export interface NotifiedApproval {
+  gate: string;
+  by?: string;
+  reason?: string;
+  at: string;
+  count?: string;
 }
 
 /** What a run says of an event: the rest (object, run, time) the notifier adds. */
