@@ -8,7 +8,7 @@ import type { DeployerSpec } from '../../api/deployer';
 import { notifications } from '../../api/notifications';
 import { loadSteeringKey } from '../../runs/steering-key';
 import { deployerWorkflow } from '../../workflows';
-import { approveUpdate } from '../../workflows/messages';
+import { approveUpdate, type Carried } from '../../workflows/messages';
 import { notifierWorkflowId } from '../../workflows/plan/names';
 import type { RunEvent } from '../../workflows/plan/notifications';
 import { sharedWorker, uniqueName } from '../helpers/env';
@@ -48,11 +48,15 @@ const stubs: Partial<typeof activities> = {
 
 const harness = sharedWorker({ activities: stubs });
 
-/** Starts Deployer `name` (namespace shop) moving nginx from 1.25.3 to 1.26.0, with `spec`'s steps and more. */
+/**
+ * Starts Deployer `name` (namespace shop) moving nginx from 1.25.3 to 1.26.0, with `spec`'s steps
+ * and more; `carried`: as the bridge starts it (its steering key).
+ */
 function startDeployer(
   name: string,
   workflowId: string,
   spec: Pick<DeployerSpec, 'steps'> & Partial<DeployerSpec>,
+  carried?: Carried,
 ) {
   return harness().client.workflow.start(deployerWorkflow, {
     taskQueue: harness().taskQueue,
@@ -66,6 +70,7 @@ function startDeployer(
           deployment: { name: 'nginx', namespace: 'shop', image: 'nginx', version: '1.26.0', replicas: 10 },
           ...spec,
         },
+        ...(carried && { carried }),
       },
     ],
   });
@@ -120,23 +125,15 @@ describe('notifications of a Deployer run (stubbed activities)', () => {
     const bridge = loadSteeringKey(path.join(mkdtempSync(path.join(tmpdir(), 'steering-')), 'key.pem'), {
       create: true,
     });
-    const handle = await harness().client.workflow.start(deployerWorkflow, {
-      taskQueue: harness().taskQueue,
+    const handle = await startDeployer(
+      name,
       workflowId,
-      args: [
-        {
-          name,
-          namespace: 'shop',
-          spec: {
-            type: 'canary',
-            deployment: { name: 'nginx', namespace: 'shop', image: 'nginx', version: '1.26.0', replicas: 10 },
-            steps: [{ percent: 50, approval: true }],
-            notifications: notifications.parse({ secret_ref: { name: 'hooks' } }),
-          },
-          carried: { steering: { key: bridge.publicKey } },
-        },
-      ],
-    });
+      {
+        steps: [{ percent: 50, approval: true }],
+        notifications: notifications.parse({ secret_ref: { name: 'hooks' } }),
+      },
+      { steering: { key: bridge.publicKey } },
+    );
     const gate = 'step 1 (50 %)';
     await eventually('the gate announced', async () =>
       delivered.get(name)?.some((e) => e.event === 'waiting-approval') ? true : undefined,
