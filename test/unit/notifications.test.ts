@@ -214,4 +214,28 @@ describe('notificationBody', () => {
     expect(body.text).toBe('ArmadaChart shop/web failed: canary rolled back');
     expect(body.blocks).toHaveLength(2);
   });
+
+  it('names who approved: json carries approvals as the run recorded them, slack a context line', () => {
+    const approvals = [
+      {
+        gate: 'step 1 (20 %)',
+        by: 'system:serviceaccount:shop:dev',
+        reason: 'change 42',
+        at: '2026-11-25T07:01:00.000Z',
+      },
+      { gate: 'step 2 (50 %)', by: 'temporal-admin:ops', count: '1 of 2', at: '2026-11-25T07:02:00.000Z' },
+    ];
+    const reached = event({ event: 'completed', reason: 'upgraded', approvals });
+    expect(notificationBody(reached, 'json', LINK)).toMatchObject({ event: 'completed', approvals });
+    const { blocks } = notificationBody(reached, 'slack', LINK) as { blocks: unknown[] };
+    expect(blocks.at(-1)).toEqual({
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: 'approved: step 1 (20 %) by system:serviceaccount:shop:dev (change 42); step 2 (50 %) (1 of 2) by temporal-admin:ops',
+        },
+      ],
+    });
+  });
 });
