@@ -1,13 +1,15 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { JsonNotification } from '../../activities/notifications/payload';
 import { ACTION_ANNOTATION } from '../../runs/annotations';
 import { manifestWorkflowId } from '../../runs/targets';
 import { progressQuery } from '../../workflows/messages';
 import { armadactlAs, tenant, type Tenant } from '../helpers/armadactl';
 import { sharedWorker } from '../helpers/env';
-import { installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+import { startReceiver } from '../helpers/webhook-receiver';
 
 const repo = path.resolve(__dirname, '../..');
 const example = path.join(repo, 'examples/sequenced-manifest.yaml');
@@ -18,6 +20,9 @@ describe('who may steer a run: armadactl steers through the API server as the ca
   let b: Tenant;
   let bridge: ProductProcess;
   let workflowId: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  /** The run's notifications, as its webhook received them. */
+  const notified = () => receiver.delivered('/hooks').map((r) => r.body as unknown as JsonNotification);
   const progress = () => harness().client.workflow.getHandle(workflowId).query(progressQuery);
   /** The signals the run received so far, by name, from its history. */
   const signals = async () =>
@@ -33,11 +38,23 @@ describe('who may steer a run: armadactl steers through the API server as the ca
     const dir = await mkdtemp(path.join(tmpdir(), 'armadactl-authz-'));
     [a, b] = await Promise.all([tenant('tenant-a', dir), tenant('tenant-b', dir)]);
     // Tenant B's manifest on the cluster, run by the bridge; it waits at its first gate, before
-    // any chart, so it stays running while the tenants try to steer it.
+    // any chart, so it stays running while the tenants try to steer it. Its events go to a webhook.
+    receiver = await startReceiver();
+    await applyObjects(b.namespace, [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'hooks' },
+        stringData: { url: `${receiver.base}/hooks` },
+      },
+    ]);
     const file = path.join(dir, 'manifest.yaml');
     const manifest = (await readFile(example, 'utf8'))
       .replaceAll('namespace: demo', `namespace: ${b.namespace}`)
-      .replace('  on_failure: rollback', '  on_failure: rollback\n  approval:\n    before: [platform]');
+      .replace(
+        '  on_failure: rollback',
+        '  on_failure: rollback\n  approval:\n    before: [platform]\n  notifications:\n    secret_ref:\n      name: hooks',
+      );
     await writeFile(file, manifest);
     await kubectl('apply', '-n', b.namespace, '-f', file);
     bridge = startBridge(b.namespace, { ARMADA_TASK_QUEUE: harness().taskQueue });
@@ -51,6 +68,7 @@ describe('who may steer a run: armadactl steers through the API server as the ca
 
   afterAll(async () => {
     await bridge?.stop();
+    await receiver?.close();
     await harness()
       .client.workflow.getHandle(workflowId)
       .terminate('test over')
@@ -129,7 +147,7 @@ describe('who may steer a run: armadactl steers through the API server as the ca
     expect(paused.by).toBe('temporal-admin:ops-alice');
   });
 
-  it('the audit trail of an approved gate names the user the API server authenticated: the Event, the run, armadactl status and history', async () => {
+  it('the audit trail of an approved gate names the user the API server authenticated: the Event, the run, armadactl status and history, the notifications', async () => {
     expect((await armadactlAs(b.kubeconfig, 'resume', 'demo', '-n', b.namespace)).code).toBe(0);
     const { code, stdout } = await armadactlAs(
       b.kubeconfig,
@@ -159,5 +177,19 @@ describe('who may steer a run: armadactl steers through the API server as the ca
     const history = await armadactlAs(b.kubeconfig, 'history', 'demo', '-n', b.namespace);
     expect(history.stdout.split('\n')[0]).toContain('approved by');
     expect(history.stdout).toContain(`${b.username} (before group platform)`);
+    // The notifications: the gate announced without an approver, then the run's next event (its
+    // end) names who approved it.
+    const approved = await eventually(
+      'an event after the approval notified',
+      async () => notified().find((n) => n.approvals),
+      { timeoutMs: 120_000 },
+    );
+    expect(notified().find((n) => n.event === 'waiting-approval')).toMatchObject({
+      gate: 'before group platform',
+    });
+    expect(notified().find((n) => n.event === 'waiting-approval')!.approvals).toBeUndefined();
+    expect(approved.approvals).toEqual([
+      { gate: 'before group platform', by: b.username, reason: 'change 42', at: expect.any(String) },
+    ]);
   });
 });
