@@ -180,6 +180,12 @@ describe('drill: kube-apiserver down for 30 s mid-run; the bridge frozen through
   const apply = async (objects: object[]) => {
     const file = path.join(sandbox.dir, `${uniqueName('objects')}.json`);
     await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+    // A kube-apiserver just started answers 503 (`Resource kind ... not found`) for the armada
+    // kinds until its admission policies (deploy/admission/) can resolve them: the readiness
+    // this write needs is a server-side dry run of it going through.
+    await eventually('the API server admitting armada objects', () =>
+      sandbox.kubectl('apply', '--dry-run=server', '-n', crs, '-f', file).then(() => true),
+    );
     await sandbox.kubectl('apply', '-n', crs, '-f', file);
   };
   const charts = async () =>
