@@ -179,6 +179,8 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       watchNamespaces: [crs],
       driftNamespaces: [releases],
       rbac: { deploy: { workerNamespaces: [releases] } },
+      // The suite's installCrds has installed them, cluster-wide, beside the CRDs.
+      admissionPolicies: { install: false },
       worker: onRealNode,
       bridge: { ...onRealNode, replicas: 2 },
     };
