@@ -633,15 +633,17 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
         { process: bridge },
       );
     await gateWaits();
-    /** The bridge's Event of the next action on the manifest, once it has recorded one more. */
+    /** The bridge's Action Events of the manifest (listed by name, not by time). */
     const actionEvents = async () =>
       (await json('get', 'events', '-n', teamA, '--field-selector', 'involvedObject.name=sod,reason=Action'))
         .items as {
+        metadata: { name: string };
         type: string;
         message: string;
       }[];
+    /** Annotates an approval (`as`: kubectl's impersonation flags) and returns the bridge's new Event of it. */
     const approve = async (...as: string[]) => {
-      const seen = (await actionEvents()).length;
+      const seen = new Set((await actionEvents()).map((e) => e.metadata.name));
       await kubectl(
         ...as,
         'annotate',
@@ -652,7 +654,11 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
         teamA,
         'armada.airshipit.org/action=approve',
       );
-      return eventually('the action taken', async () => (await actionEvents())[seen], { process: bridge });
+      return eventually(
+        'the action taken',
+        async () => (await actionEvents()).find((e) => !seen.has(e.metadata.name)),
+        { process: bridge },
+      );
     };
     const refused = await approve();
     expect(refused.type).toBe('Warning');
