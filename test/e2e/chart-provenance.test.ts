@@ -1,10 +1,8 @@
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { Client, Connection } from '@temporalio/client';
 import { appendFile, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ArmadaChartSpecInput } from '../../api/chart';
-import type { ChartOutcome } from '../../workflows/chart';
 import { NonRetryable } from '../../workflows/failures';
 import {
   keyringSecret,
@@ -14,7 +12,7 @@ import {
   type ExampleChartSources,
   type RemoteSourceType,
 } from '../helpers/chart-servers';
-import { chartRuns } from '../helpers/chart-runs';
+import { activityFailureOf, chartRuns } from '../helpers/chart-runs';
 import { helm, uniqueName } from '../helpers/env';
 import { applyObjects, armadaObject, installCrds, kubectl } from '../helpers/kube';
 import { startDebugWorker, type ProductProcess } from '../helpers/processes';
@@ -49,17 +47,8 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
     source,
     wait: { timeout: 60, resources: [] },
   });
-  const run = async (name: string, spec: ArmadaChartSpecInput): Promise<ChartOutcome | Error> =>
-    (await chartRunsOf.start(name, spec)).result().then(
-      (outcome) => outcome as ChartOutcome,
-      (err: Error) => err,
-    );
-  const failureOf = (result: ChartOutcome | Error): ApplicationFailure => {
-    expect(result).toBeInstanceOf(WorkflowFailedError);
-    const cause = (result as WorkflowFailedError).cause?.cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
-  };
+  /** Runs the ArmadaChart `name` as the bridge would, on this file's worker; its outcome or failure. */
+  const run = (name: string, spec: ArmadaChartSpecInput) => chartRunsOf.outcome(name, spec);
   const history = async (release: string) =>
     (
       JSON.parse(await helm('history', release, '-n', releases, '-o', 'json', '--max', '10')) as {
@@ -122,7 +111,7 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
     const name = 'tampered';
     const signed = chartSpec(name, { ...charts.source('tar', 'settings'), verify });
     expect(await run(name, signed)).toMatchObject({ action: 'installed', revision: 1 });
-    const failure = failureOf(
+    const failure = activityFailureOf(
       await run(name, {
         ...signed,
         source: { type: 'tar', location: tamperedUrl, verify },
@@ -139,7 +128,7 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
   });
 
   it('a chart signed by a key the keyring does not hold fails for good; no release', async () => {
-    const failure = failureOf(
+    const failure = activityFailureOf(
       await run('stranger', chartSpec('stranger', { type: 'oci', location: untrustedOci, verify })),
     );
     expect(failure).toMatchObject({ type: NonRetryable.ChartUnverified, nonRetryable: true });
@@ -159,7 +148,7 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
       path.join(unsigned, 'settings-0.2.0.tgz'),
     );
     const location = `${charts.www.url}/unsigned/settings-0.2.0.tgz`;
-    const failure = failureOf(
+    const failure = activityFailureOf(
       await run('unsigned', chartSpec('unsigned', { type: 'tar', location, verify })),
     );
     expect(failure).toMatchObject({ type: NonRetryable.ChartUnverified, nonRetryable: true });
@@ -179,7 +168,7 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
     );
     const base = charts.source('oci', 'settings').location!.replace(/\/settings$/, '/unsigned');
     await charts.helm('push', path.join(unsigned, 'settings-0.2.0.tgz'), base);
-    const failure = failureOf(
+    const failure = activityFailureOf(
       await run(
         'unsigned-oci',
         chartSpec('unsigned-oci', { type: 'oci', location: `${base}/settings`, verify }),
@@ -197,7 +186,7 @@ describe('verified charts: helm provenance checked against a keyring Secret, bef
       ...charts.source('repo', 'settings'),
       verify: { keyring_secret: 'nowhere' },
     });
-    const failure = failureOf(await run('no-keyring', spec));
+    const failure = activityFailureOf(await run('no-keyring', spec));
     expect(failure).toMatchObject({
       type: NonRetryable.ChartUnverified,
       message: `provenance: ArmadaChart ${objects}/no-keyring (release ${releases}/no-keyring) source.verify.keyring_secret (Secret nowhere): Secret nowhere not found in namespace ${objects}; create it with the signers' public keys: kubectl create secret generic nowhere --from-file=keyring=pubring.gpg`,

@@ -1,11 +1,9 @@
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ArmadaChartSpecInput } from '../../api/chart';
-import type { ChartOutcome } from '../../workflows/chart';
 import { serviceAccountUser } from '../../kube/client';
 import { NonRetryable } from '../../workflows/failures';
 import {
@@ -14,7 +12,7 @@ import {
   type RemoteSourceType,
 } from '../helpers/chart-servers';
 import { uniqueName } from '../helpers/env';
-import { chartRuns } from '../helpers/chart-runs';
+import { activityFailureOf, chartRuns } from '../helpers/chart-runs';
 import { applyObjects, grantedRole, kubectl } from '../helpers/kube';
 import { placesHolding } from '../helpers/leaks';
 import { eventually, grantAnyNamespace, startDebugWorker, type ProductProcess } from '../helpers/processes';
@@ -61,18 +59,7 @@ describe('private chart sources: credentials from source.secret_ref, read by the
     wait: { timeout: 60, resources: [] },
   });
   /** Runs the ArmadaChart `name` as the bridge would, on this file's worker; its outcome or failure. */
-  const run = async (name: string, spec: ArmadaChartSpecInput): Promise<ChartOutcome | Error> =>
-    (await chartRunsOf.start(name, spec)).result().then(
-      (outcome) => outcome as ChartOutcome,
-      (err: Error) => err,
-    );
-  /** The activity failure a run failed with (the workflow's cause is the ActivityFailure). */
-  const failureOf = (result: ChartOutcome | Error): ApplicationFailure => {
-    expect(result).toBeInstanceOf(WorkflowFailedError);
-    const cause = (result as WorkflowFailedError).cause?.cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
-  };
+  const run = (name: string, spec: ArmadaChartSpecInput) => chartRunsOf.outcome(name, spec);
   const settingsConfigMap = async (release: string) =>
     JSON.parse(await kubectl('get', 'configmap', release, '-n', releases, '-o', 'json')) as {
       data: Record<string, string>;
@@ -103,7 +90,7 @@ describe('private chart sources: credentials from source.secret_ref, read by the
 
   describe.each<RemoteSourceType>(['tar', 'repo', 'oci', 'git'])('a %s source', (type) => {
     it('fails for good without a secret_ref, saying that the server asks for credentials', async () => {
-      const failure = failureOf(await run(`${type}-open`, chartSpec(`${type}-open`, type)));
+      const failure = activityFailureOf(await run(`${type}-open`, chartSpec(`${type}-open`, type)));
       expect(failure).toMatchObject({ type: NonRetryable.SourceUnauthorized, nonRetryable: true });
       expect(failure.message).toContain(
         'the server asks for credentials: set source.secret_ref to a Secret with keys username and password',
@@ -112,7 +99,7 @@ describe('private chart sources: credentials from source.secret_ref, read by the
 
     it('fails for good with a wrong password, naming the Secret and never the password', async () => {
       const spec = chartSpec(`${type}-wrong`, type, { secret_ref: { name: 'wrong-login' } });
-      const failure = failureOf(await run(`${type}-wrong`, spec));
+      const failure = activityFailureOf(await run(`${type}-wrong`, spec));
       expect(failure).toMatchObject({ type: NonRetryable.SourceUnauthorized, nonRetryable: true });
       expect(failure.message).toContain(
         `the server refused the credentials of Secret ${objects}/wrong-login (source.secret_ref)`,
@@ -128,7 +115,7 @@ describe('private chart sources: credentials from source.secret_ref, read by the
   });
 
   it('fails for good before fetching, naming the Secret, the key and the namespace, when one is missing', async () => {
-    const missing = failureOf(
+    const missing = activityFailureOf(
       await run('no-secret', chartSpec('no-secret', 'repo', { secret_ref: { name: 'nowhere' } })),
     );
     expect(missing).toMatchObject({
@@ -136,7 +123,7 @@ describe('private chart sources: credentials from source.secret_ref, read by the
       nonRetryable: true,
       message: `ArmadaChart ${objects}/no-secret source.secret_ref (Secret nowhere): Secret nowhere not found in namespace ${objects}; create it with keys username and password`,
     });
-    const noKey = failureOf(
+    const noKey = activityFailureOf(
       await run('no-key', chartSpec('no-key', 'oci', { secret_ref: { name: 'half-login' } })),
     );
     expect(noKey).toMatchObject({
@@ -167,7 +154,7 @@ describe('private chart sources: credentials from source.secret_ref, read by the
       ...chartSpec('as-sa', 'git', { secret_ref: { name: 'login' } }),
       service_account_name: 'fetcher',
     };
-    const refused = failureOf(await run('as-sa', spec));
+    const refused = activityFailureOf(await run('as-sa', spec));
     expect(refused).toMatchObject({ type: NonRetryable.Forbidden, nonRetryable: true });
     expect(refused.message).toContain(
       `read Secret ${objects}/login for ArmadaChart ${objects}/as-sa source.secret_ref (Secret login): HTTP 403`,

@@ -1,5 +1,7 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
+import type { ChartOutcome } from '../../workflows/chart';
 import { chartRun } from '../../runs/requests';
 import { historyText } from './histories';
 import { placesHolding } from './leaks';
@@ -31,6 +33,13 @@ export function chartRuns(client: () => Client, namespace: string, taskQueue: st
       runs.push({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
       return handle;
     },
+    /** Runs the ArmadaChart `name` to its end: its outcome, or the error it failed with. */
+    async outcome(name: string, spec: ArmadaChartSpecInput): Promise<ChartOutcome | Error> {
+      return (await this.start(name, spec)).result().then(
+        (outcome) => outcome as ChartOutcome,
+        (err: Error) => err,
+      );
+    },
     /**
      * The raw histories of every run (a client without any codec, as the server stores them;
      * payloads decoded: historyText) as one text, and the runs whose history holds any of
@@ -45,4 +54,12 @@ export function chartRuns(client: () => Client, namespace: string, taskQueue: st
       return { text: Object.values(histories).join('\n'), leaks: placesHolding(secrets, histories) };
     },
   };
+}
+
+/** The activity failure a chart run failed with (the workflow's cause is the ActivityFailure). */
+export function activityFailureOf(result: ChartOutcome | Error): ApplicationFailure {
+  expect(result).toBeInstanceOf(WorkflowFailedError);
+  const cause = (result as WorkflowFailedError).cause?.cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
 }
