@@ -278,9 +278,14 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
       await applyObjects(crs, docs);
       const state = async () =>
         JSON.parse(await kubectl('get', 'amf', 'rt', '-n', crs, '-o', 'json')).status?.actual_state as string;
-      await eventually('manifest rt failed', async () => ((await state()) === 'failed' ? true : undefined), {
-        process: bridge,
-      });
+      // The run writes `failed` just before it ends; retry takes up an ended run only.
+      const run = harness().client.workflow.getHandle(objectWorkflowId('ArmadaManifest', crs, 'rt'));
+      await eventually(
+        'manifest rt failed and its run ended',
+        async () =>
+          (await state()) === 'failed' && (await run.describe()).status.name !== 'RUNNING' ? true : undefined,
+        { process: bridge },
+      );
       await copyFile(path.join(work, 'packaged', 'settings-0.1.0.tgz'), path.join(www, 'rt-later.tgz'));
       const retried = await armadactl('retry', 'acg/rt-first', '-n', crs);
       expect(retried.printed).toContain(`ArmadaManifest ${crs}/rt: retry of run`);
