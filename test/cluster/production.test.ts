@@ -53,6 +53,8 @@ const SOURCES: Record<string, RemoteSourceType> = {
   web: 'oci',
   admin: 'git',
 };
+/** How a killed pod's disk is removed while its orphaned children may still write into it. */
+const ORPHANS_MAY_WRITE = { recursive: true, force: true, maxRetries: 10, retryDelay: 100 };
 const example = (file: string) => path.resolve(__dirname, '../../examples', file);
 
 type K8sObject = {
@@ -81,10 +83,14 @@ class WorkerPod {
     this.identity = `${this.process.child.pid}@${hostname()}`;
   }
 
-  /** SIGKILL (its helm children live on, as orphans, as in the worker crash drill) and the disk goes. */
+  /**
+   * SIGKILL (its helm and git children live on, as orphans, as in the worker crash drill) and the
+   * disk goes. An orphan may still be writing into it, so removal retries on ENOTEMPTY (CI saw a
+   * git clone's `.git` refill between the listing and the rmdir).
+   */
   async kill(): Promise<void> {
     await this.process.stop('SIGKILL');
-    await rm(this.disk, { recursive: true, force: true });
+    await rm(this.disk, ORPHANS_MAY_WRITE);
   }
 }
 
@@ -151,7 +157,7 @@ describe('cluster lane: 3 workers and 2 bridges on a Temporal cluster on Postgre
     await charts?.close();
     await connection?.close();
     await kubectl('delete', 'namespace', twin, drill, leases, '--wait=false').catch(() => '');
-    if (work) await rm(work, { recursive: true, force: true });
+    if (work) await rm(work, ORPHANS_MAY_WRITE);
   });
 
   /**
