@@ -1,5 +1,6 @@
 import { CancelledFailure } from '@temporalio/common';
 import { currentActivity, heartbeating } from './process';
+import type { AnalysisRequest, AnalysisResult } from '../core/contracts/analysis';
 
 const DEFAULT_EXPECTED_STATUS = 200;
 const DEFAULT_TIMEOUT_SECONDS = 10;
@@ -7,30 +8,6 @@ const DEFAULT_TIMEOUT_SECONDS = 10;
 const MAX_EXCERPT_CHARS = 200;
 /** Bytes of a response body read at most; a JSON body larger than this fails the check. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-export interface AnalysisRequest {
-  /** http(s) URL, requested with GET. */
-  url: string;
-  /** Status that counts as healthy; default 200. */
-  expectedStatus?: number;
-  /**
-   * Optional threshold on a number in the JSON body. `field` is a dot path such as
-   * `metrics.error_rate`, array elements by index: `items.0.value`. min and max are inclusive.
-   */
-  json?: { field: string; min?: number; max?: number };
-  /** Per request (connect, headers and body); default 10. Fractions allowed. */
-  timeoutSeconds?: number;
-}
-
-export interface AnalysisResult {
-  ok: boolean;
-  /** HTTP status, when a response arrived. */
-  status?: number;
-  /** The number found at `json.field`, when it was found. */
-  value?: number;
-  /** One line saying what was checked and why it passed or failed; quotes at most 200 chars of the body. */
-  message: string;
-}
 
 /**
  * Activity: one canary analysis check, a GET of `req.url` judged by `judgeResponse` (status,

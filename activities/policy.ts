@@ -5,8 +5,9 @@ import { GROUP, VERSION } from '../api/common';
 import { policyKind } from '../api/policy';
 import { policiesFor, policyViewOf, policyViolations, type PolicyView } from '../api/policy-rules';
 import { describeProblems } from '../api/validate';
-import { apiFailure, isStatus, kubeApi, type ActingAs, type RunPolicy } from '../kube/client';
-import { NonRetryable } from '../workflows/failures';
+import { apiFailure, isStatus, kubeApi } from '../kube/client';
+import type { ActingAs, RunPolicy } from '../core/contracts/kube';
+import { NonRetryable } from '../core/failures';
 
 /**
  * The cluster's ArmadaPolicies, read with the worker's own credentials (never a run's
@@ -29,7 +30,7 @@ export async function readPolicies(): Promise<PolicyView[] | undefined> {
 /**
  * What a request asks of the policies: its `policy` when the run set one; else, for a request
  * acting as a ServiceAccount in a namespace, the boundary between the two. A ServiceAccount a
- * run acts as lives in the run's object's namespace (workflows/plan/names.ts runServiceAccount),
+ * run acts as lives in the run's object's namespace (core/plan/names.ts runServiceAccount),
  * so that namespace is the object's even where the request names nothing more.
  */
 export function requestPolicy(request: unknown): RunPolicy | undefined {

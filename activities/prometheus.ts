@@ -1,7 +1,9 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { renderQuery, type QuerySide } from '../api/prometheus-query';
-import { apiFailure, kubeApi, type ActingAs } from '../kube/client';
-import { asNumber, boundedGet, displayUrl, excerpt, type AnalysisResult } from './analysis';
+import { apiFailure, kubeApi } from '../kube/client';
+import type { ActingAs } from '../core/contracts/kube';
+import { asNumber, boundedGet, displayUrl, excerpt } from './analysis';
+import type { AnalysisResult } from '../core/contracts/analysis';
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
 /** How Prometheus writes the values JSON has no number for. */

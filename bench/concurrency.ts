@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CanaryRun } from '../workflows/canary';
+import type { CanaryRun } from '../core/contracts/workflows';
 import type { Sizes } from './config';
 import { benchBundle, startStubWorker, type BenchContext } from './context';
 import {

@@ -9,7 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { toolPath } from '../activities/tools';
 import { applicableDocuments } from '../cli/documents';
 import { manifestWorkflowId } from '../runs/targets';
-import { planManifest, type ManifestPlan } from '../workflows/plan/manifest';
+import { planManifest, type ManifestPlan } from '../core/plan/manifest';
 import { activitySpans, applyBreakdown, medianBreakdown, type ApplyBreakdown } from './breakdown';
 import { startRealWorker } from './bridge';
 import type { Sizes } from './config';

@@ -3,7 +3,7 @@ import { armadaChartSpec, type ArmadaChartSpec } from '../api/chart';
 import { armadaChartGroupSpec, type ArmadaChartGroupSpec } from '../api/chart-group';
 import { armadaManifestSpec } from '../api/manifest';
 import { manifestRun, startRun } from '../runs/requests';
-import type { ManifestDocuments } from '../workflows/plan/manifest';
+import type { ManifestDocuments } from '../core/plan/manifest';
 import type { Sizes } from './config';
 import { benchBundle, startStubWorker, type BenchContext } from './context';
 import {

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { armadaChartSpec, type ArmadaChartSpec } from '../api/chart';
 import { toolPath } from '../activities/tools';
 import { chartRun, startRun } from '../runs/requests';
-import { canaryWorkflowId } from '../workflows/plan/names';
+import { canaryWorkflowId } from '../core/plan/names';
 import { bundleWorkflows } from '../worker/bundle';
 import type { BenchContext } from './context';
 import { startRealWorker } from './bridge';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applicableDocuments } from '../cli/documents';
-import { planManifest } from '../workflows/plan/manifest';
+import { planManifest } from '../core/plan/manifest';
 import { startRealWorker } from './bridge';
 import type { Sizes } from './config';
 import type { BenchContext } from './context';

@@ -8,14 +8,14 @@ import {
   sameObject,
   type ClaimDocument,
   type ClaimKey,
-} from '../workflows/plan/manifest';
+} from '../core/plan/manifest';
 import { claimOf, gone, type ObjectView } from './view';
 import type { Change } from './watch';
 
 /**
  * The release claims of every cached manifest, group, chart and Deployer, kept current one change
  * at a time, so that asking for an object's rivals costs what that object claims, not what the
- * cluster holds. Answers exactly as `rivalClaims(target, everyDocument)` (workflows/plan/
+ * cluster holds. Answers exactly as `rivalClaims(target, everyDocument)` (core/plan/
  * manifest.ts) does, which rebuilt and sorted every claim on each call.
  *
  * A change to one object can change the claims of only a few others: the objects it lists (they

@@ -5,10 +5,10 @@ import {
   MANAGED_BY_LABEL,
   RELEASE_NAME_ANNOTATION,
   RELEASE_NAMESPACE_ANNOTATION,
-} from '../kube/labels';
+} from '../core/labels';
 import { driftRun, startRun } from '../runs/requests';
-import { mergeDrift, type DriftedObject } from '../workflows/plan/drift';
-import { releaseWorkflowId } from '../workflows/plan/names';
+import { mergeDrift, type DriftedObject } from '../core/plan/drift';
+import { releaseWorkflowId } from '../core/plan/names';
 import { latestRun } from '../runs/control';
 import { chartServiceAccount, type BridgeContext } from './reconcile';
 import { chartRelease } from './view';

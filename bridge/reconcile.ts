@@ -26,8 +26,9 @@ import {
 } from '../runs/requests';
 import { placeOf, routeOf } from '../runs/targets';
 import type { SteeringSigner } from '../runs/steering-key';
-import { replanSignal, type Carried } from '../workflows/messages';
-import { PlanError, type ManifestDocuments } from '../workflows/plan/manifest';
+import { replanSignal } from '../workflows/messages';
+import type { Carried } from '../core/control';
+import { PlanError, type ManifestDocuments } from '../core/plan/manifest';
 import type { ClaimIndex } from './claims';
 import type { LeftoverRetries } from './leftover-retries';
 import type { SpecChanges } from './settle';

@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { writeStatus } from '../kube/status';
 import { latestRun } from '../runs/control';
-import { rootMessage } from '../workflows/messages';
-import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
-import { generationIn, type RunMemo } from '../workflows/plan/specs';
+import { rootMessage } from '../core/failures';
+import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import { generationIn, type RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { runOf, type BridgeContext } from './reconcile';
 import { startObjectRun } from './start';

@@ -4,10 +4,10 @@ import type { DeployerSpec } from '../api/deployer';
 import type { KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { describeProblems, validateObject, type Problem } from '../api/validate';
-import type { ClaimDocument } from '../workflows/plan/manifest';
+import type { ClaimDocument } from '../core/plan/manifest';
 import type { ClaimIndex } from './claims';
-import { prefixedRelease } from '../workflows/plan/names';
-import { formatSpecs } from '../workflows/plan/specs';
+import { prefixedRelease } from '../core/plan/names';
+import { formatSpecs } from '../core/plan/specs';
 import {
   ACTION_ANNOTATION,
   ACTION_ANNOTATIONS,

@@ -1,7 +1,7 @@
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
-import type { Condition } from '../kube/status';
+import type { Condition } from '../core/contracts/kube';
 import { abortWith, apiMessage, kubeApi } from '../kube/client';
 import { placeOf, type ObjectPlace } from '../runs/targets';
 import type { ObjectRef } from './ownership';

@@ -1,7 +1,7 @@
 import { asCaller } from '../kube/client';
 import { connect, temporalTarget } from '../runs/connect';
 import { resolveTarget } from '../runs/targets';
-import { rootMessage } from '../workflows/messages';
+import { rootMessage } from '../core/failures';
 import { listObjects } from './cluster';
 import { asJson, json, namespaceOption, onlyTarget, outputOption, UsageError, type Command } from './command';
 import { deleteAndFollow } from './delete';

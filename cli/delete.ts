@@ -2,10 +2,12 @@ import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { latestRun } from '../runs/control';
 import { routeOf, type Target } from '../runs/targets';
-import type { ChartOutcome } from '../workflows/chart';
-import type { DeployerOutcome } from '../workflows/deployer';
-import type { GroupOutcome } from '../workflows/group';
-import type { ManifestOutcome } from '../workflows/manifest';
+import type {
+  ChartOutcome,
+  DeployerOutcome,
+  GroupOutcome,
+  ManifestOutcome,
+} from '../core/contracts/workflows';
 import { authorizedSteerer } from './caller';
 import { deleteObject, describeRef, listObjects, placeAmong, readObject } from './cluster';
 import type { Print } from './command';

@@ -8,19 +8,14 @@ import { previewRelease, type PreviewRequest } from '../activities/charts/previe
 import { latestRun, progressOf } from '../runs/control';
 import type { StandaloneDocument } from '../runs/requests';
 import type { Target } from '../runs/targets';
-import { isCanary } from '../workflows/plan/progress-view';
-import { formatSeconds } from '../workflows/plan/canary';
-import { resolveDependencies } from '../workflows/plan/dependencies';
-import {
-  PlanError,
-  planGroup,
-  planManifest,
-  type ChartPlan,
-  type GroupPlan,
-} from '../workflows/plan/manifest';
-import { objectWorkflowId } from '../workflows/plan/names';
-import type { CanaryStepPreview, PreviewAction } from '../workflows/plan/preview';
-import { rootMessage, type AnyProgress } from '../workflows/messages';
+import { isCanary } from '../core/plan/progress-view';
+import { formatSeconds } from '../core/plan/canary';
+import { resolveDependencies } from '../core/plan/dependencies';
+import { PlanError, planGroup, planManifest, type ChartPlan, type GroupPlan } from '../core/plan/manifest';
+import { objectWorkflowId } from '../core/plan/names';
+import type { CanaryStepPreview, PreviewAction } from '../core/plan/preview';
+import { rootMessage } from '../core/failures';
+import type { AnyProgress } from '../core/progress';
 import { describeRef, listObjects, placeAmong, type ClusterObject } from './cluster';
 import { applicableDocuments, applicableOf, type Applicable } from './documents';
 import { manifestDiff, type ObjectDiff } from './manifest-diff';

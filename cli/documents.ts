@@ -2,7 +2,7 @@ import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import type { DeployerSpec } from '../api/deployer';
-import type { ManifestDocuments } from '../workflows/plan/manifest';
+import type { ManifestDocuments } from '../core/plan/manifest';
 import type { StandaloneDocument } from '../runs/requests';
 import { formatProblem, readArmadaFile, type FileObject } from './validate';
 

@@ -4,9 +4,8 @@ import { retryRequest, undoRequest } from '../runs/day-two';
 import { placeByName, placeFromCluster } from '../runs/places';
 import { startRun, type RunRequest } from '../runs/requests';
 import type { ObjectPlace, Target } from '../runs/targets';
-import type { DeployerOutcome } from '../workflows/deployer';
-import { rootMessage } from '../workflows/messages';
-import type { UndoOutcome } from '../workflows/undo';
+import type { DeployerOutcome, UndoOutcome } from '../core/contracts/workflows';
+import { rootMessage } from '../core/failures';
 import { UsageError, type Print } from './command';
 
 /**

@@ -1,8 +1,8 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { progressQuery } from '../workflows/messages';
-import { formatSeconds } from '../workflows/plan/canary';
-import type { RunMemo } from '../workflows/plan/specs';
+import { formatSeconds } from '../core/plan/canary';
+import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 import type { Target } from '../runs/targets';
 

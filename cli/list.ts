@@ -5,9 +5,9 @@ import { latestRun, progressOf, type RunState } from '../runs/control';
 import { formatProgress } from '../runs/progress';
 import { placeByName } from '../runs/places';
 import { routeOf, type ObjectPlace, type Target } from '../runs/targets';
-import type { AnyProgress } from '../workflows/messages';
-import { readingOf } from '../workflows/plan/status';
-import { waitingOf } from '../workflows/plan/progress-view';
+import type { AnyProgress } from '../core/progress';
+import { readingOf } from '../core/plan/status';
+import { waitingOf } from '../core/plan/progress-view';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 import {
   describeRef,

@@ -8,7 +8,7 @@ import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import type { DeployerSpec } from '../api/deployer';
-import { lockstepProblems } from '../workflows/plan/lockstep';
+import { lockstepProblems } from '../core/plan/lockstep';
 
 /** One problem, located the way `armadactl validate` prints it: `file:doc kind/name: path: reason`. */
 export interface LocatedProblem {

@@ -1,12 +1,16 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ChartOutcome } from '../workflows/chart';
-import type { DeployerOutcome } from '../workflows/deployer';
-import type { GroupOutcome } from '../workflows/group';
-import type { ManifestOutcome } from '../workflows/manifest';
-import { progressQuery, rootMessage, type AnyProgress } from '../workflows/messages';
-import type { RunMemo } from '../workflows/plan/specs';
+import type {
+  ChartOutcome,
+  DeployerOutcome,
+  GroupOutcome,
+  ManifestOutcome,
+} from '../core/contracts/workflows';
+import { progressQuery } from '../workflows/messages';
+import { rootMessage } from '../core/failures';
+import type { AnyProgress } from '../core/progress';
+import type { RunMemo } from '../core/plan/specs';
 import { formatProgress, progressLog } from '../runs/progress';
 import { noRun } from '../runs/targets';
 

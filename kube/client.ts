@@ -11,8 +11,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import https from 'node:https';
-import type { PolicySubject } from '../api/policy-rules';
-import { NonRetryable } from '../workflows/failures';
+import { NonRetryable } from '../core/failures';
+import type { ServiceAccountRef } from '../core/contracts/kube';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 /** Set inside asCaller: the caller's kubeconfig, loaded once for the scope. */
@@ -107,27 +107,6 @@ export function reusingConnections(config: KubeConfig): KubeConfig {
     context.setAgent(pool);
   };
   return config;
-}
-
-/** A ServiceAccount a run acts as: an object's `service_account_name`, in the object's namespace. */
-export interface ServiceAccountRef {
-  namespace: string;
-  name: string;
-}
-
-/** The object a run acts for and what it asks of the ArmadaPolicies, with the release it drives. */
-export type RunPolicy = PolicySubject & { release?: string };
-
-/** What an activity request carries to act as its object's ServiceAccount (see kubeApi). */
-export interface ActingAs {
-  /** The object's ServiceAccount; unset: the worker itself. */
-  actAs?: ServiceAccountRef;
-  /**
-   * What the run's object asks of the ArmadaPolicies, which the worker checks before the
-   * activity runs (activities/policy.ts); set on a run's first requests (a chart's release, a
-   * Deployer's, a drift's), so the run is refused before it does anything.
-   */
-  policy?: RunPolicy;
 }
 
 /** The user name Kubernetes gives a ServiceAccount, which impersonation names. */

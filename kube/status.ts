@@ -8,6 +8,7 @@ import {
 import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
 import { kubeApi } from './client';
+import type { Condition } from '../core/contracts/kube';
 
 /** Base URL of the Temporal UI for the links written into status. */
 const UI_URL = process.env.ARMADA_TEMPORAL_UI ?? 'http://localhost:8233';
@@ -15,13 +16,6 @@ const UI_URL = process.env.ARMADA_TEMPORAL_UI ?? 'http://localhost:8233';
 /** A link to a run in the Temporal UI. */
 export function runUrl(namespace: string, workflowId: string, runId: string): string {
   return `${UI_URL}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`;
-}
-
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
 }
 
 export interface StatusReport {

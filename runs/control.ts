@@ -8,12 +8,11 @@ import {
   promoteUpdate,
   resumeSignal,
   rollbackSignal,
-  rootMessage,
-  type AnyProgress,
-  type Approval,
-  type Request,
 } from '../workflows/messages';
-import type { RunMemo } from '../workflows/plan/specs';
+import { rootMessage } from '../core/failures';
+import type { AnyProgress } from '../core/progress';
+import type { Approval, Request } from '../core/control';
+import type { RunMemo } from '../core/plan/specs';
 import { formatProgress } from './progress';
 import type { SteeringSigner } from './steering-key';
 import { noRun, type Route, type Verb } from './targets';
@@ -91,7 +90,7 @@ export async function control(
   if ('refused' in route) throw new ControlRefused(route.refused);
   const workflowId = await firstRunning(client, route.workflowIds, command);
   const fields = command === 'approve' ? { ...unsigned, gate: unsigned.gate ?? route.gate } : unsigned;
-  // Signed for the run it goes to (workflows/plan/steering.ts); cancel is Temporal's own, with no payload.
+  // Signed for the run it goes to (core/plan/steering.ts); cancel is Temporal's own, with no payload.
   const req: Approval =
     signer && command !== 'cancel' ? { ...fields, proof: signer.prove(workflowId, command, fields) } : fields;
   const handle = client.workflow.getHandle(workflowId);

@@ -1,21 +1,26 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { DeployerOutcome, DeployerRun } from '../workflows/deployer';
-import type { GroupOutcome, GroupRun } from '../workflows/group';
-import type { ManifestOutcome, ManifestRun } from '../workflows/manifest';
-import type { UndoRun } from '../workflows/undo';
-import { NonRetryable } from '../workflows/failures';
+import type {
+  DeployerOutcome,
+  DeployerRun,
+  GroupOutcome,
+  GroupRun,
+  ManifestOutcome,
+  ManifestRun,
+  UndoRun,
+} from '../core/contracts/workflows';
+import { NonRetryable } from '../core/failures';
 import {
   changesToUndo,
   resumeOf,
   type FinishedRun,
   type Resume,
   type RunPlan,
-} from '../workflows/plan/finished-runs';
-import { changedName, deployerBackTo, type Change } from '../workflows/plan/rollback';
-import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
-import type { RunMemo } from '../workflows/plan/specs';
+} from '../core/plan/finished-runs';
+import { changedName, deployerBackTo, type Change } from '../core/plan/rollback';
+import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import type { RunMemo } from '../core/plan/specs';
 import { searchAttributes, type RunRequest } from './requests';
 import type { ObjectPlace } from './targets';
 import { kinds } from '../api/kinds';

@@ -1,5 +1,5 @@
-import type { AnyProgress } from '../workflows/messages';
-import { logOf, progressView, textOf } from '../workflows/plan/progress-view';
+import type { AnyProgress } from '../core/progress';
+import { logOf, progressView, textOf } from '../core/plan/progress-view';
 
 /** Progress as `armadactl status` (and `watch` on a terminal) prints it, whichever kind of run answered. */
 export function formatProgress(p: AnyProgress): string[] {

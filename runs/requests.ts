@@ -7,21 +7,18 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { DeployerSpec } from '../api/deployer';
 import type { KindName } from '../api/kinds';
-import type { ChartRun } from '../workflows/chart';
-import type { DeployerRun } from '../workflows/deployer';
-import type { GroupRun } from '../workflows/group';
-import type { ManifestRun } from '../workflows/manifest';
-import { describeDrift, type DriftRun } from '../workflows/plan/drift';
-import { resolveDependencies } from '../workflows/plan/dependencies';
+import type { ChartRun, DeployerRun, GroupRun, ManifestRun } from '../core/contracts/workflows';
+import { describeDrift, type DriftRun } from '../core/plan/drift';
+import { resolveDependencies } from '../core/plan/dependencies';
 import {
   PlanError,
   planGroup,
   planManifest,
   type GroupDocuments,
   type ManifestDocuments,
-} from '../workflows/plan/manifest';
-import { objectWorkflowId, releaseWorkflowId } from '../workflows/plan/names';
-import type { RunMemo } from '../workflows/plan/specs';
+} from '../core/plan/manifest';
+import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 
 /** An object that runs on its own (one release, or one Deployer), as a file or the cluster holds it. */

@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyO
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { steeringText, type Proof, type Signed } from '../workflows/plan/steering';
+import { steeringText, type Proof, type Signed } from '../core/plan/steering';
 
 /**
  * The bridge's steering key (README, "Security model"): it signs every pause, resume, approve,

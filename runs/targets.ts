@@ -2,13 +2,8 @@ import type { ArmadaChartSpec } from '../api/chart';
 import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import { kinds, type KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
-import { gateBefore } from '../workflows/plan/gates';
-import {
-  canaryWorkflowId,
-  objectWorkflowId,
-  prefixedRelease,
-  releaseWorkflowId,
-} from '../workflows/plan/names';
+import { gateBefore } from '../core/plan/gates';
+import { canaryWorkflowId, objectWorkflowId, prefixedRelease, releaseWorkflowId } from '../core/plan/names';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
 export function manifestWorkflowId(namespace: string, name: string): string {

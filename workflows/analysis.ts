@@ -1,9 +1,9 @@
-import type { AnalysisResult } from '../activities/analysis';
+import type { AnalysisResult } from '../core/contracts/analysis';
 import type { CanaryAnalysis } from '../api/analysis';
 import { durationSeconds } from '../api/duration';
-import type { ServiceAccountRef } from '../kube/client';
+import type { ServiceAccountRef } from '../core/contracts/kube';
 import { io, profile } from './activity-proxies';
-import type { DeploymentPair } from './plan/canary';
+import type { DeploymentPair } from '../core/plan/canary';
 
 /** Seconds between analysis checks when the spec gives no `interval`. */
 const DEFAULT_ANALYSIS_INTERVAL_SECONDS = 10;

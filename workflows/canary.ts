@@ -12,24 +12,15 @@ import {
   workflowInfo,
   type Workflow,
 } from '@temporalio/workflow';
-import type { DeployWindow } from '../api/windows';
-import type { CanaryAnalysis } from '../api/analysis';
-import type { KindName } from '../api/kinds';
-import type { ServiceAccountRef } from '../kube/client';
 import { io, profile, quickCalls } from './activity-proxies';
 import { analysisFailureLimit, analysisIntervalMs, checkAnalysisOnce } from './analysis';
 import { RunControl } from './control';
 import { LockstepMember } from './lockstep';
 import { renderDetails } from './details';
-import { NonRetryable } from './failures';
-import {
-  canaryProgressQuery,
-  rootMessage,
-  type CanaryProgress,
-  type CanaryStepRecord,
-  type Carried,
-  type Hold,
-} from './messages';
+import { NonRetryable, rootMessage } from '../core/failures';
+import { canaryProgressQuery } from './messages';
+import type { CanaryProgress } from '../core/progress';
+import type { Hold } from '../core/control';
 import {
   afterWait,
   continuedRun,
@@ -41,64 +32,21 @@ import {
   stepScales,
   type CanaryResume,
   type CanaryStep,
-  type DeploymentPair,
   type HoldLeft,
   type Scale,
-} from './plan/canary';
-import { stepGate } from './plan/gates';
-import { gateRules, type GateRules } from './plan/steering';
-import type { RouteWeights } from './plan/traffic';
-import type { LockstepLink } from './plan/lockstep';
+} from '../core/plan/canary';
+import { stepGate } from '../core/plan/gates';
+import { gateRules, type GateRules } from '../core/plan/steering';
 import { ArmadaPhase } from './search-attributes';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { routeTraffic } from './traffic';
 import { noNotifications, ParentForwarder, type EventSink } from './notify';
-import type { RunEventFacts } from './plan/notifications';
+import type { RunEventFacts } from '../core/plan/notifications';
 import { heldMessage, passSafePoint } from './holds';
+import type { CanaryRun, CanaryOutcome } from '../core/contracts/workflows';
 
 /** Seconds a step may take to become Ready when the spec gives no `step_timeout`. */
 const DEFAULT_STEP_TIMEOUT_SECONDS = 600;
-
-export interface CanaryRun {
-  /** What is rolled out, as summaries name it: a release (`blog-2`) or a Deployer. */
-  title: string;
-  namespace: string;
-  pairs: DeploymentPair[];
-  steps: CanaryStep[];
-  stepTimeoutSeconds?: number;
-  approvalTimeoutSeconds?: number;
-  onTimeout?: 'rollback' | 'promote';
-  /** Its approval steps' `distinct_approvers` and `not_author` (the author is its resource's). */
-  approvalRules?: { distinct_approvers?: number; not_author?: boolean };
-  analysis?: CanaryAnalysis;
-  /** The custom resource whose status shows the progress; none for a run applied from a file alone. */
-  resource?: { kind: Extract<KindName, 'ArmadaChart' | 'Deployer'>; namespace: string; name: string };
-  /** Pause and approvals from the run this one continued from. */
-  carried?: Carried;
-  /**
-   * Events the run's history may reach before a hold continues as new (DEFAULT_HISTORY_LIMIT,
-   * 10,000, when unset; the server's own suggestion counts too).
-   */
-  historyLimit?: number;
-  /** Where the run this one continued from stood: in a step's hold (see CanaryResume). */
-  resume?: CanaryResume;
-  /** The ServiceAccount its scale, wait and delete calls act as; none: the worker itself. */
-  actAs?: ServiceAccountRef;
-  /** The HTTPRoute rule whose weights follow the steps; none: replicas alone split the traffic. */
-  traffic?: RouteWeights;
-  /** Hand step, approval and rollback events to the parent chart run, which has `notifications`. */
-  notifyParent?: boolean;
-  /** When it may start a step (its chart's or Deployer's `windows`); a step under way holds its weight. */
-  windows?: DeployWindow[];
-  /** The lockstep set this canary steps with (see workflows/lockstep.ts); none: it steps alone. */
-  lockstep?: LockstepLink;
-}
-
-export interface CanaryOutcome {
-  result: 'promoted' | 'rolled-back';
-  reason?: string;
-  steps: CanaryStepRecord[];
-}
 
 /**
  * A canary as a workflow of its own (an ArmadaChart's canary runs as a child of its chart

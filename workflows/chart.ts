@@ -13,28 +13,21 @@ import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { notificationSignal, RunNotifier } from './notify';
-import { endingEvent, notifyTarget, type NotifiedApproval } from './plan/notifications';
+import { endingEvent, notifyTarget, type NotifiedApproval } from '../core/plan/notifications';
 import { passSafePoint } from './holds';
-import { chartOutcomeStatus, chartRollback, chartState } from './plan/ending';
+import { chartOutcomeStatus, chartRollback, chartState } from '../core/plan/ending';
 import { canaryRolledBack, canaryWorkflow } from './canary';
 import { routeTraffic } from './traffic';
-import { canarySteps, canaryTimeoutsOf } from './plan/canary';
-import { routeWeights } from './plan/traffic';
-import { canaryWorkflowId, runServiceAccount } from './plan/names';
+import { canarySteps, canaryTimeoutsOf } from '../core/plan/canary';
+import { routeWeights } from '../core/plan/traffic';
+import { canaryWorkflowId, runServiceAccount } from '../core/plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
-import type { ArmadaChartSpec } from '../api/chart';
 import { chartPolicySubject } from '../api/policy-subjects';
 import { io, profile } from './activity-proxies';
-import { NonRetryable } from './failures';
-import {
-  progressQuery,
-  replanSignal,
-  rootMessage,
-  type Carried,
-  type ChartProgress,
-  type GroupProgress,
-  type Hold,
-} from './messages';
+import { NonRetryable, rootMessage } from '../core/failures';
+import { progressQuery, replanSignal } from './messages';
+import type { ChartProgress, GroupProgress } from '../core/progress';
+import type { Hold } from '../core/control';
 import {
   classifyRelease,
   nextAction,
@@ -42,48 +35,12 @@ import {
   type ObservedRelease,
   type ReleaseAction,
   type Unverified,
-} from './plan/release';
-import { helmRequests, operationSeconds, type ChartObject } from './plan/helm-requests';
-import type { ChartDependency, PreparedChart } from '../activities/charts/prepare';
-import type { ReleaseRef } from '../activities/helm/release';
-import type { ServiceAccountRef } from '../kube/client';
-import { chartWrites, isReleaseChange, type ReleaseChange } from './plan/rollback';
-import type { LockstepLink } from './plan/lockstep';
-
-export interface ChartRun {
-  chart: string;
-  release: string;
-  namespace: string;
-  spec: ArmadaChartSpec;
-  /** `uninstall` removes the release (target_state uninstalled, or a manifest's deletion). */
-  mode?: 'deploy' | 'uninstall';
-  /** Namespace of the ArmadaChart custom resource (status, the canary's workflow ID); default `default`. */
-  resourceNamespace?: string;
-  /** Pause and approvals from the run this one continued from (a re-plan). */
-  carried?: Carried;
-  /** The lockstep set its canary steps with (its group's; see workflows/lockstep.ts). */
-  lockstep?: LockstepLink;
-  /** Its `dependencies`, resolved when the run was planned; absent when it lists none. */
-  dependencies?: ChartDependency[];
-}
-
-/** A release a failed chart run had written before it failed: the saga's record of it. */
-export type WrittenRelease = ReleaseChange;
-
-export interface ChartOutcome {
-  chart: string;
-  release: string;
-  namespace: string;
-  /** What this run did to the release (`rolled-back`: a standalone chart's rollback put it back). */
-  action: 'installed' | 'upgraded' | 'unchanged' | 'skipped' | 'uninstalled' | 'rolled-back';
-  /** The revision before this run; null when the release did not exist. */
-  before: number | null;
-  revision: number | null;
-  /** The ServiceAccount the run acted as (none: the worker itself). */
-  actAs?: ServiceAccountRef;
-  /** The writes of the runs a standalone chart's run continued from (re-plans), oldest first: undone with its own. */
-  carriedChanges?: ReleaseChange[];
-}
+} from '../core/plan/release';
+import { helmRequests, operationSeconds, type ChartObject } from '../core/plan/helm-requests';
+import type { PreparedChart } from '../core/contracts/charts';
+import type { ReleaseRef } from '../core/contracts/helm';
+import { chartWrites, isReleaseChange } from '../core/plan/rollback';
+import type { ChartRun, WrittenRelease, ChartOutcome } from '../core/contracts/workflows';
 
 /**
  * Drives one Helm release: observe (activity) → decide (pure) → act (one activity), until the

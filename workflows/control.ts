@@ -18,16 +18,18 @@ import {
   replanSignal,
   resumeSignal,
   rollbackSignal,
-  type Approval,
-  type Approved,
-  type Carried,
-  type ControlProgress,
-  type Gate,
-  type Pause,
-  type Refusal,
-  type Replan,
-  type Request,
 } from './messages';
+import type {
+  Approval,
+  Approved,
+  Carried,
+  ControlProgress,
+  Gate,
+  Pause,
+  Refusal,
+  Replan,
+  Request,
+} from '../core/control';
 import { Holds } from './holds';
 import { checksSteering } from './patches';
 import {
@@ -38,8 +40,8 @@ import {
   type GateRules,
   type Proof,
   type Steering,
-} from './plan/steering';
-import type { Change } from './plan/rollback';
+} from '../core/plan/steering';
+import type { Change } from '../core/plan/rollback';
 
 /** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
@@ -105,7 +107,7 @@ export class RunControl {
   readonly holds: Holds;
   /** The bridge's key and the specs' authors, as the run was started (the key) and re-planned (the authors). */
   readonly steering: Steering | undefined;
-  /** Whether steering is checked against the bridge's key (the patch signed-steering; see workflows/plan/steering.ts). */
+  /** Whether steering is checked against the bridge's key (the patch signed-steering; see core/plan/steering.ts). */
   private readonly signed = checksSteering();
   /** Proofs taken within their window, oldest first. */
   private usedProofs: Proof[];

@@ -1,74 +1,22 @@
 import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporalio/workflow';
 import { passSafePoint } from './holds';
-import type * as activities from '../activities';
-import type { DeployerSpec } from '../api/deployer';
 import { deployerPolicySubject } from '../api/policy-subjects';
-import type { DeployerObject, DeployerRef } from '../activities/kube/deployer';
+import type { DeployerObject, DeployerRef } from '../core/contracts/kube';
 import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
-import { canaryProgressQuery, rootMessage, type CanaryStepRecord, type Carried } from './messages';
-import {
-  canarySteps,
-  canaryTimeoutsOf,
-  continuedRun,
-  type CanaryResume,
-  type DeploymentPair,
-} from './plan/canary';
-import { deployerDeploymentName, runServiceAccount } from './plan/names';
-import { routeWeights } from './plan/traffic';
-import { deployerVersionLabels } from '../kube/labels';
+import { canaryProgressQuery } from './messages';
+import { rootMessage } from '../core/failures';
+import { canarySteps, canaryTimeoutsOf, continuedRun, type DeploymentPair } from '../core/plan/canary';
+import { deployerDeploymentName, runServiceAccount } from '../core/plan/names';
+import { routeWeights } from '../core/plan/traffic';
+import { deployerVersionLabels } from '../core/labels';
 import { report, reportHeld } from './status';
 import { routeTraffic } from './traffic';
 import { RunNotifier } from './notify';
 import type { Patch } from './patches';
-import { notifyTarget } from './plan/notifications';
-import type { LockstepLink } from './plan/lockstep';
-
-export interface DeployerRun {
-  /** The Deployer custom resource. */
-  name: string;
-  namespace: string;
-  spec: DeployerSpec;
-  /** `uninstall` deletes every Deployment of the Deployer (the custom resource was deleted). */
-  mode?: 'deploy' | 'uninstall';
-  /** Pause and approvals from the run this one continued from (a re-plan, a long hold). */
-  carried?: Carried;
-  /** Events a run's history may reach before its canary's hold continues as new (see CanaryRun). */
-  historyLimit?: number;
-  /** Where the run this one continued from stood: its canary in a hold. */
-  resume?: DeployerResume;
-  /** The lockstep set its canary steps with (its group's; see workflows/lockstep.ts). */
-  lockstep?: LockstepLink;
-  /**
-   * The run this one undoes (`armadactl rollback dpl/NAME --previous | --to-run`): it ends
-   * RolledBack, as every undo does, not Completed: the Deployer then runs a version its spec
-   * does not name.
-   */
-  undoes?: string;
-}
-
-/**
- * What a Deployer that continued as new keeps: the versions it found running when it began (the
- * stable side of the pair, and what it deletes once the new version serves), and its canary's
- * hold. It neither observes again (the stable side is scaled down by now) nor creates again.
- */
-export interface DeployerResume {
-  running: Awaited<ReturnType<typeof activities.observeDeployer>>;
-  canary: CanaryResume;
-}
-
-export interface DeployerOutcome {
-  result: 'deployed' | 'promoted' | 'rolled-back' | 'uninstalled';
-  /** The version serving at the end. */
-  version: string;
-  /** The version replaced (or kept, after a rollback); none on a first deploy. */
-  previous?: string;
-  /** A first deploy that created the Deployer's first Deployment: undoing the run removes it. */
-  created?: true;
-  reason?: string;
-  steps: CanaryStepRecord[];
-}
+import { notifyTarget } from '../core/plan/notifications';
+import type { DeployerRun, DeployerOutcome } from '../core/contracts/workflows';
 
 /**
  * A Deployer's rollout, after the Deployer operator. First deploy (no other version running):

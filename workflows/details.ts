@@ -1,5 +1,5 @@
-import type { AnyProgress } from './messages';
-import { markdownOf, progressView } from './plan/progress-view';
+import type { AnyProgress } from '../core/progress';
+import { markdownOf, progressView } from '../core/plan/progress-view';
 
 /** The run's current details in the Temporal UI: its progress as markdown (see progress-view). */
 export function renderDetails(progress: AnyProgress): string {

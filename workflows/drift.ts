@@ -1,11 +1,12 @@
 import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { decidePatches } from './patches';
 import { io, profile } from './activity-proxies';
-import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
-import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
-import { runServiceAccount } from './plan/names';
+import { DEFAULT_TIMEOUT_SECONDS } from '../core/plan/helm-requests';
+import { describeDrift, type DriftOutcome, type DriftRun } from '../core/plan/drift';
+import { runServiceAccount } from '../core/plan/names';
 import { ArmadaPhase } from './search-attributes';
-import { progressQuery, type ChartProgress } from './messages';
+import { progressQuery } from './messages';
+import type { ChartProgress } from '../core/progress';
 
 /**
  * One drift of a release, started by the bridge: confirm which reported objects belong to the

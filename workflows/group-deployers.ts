@@ -8,13 +8,14 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { deployerWorkflow, type DeployerOutcome } from './deployer';
-import { NonRetryable } from './failures';
+import { deployerWorkflow } from './deployer';
+import type { DeployerOutcome } from '../core/contracts/workflows';
+import { NonRetryable } from '../core/failures';
 import { carriedDown, type HandedDown } from './control';
-import type { ChartProgress } from './messages';
-import { deployerMember, type LockstepLink } from './plan/lockstep';
-import type { DeployerPlan, GroupPlan } from './plan/manifest';
-import { deployerDeploymentName } from './plan/names';
+import type { ChartProgress } from '../core/progress';
+import { deployerMember, type LockstepLink } from '../core/plan/lockstep';
+import type { DeployerPlan, GroupPlan } from '../core/plan/manifest';
+import { deployerDeploymentName } from '../core/plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import { io, profile } from './activity-proxies';
 

@@ -7,64 +7,22 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { chartWorkflow, type ChartOutcome, type ChartRun, type WrittenRelease } from './chart';
+import { chartWorkflow } from './chart';
+import type { ChartRun, WrittenRelease, GroupRun, GroupOutcome } from '../core/contracts/workflows';
 import { carriedDown, RunControl, startOver, type HandedDown } from './control';
-import { NonRetryable } from './failures';
+import { NonRetryable, rootMessage } from '../core/failures';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
 import { decidePatches, hasPatch } from './patches';
-import { chartOutcomeStatus, chartState, groupEnding } from './plan/ending';
+import { chartOutcomeStatus, chartState, groupEnding } from '../core/plan/ending';
 import { undoChanges } from './saga';
-import { changesOf, deployerChangesOf, type Change } from './plan/rollback';
-import {
-  chartProgressSignal,
-  progressQuery,
-  rootMessage,
-  type Carried,
-  type ChartProgress,
-  type GroupProgress,
-} from './messages';
+import { changesOf, deployerChangesOf, type Change } from '../core/plan/rollback';
+import { chartProgressSignal, progressQuery } from './messages';
+import type { ChartProgress, GroupProgress } from '../core/progress';
 import { ChildRuns } from './holds';
-import type { ChartPlan, DeployerPlan, GroupPlan } from './plan/manifest';
+import type { ChartPlan, DeployerPlan } from '../core/plan/manifest';
 import { LockstepCoordinator } from './lockstep';
 import { deployerFailure, lockedChild, pendingRows, startDeployer, underLock } from './group-deployers';
-import type { DeployerOutcome } from './deployer';
-import { deployerMember } from './plan/lockstep';
-import type { LockstepLink } from './plan/lockstep';
-
-export interface GroupRun {
-  group: GroupPlan;
-  /** Namespace of the custom resources (the group's and its charts'), for their status. */
-  namespace: string;
-  mode?: ChartRun['mode'];
-  /** Pause and approvals from the run this one continued from (a re-plan of a standalone group). */
-  carried?: Carried;
-  /** A retry (`armadactl retry`): the charts that finished in the failed run, left as they are. */
-  finished?: string[];
-  /**
-   * Set by a manifest: the group returns its final status (`finalStatus`) rather than write it,
-   * and the manifest writes it off its path, in the workflow task that starts the next group.
-   * Written in line, it held the group's close, and so the next group's start, a round trip.
-   */
-  manifestWritesFinalStatus?: boolean;
-}
-
-export interface GroupOutcome {
-  group: string;
-  /** Every chart that finished, in the order it finished: the saga's record of changes. */
-  outcomes: ChartOutcome[];
-  /** Charts that failed; `written` when the failure came after the release was written. */
-  failed: { chart: string; error: string; written?: WrittenRelease }[];
-  /** A rollback signal stopped the group before all its charts ran. */
-  stopped: boolean;
-  /** What each of its Deployers' runs did, in the order they finished; absent when it lists none. */
-  deployers?: ({ name: string } & DeployerOutcome)[];
-  /** Releases a standalone group's rollback put back, newest change first. */
-  rolledBack?: string[];
-  /** The changes of the runs a standalone group's run continued from (re-plans), oldest first: undone with its own. */
-  carriedChanges?: Change[];
-  /** The group's final status, for its manifest to write (GroupRun.manifestWritesFinalStatus). */
-  finalStatus?: { phase: string; message: string };
-}
+import { deployerMember, type LockstepLink } from '../core/plan/lockstep';
 
 /**
  * Deploys one group's charts: all at once (`sequenced: false`), or one at a time in order,

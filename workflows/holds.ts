@@ -7,9 +7,9 @@ import {
 } from '@temporalio/workflow';
 import type { DeployWindow } from '../api/windows';
 import type { RunControl, SignalForwarder } from './control';
-import type { Hold, Request } from './messages';
-import { holdTimerMs } from './plan/canary';
-import { isOpen, nextOpening } from './plan/windows';
+import type { Hold, Request } from '../core/control';
+import { holdTimerMs } from '../core/plan/canary';
+import { isOpen, nextOpening } from '../core/plan/windows';
 
 /**
  * A cluster freeze (an ArmadaPolicy with `freeze`): `by` names the policies, `reason` says why.

@@ -12,16 +12,9 @@ import {
 } from '@temporalio/workflow';
 import { hasPatch } from './patches';
 import type { RunControl, SignalForwarder } from './control';
-import {
-  approveSignal,
-  pauseSignal,
-  promoteSignal,
-  resumeSignal,
-  rollbackSignal,
-  type Approved,
-  type CanaryProgress,
-  type Request,
-} from './messages';
+import { approveSignal, pauseSignal, promoteSignal, resumeSignal, rollbackSignal } from './messages';
+import type { Approved, Request } from '../core/control';
+import type { CanaryProgress } from '../core/progress';
 import {
   awaitedOfSet,
   lockstepMembers,
@@ -32,9 +25,9 @@ import {
   type LockstepSteerable,
   type MemberReport,
   type MemberState,
-} from './plan/lockstep';
-import type { GroupPlan } from './plan/manifest';
-import { markdownOf } from './plan/progress-view';
+} from '../core/plan/lockstep';
+import type { GroupPlan } from '../core/plan/manifest';
+import { markdownOf } from '../core/plan/progress-view';
 
 /** Coordinator → member: you may start step index N (N = steps: promote). */
 export const lockstepGoSignal = defineSignal<[number]>('lockstepGo');

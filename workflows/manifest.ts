@@ -11,26 +11,21 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import { RunControl, startOver } from './control';
-import { NonRetryable } from './failures';
-import { gateBefore } from './plan/gates';
-import { gateRules } from './plan/steering';
-import { groupChildWorkflowId } from './plan/names';
+import { NonRetryable } from '../core/failures';
+import { gateBefore } from '../core/plan/gates';
+import { gateRules } from '../core/plan/steering';
+import { groupChildWorkflowId } from '../core/plan/names';
 import { renderDetails } from './details';
-import { groupWorkflow, type GroupOutcome } from './group';
-import {
-  chartProgressSignal,
-  pauseSignal,
-  progressQuery,
-  type Carried,
-  type GroupProgress,
-  type Hold,
-  type Progress,
-} from './messages';
-import { manifestEnding } from './plan/ending';
+import { groupWorkflow } from './group';
+import type { GroupOutcome, ManifestRun, ManifestOutcome } from '../core/contracts/workflows';
+import { chartProgressSignal, pauseSignal, progressQuery } from './messages';
+import type { GroupProgress, Progress } from '../core/progress';
+import type { Hold } from '../core/control';
+import { manifestEnding } from '../core/plan/ending';
 import { pendingRows } from './group-deployers';
-import { finishedBefore, type Resume } from './plan/finished-runs';
-import type { GroupPlan, ManifestPlan } from './plan/manifest';
-import { changesOf, deployerChangesOf, undoes, undoneState, type Change } from './plan/rollback';
+import { finishedBefore } from '../core/plan/finished-runs';
+import type { GroupPlan, ManifestPlan } from '../core/plan/manifest';
+import { changesOf, deployerChangesOf, undoes, undoneState, type Change } from '../core/plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import {
@@ -43,29 +38,9 @@ import {
 } from './status';
 import { decidePatches, hasPatch } from './patches';
 import { RunNotifier } from './notify';
-import { endingEvent } from './plan/notifications';
+import { endingEvent } from '../core/plan/notifications';
 import { passSafePoint } from './holds';
 import { LockstepRelay } from './lockstep';
-
-export interface ManifestRun {
-  plan: ManifestPlan;
-  /** `uninstall` removes every release, groups in reverse order. */
-  mode?: 'deploy' | 'uninstall';
-  /** Pause and approvals from the run this one continued from (a re-plan). */
-  carried?: Carried;
-  /** A retry (`armadactl retry`): the failed run it takes up, and what finished in it. */
-  resume?: Resume;
-}
-
-export interface ManifestOutcome {
-  manifest: string;
-  state: 'deployed' | 'uninstalled' | 'rolled-back' | 'stopped';
-  groups: GroupOutcome[];
-  /** Releases put back by a rollback, newest change first. */
-  rolledBack: string[];
-  /** The changes of the runs this one continued from (re-plans), oldest first: undoing this run undoes them too. */
-  carriedChanges?: Change[];
-}
 
 /**
  * A manifest run: its groups strictly in order, each as a child workflow; before a group behind

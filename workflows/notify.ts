@@ -12,9 +12,10 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type * as activities from '../activities';
-import { rootMessage, type Approved } from './messages';
-import { notifierWorkflowId } from './plan/names';
-import type { NotifiedApproval, NotifyTarget, RunEvent, RunEventFacts } from './plan/notifications';
+import { rootMessage } from '../core/failures';
+import type { Approved } from '../core/control';
+import { notifierWorkflowId } from '../core/plan/names';
+import type { NotifiedApproval, NotifyTarget, RunEvent, RunEventFacts } from '../core/plan/notifications';
 
 /** An event for a run's notifier: to a notifier workflow, or from a canary to its chart run. */
 export const notificationSignal = defineSignal<[RunEvent]>('notification');

@@ -1,11 +1,11 @@
 import { ApplicationFailure, startChild } from '@temporalio/workflow';
 import { io, profile } from './activity-proxies';
-import { NonRetryable } from './failures';
+import { NonRetryable } from '../core/failures';
 import { lockedChild, startDeployer, underLock } from './group-deployers';
 import { decidePatches, hasPatch } from './patches';
-import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
-import { releaseWorkflowId } from './plan/names';
-import { compensations, undoneName, type Change, type Compensation } from './plan/rollback';
+import { DEFAULT_TIMEOUT_SECONDS } from '../core/plan/helm-requests';
+import { releaseWorkflowId } from '../core/plan/names';
+import { compensations, undoneName, type Change, type Compensation } from '../core/plan/rollback';
 import { report } from './status';
 
 /** A compensation that writes a Helm release (helm rollback or uninstall). */

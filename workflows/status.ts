@@ -1,13 +1,14 @@
 import { log, workflowInfo } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
 import type * as activities from '../activities';
-import type { StatusWritten } from '../activities/kube/status';
+import type { StatusWritten } from '../core/contracts/kube';
 import { io, profile, statusWrites } from './activity-proxies';
 import { hasPatch } from './patches';
 import { heldMessage } from './holds';
-import { rootMessage, type ControlProgress, type Hold, type Pause } from './messages';
-import { readingOf, statusFor } from './plan/status';
-import { generationIn, type RunMemo } from './plan/specs';
+import { rootMessage } from '../core/failures';
+import type { ControlProgress, Hold, Pause } from '../core/control';
+import { readingOf, statusFor } from '../core/plan/status';
+import { generationIn, type RunMemo } from '../core/plan/specs';
 
 type StatusReport = Parameters<typeof activities.reportStatus>[0];
 

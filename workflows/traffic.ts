@@ -1,6 +1,6 @@
-import type { ServiceAccountRef } from '../kube/client';
+import type { ServiceAccountRef } from '../core/contracts/kube';
 import { io, profile } from './activity-proxies';
-import type { RouteWeights } from './plan/traffic';
+import type { RouteWeights } from '../core/plan/traffic';
 
 /** Where a canary's Services and route live, and who its run acts as. */
 export interface TrafficPlace {

@@ -1,33 +1,13 @@
 import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { KindName } from '../api/kinds';
 import { deployerProgress } from './group-deployers';
-import { progressQuery, type ChartProgress, type GroupProgress } from './messages';
+import { progressQuery } from './messages';
+import type { ChartProgress, GroupProgress } from '../core/progress';
 import { decidePatches } from './patches';
-import { isReleaseChange, undoes, undoneState, type Change } from './plan/rollback';
+import { isReleaseChange, undoes, undoneState, type Change } from '../core/plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import { report, statusWriteFailures } from './status';
-
-/** A finished run to undo (`armadactl rollback --to-run RUN_ID | --previous`): what it changed and kept. */
-export interface UndoRun {
-  /** The object whose run it was: a manifest, a group or a chart. */
-  kind: Exclude<KindName, 'Deployer'>;
-  namespace: string;
-  name: string;
-  /** The run undone. */
-  undoes: { workflowId: string; runId: string };
-  /** Its changes in the order it made them (changesToUndo): releases, and Deployers its groups rolled out. */
-  changes: Change[];
-  /** Who asked (armadactl records the authenticated caller). */
-  by?: string;
-}
-
-export interface UndoOutcome {
-  /** The run undone (its run ID). */
-  undid: string;
-  /** Releases put back, newest change first. */
-  rolledBack: string[];
-}
+import type { UndoRun, UndoOutcome } from '../core/contracts/workflows';
 
 /**
  * Undoes a finished run, as a run of its own with its own history: every release it changed goes

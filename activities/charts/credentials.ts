@@ -3,8 +3,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SOURCE_SECRET_KEYS, type ChartSource } from '../../api/chart';
-import { NonRetryable } from '../../workflows/failures';
-import { readObjectData, withoutStrings, type ChartObjectRef } from '../values/read';
+import { NonRetryable } from '../../core/failures';
+import { readObjectData, withoutStrings } from '../values/read';
+import type { ChartObjectRef } from '../../core/contracts/charts';
 
 /** What a `source.secret_ref` Secret gives a fetch: HTTP basic credentials. */
 export interface SourceCredentials {

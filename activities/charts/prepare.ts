@@ -4,10 +4,16 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { ChartSource } from '../../api/chart';
 import { quoted } from '../../api/common';
-import { NonRetryable } from '../../workflows/failures';
-import type { ActingAs } from '../../kube/client';
+import { NonRetryable } from '../../core/failures';
 import { heartbeating } from '../process';
-import { chartValues, type ChartObjectRef, type ValuesFrom } from '../values/read';
+import { chartValues } from '../values/read';
+import type {
+  ChartObjectRef,
+  ChartDependency,
+  PrepareChartRequest,
+  PreparedChart,
+  ChartContent,
+} from '../../core/contracts/charts';
 import { keyedDigest, unkeyedReleaseDigest } from './digest';
 import { digestKey } from './digest-key';
 import {
@@ -26,60 +32,6 @@ import {
  * into it as Armada's chartbuilder builds them, digested with its values; and finding it again,
  * by content, on whichever worker runs the next step.
  */
-
-/**
- * A chart another lists in `dependencies`, resolved by the planner (workflows/plan/dependencies.ts):
- * the ArmadaChart's name, where its chart comes from, and its own dependencies.
- */
-export interface ChartDependency {
-  chart: string;
-  source: ChartSource;
-  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
-  owner?: ChartObjectRef;
-  dependencies?: ChartDependency[];
-}
-
-/** What `prepareChart` is asked for: where the chart comes from, and the values it will get. */
-export interface PrepareChartRequest extends Pick<ActingAs, 'policy'> {
-  source: ChartSource;
-  values?: Record<string, unknown>;
-  /** Read here and digested with the values; absent when the chart has no `values_from`. */
-  valuesFrom?: ValuesFrom;
-  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
-  owner?: ChartObjectRef;
-  /** The chart's `dependencies`, resolved: built into it as subcharts (buildWithSubcharts). */
-  dependencies?: ChartDependency[];
-}
-
-/**
- * A prepared chart as runs carry it: by content, never by a path on the worker that prepared it.
- * The next activity (an upgrade, canary copies) may run hours later on another worker, or on a
- * restarted one with an empty cache; it finds the chart with chartOnThisWorker.
- */
-export interface PreparedChart {
-  /** sha256 of the chart's content alone: the archive's bytes, or `treeDigest` of its directory. */
-  contentDigest: string;
-  /**
-   * `keyedDigest(unkeyedReleaseDigest(contentDigest, values), digestKey())`, the values being
-   * `values_from` merged under the inline ones: changes when a chart file or a value does, a
-   * Secret's included; keyed, so it tells nothing about them.
-   */
-  digest: string;
-}
-
-/** What an activity that needs a prepared chart is given: where it comes from and what it holds. */
-export interface ChartContent {
-  source: ChartSource;
-  /**
-   * The content the run prepared; absent only in a run that prepared its chart before charts
-   * were passed by content (its result named a path), whose chart is then fetched unchecked.
-   */
-  contentDigest?: string;
-  /** The ArmadaChart whose namespace holds `source.secret_ref`; absent when the source has none. */
-  owner?: ChartObjectRef;
-  /** As prepared: the contentDigest is of the chart with these built in. */
-  dependencies?: ChartDependency[];
-}
 
 /**
  * Activity: brings the chart of `req.source` onto this worker's disk and digests it with the

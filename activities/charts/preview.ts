@@ -1,18 +1,19 @@
 import type { ArmadaChartSpec } from '../../api/chart';
-import { helmRequests, type ChartObject } from '../../workflows/plan/helm-requests';
+import { helmRequests, type ChartObject } from '../../core/plan/helm-requests';
 import {
   canaryPreview,
   previewOf,
   type CanaryStepPreview,
   type ReleasePreview,
-} from '../../workflows/plan/preview';
+} from '../../core/plan/preview';
 import { releaseManifest, renderedObjects } from '../helm/manifest';
 import { observeRelease } from '../helm/status';
 import { upgradeDryRun } from '../helm/upgrade';
 import { canaryPairs, renderedDeployments } from '../kube/canary-copies';
 import { KEYED_DIGEST_PREFIX, keyedDigest, stableJson } from './digest';
 import { readDigestKey } from './digest-key';
-import { fetchAndDigest, type ChartDependency } from './prepare';
+import { fetchAndDigest } from './prepare';
+import type { ChartDependency } from '../../core/contracts/charts';
 
 /** One release a run would drive, and what it is asked to do with it. */
 export interface PreviewRequest {

@@ -2,9 +2,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KEYRING_SECRET_KEY, type ChartSource } from '../../api/chart';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { runHelm } from '../helm/exec';
-import { readObjectData, type ChartObjectRef } from '../values/read';
+import { readObjectData } from '../values/read';
+import type { ChartObjectRef } from '../../core/contracts/charts';
 import { inPrivateDirectory } from './credentials';
 
 /**

@@ -14,12 +14,12 @@ import {
   verifyProblems,
   withoutCredentials,
 } from '../../api/source-location';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { HELM_COMMAND_FAILED } from '../helm/errors';
 import { runHelm } from '../helm/exec';
 import { currentActivity, heartbeating, runProcess, type ProcessResult } from '../process';
 import { toolPath } from '../tools';
-import type { ChartObjectRef } from '../values/read';
+import type { ChartObjectRef } from '../../core/contracts/charts';
 import {
   basicAuthorization,
   gitConfigEnv,

@@ -1,6 +1,6 @@
-import { objectId, type DriftedObject } from '../../workflows/plan/drift';
+import { objectId, type DriftedObject } from '../../core/plan/drift';
 import { releaseManifest, renderedObjects } from './manifest';
-import type { ReleaseRef } from './release';
+import type { ReleaseRef } from '../../core/contracts/helm';
 import { helmObserve } from './status';
 
 export interface DriftCheckRequest extends ReleaseRef {

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 
 /** Failure type for a helm error worth retrying (timeouts, API server unavailable, conflicts). */
 export const HELM_COMMAND_FAILED = 'HelmCommandFailed';

@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { runProcess } from '../process';
 import { toolPath } from '../tools';
-import { helmActingAs, kubeconfigEnv, type ServiceAccountRef } from '../../kube/client';
-import { NonRetryable } from '../../workflows/failures';
+import { helmActingAs, kubeconfigEnv } from '../../kube/client';
+import type { ServiceAccountRef } from '../../core/contracts/kube';
+import { NonRetryable } from '../../core/failures';
 import { helmFailure } from './errors';
 
 /** How much of helm's output a failure carries: enough to read the error, bounded for history size. */

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { parseAllDocuments, type Tags } from 'yaml';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { runHelm } from './exec';
-import type { ReleaseRef } from './release';
+import type { ReleaseRef } from '../../core/contracts/helm';
 
 /** An object of a rendered manifest, as far as anyone here reads it. */
 export interface RenderedObject {

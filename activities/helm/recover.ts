@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { classifyRelease, type ObservedRelease } from '../../workflows/plan/release';
+import { classifyRelease, type ObservedRelease } from '../../core/plan/release';
 import { currentActivity } from '../process';
 import { HELM_COMMAND_FAILED } from './errors';
 import { runHelm } from './exec';
-import type { ReleaseRef } from './release';
+import type { ReleaseRef } from '../../core/contracts/helm';
 import { helmObserve } from './status';
 
 /** Beyond an operation's own timeout, how long its helm process may still take to give up. */

@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import type { ActingAs } from '../../kube/client';
-
-/** Where a Helm release lives, and who its run acts as. */
-export interface ReleaseRef extends ActingAs {
-  release: string;
-  namespace: string;
-}
+import type { ReleaseRef } from '../../core/contracts/helm';
 
 /** helm's own default `--timeout`: how long an operation given none may take. */
 export const HELM_DEFAULT_TIMEOUT_SECONDS = 300;

@@ -1,16 +1,7 @@
 import { runHelm } from './exec';
 import { prepareRetriedWrite } from './recover';
-import { HELM_DEFAULT_TIMEOUT_SECONDS, type ReleaseRef } from './release';
-
-export interface RollbackRequest extends ReleaseRef {
-  revision: number;
-  timeoutSeconds?: number;
-  /**
-   * Take back fields another field manager has taken over (server-side apply conflicts), as a
-   * drift repair must: without it, helm refuses the rollback of an object edited by hand.
-   */
-  forceConflicts?: boolean;
-}
+import { HELM_DEFAULT_TIMEOUT_SECONDS } from './release';
+import type { RollbackRequest } from '../../core/contracts/helm';
 
 /** Activity: `helm rollback` to a revision, waiting for it. Writes: one new Helm revision. */
 export async function helmRollback(req: RollbackRequest): Promise<void> {

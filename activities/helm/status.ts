@@ -2,7 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { apiFailure, kubeApi } from '../../kube/client';
-import type { ObservedRelease } from '../../workflows/plan/release';
+import type { ObservedRelease } from '../../core/plan/release';
 import { comparableDigest, isUnkeyedDigest } from '../charts/digest';
 import { digestKey } from '../charts/digest-key';
 import { currentActivity } from '../process';
@@ -14,8 +14,8 @@ import {
   OWNER_LABEL_VALUE,
   recordedDigest,
   type HelmHistory,
-  type ReleaseRef,
 } from './release';
+import type { ReleaseRef } from '../../core/contracts/helm';
 
 /** How many revisions observe reads, newest first: as `helm history --max 20`. */
 const HISTORY_DEPTH = 20;

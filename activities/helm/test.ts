@@ -1,5 +1,5 @@
 import { runHelm } from './exec';
-import type { ReleaseRef } from './release';
+import type { ReleaseRef } from '../../core/contracts/helm';
 
 /** Activity: `helm test`. Writes: the test pods' results into the release. Fails when a test fails. */
 export async function helmTest(req: ReleaseRef & { timeoutSeconds?: number }): Promise<void> {

@@ -1,5 +1,6 @@
 import { runHelm } from './exec';
-import { HELM_DEFAULT_TIMEOUT_SECONDS, isReleaseNotFound, type ReleaseRef } from './release';
+import { HELM_DEFAULT_TIMEOUT_SECONDS, isReleaseNotFound } from './release';
+import type { ReleaseRef } from '../../core/contracts/helm';
 
 /**
  * Activity: `helm uninstall`, waiting for the resources to go. A missing release is not an error.

@@ -10,24 +10,10 @@ import {
   OWNER_LABEL,
   OWNER_LABEL_VALUE,
   parseRelease,
-  type ReleaseRef,
   type ReleaseStatus,
 } from './release';
-import { runHelmWithChart, type ChartRequest } from './with-chart';
-
-export interface UpgradeRequest extends ReleaseRef, ChartRequest {
-  version?: string;
-  /** Digest of chart and values, recorded in the release so an unchanged apply can be skipped. */
-  digest?: string;
-  /** Seconds any one Kubernetes operation may take (`--timeout`). */
-  timeoutSeconds?: number;
-  /** Also wait with Helm's own watcher (`wait.native.enabled`). */
-  nativeWait?: boolean;
-  /** `upgrade.options.force`: replace resources instead of patching them. */
-  force?: boolean;
-  /** `upgrade.options.no_hooks`. */
-  noHooks?: boolean;
-}
+import { runHelmWithChart } from './with-chart';
+import type { UpgradeRequest } from '../../core/contracts/helm';
 
 /**
  * The `helm upgrade --install` arguments for a request, its chart at `chartPath` on this worker.

@@ -1,20 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ActingAs } from '../../kube/client';
-import { chartOnThisWorker, type ChartContent } from '../charts/prepare';
-import { chartValues, type ValuesFrom } from '../values/read';
+import { chartOnThisWorker } from '../charts/prepare';
+import { chartValues } from '../values/read';
 import { runHelm, type HelmResult } from './exec';
-
-/** A helm call that renders a chart: the chart, by content, and the values it gets. */
-export interface ChartRequest extends ActingAs {
-  /** The prepared chart, by content: found on (or fetched again to) the worker that runs this. */
-  chart: ChartContent;
-  /** Passed to helm in a 0600 temporary file, never on the command line. */
-  values?: Record<string, unknown>;
-  /** Read here and merged under `values`; absent when the chart has no `values_from`. */
-  valuesFrom?: ValuesFrom;
-}
+import type { ChartRequest } from '../../core/contracts/helm';
 
 /**
  * Runs helm on a request's chart with its values, as `req.actAs`: the chart found on this worker

@@ -4,7 +4,7 @@ import {
   type V1Deployment,
   type V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
-import { capacityReplicas, type DeploymentPair } from '../../workflows/plan/canary';
+import { capacityReplicas, type DeploymentPair } from '../../core/plan/canary';
 import { heartbeating } from '../process';
 import {
   CANARY_LABEL,
@@ -12,21 +12,14 @@ import {
   CANARY_SUFFIX,
   HELM_ANNOTATION_PREFIX,
   MANAGED_BY_LABEL,
-} from '../../kube/labels';
+} from '../../core/labels';
 import { renderedObjects } from '../helm/manifest';
-import { runHelmWithChart, type ChartRequest } from '../helm/with-chart';
-import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
-import { forgetOwned, type DeployerObject } from './deployer';
+import { runHelmWithChart } from '../helm/with-chart';
+import { apiFailure, isStatus, kubeApi } from '../../kube/client';
+import type { ActingAs, DeployerObject, CanaryTarget, CanaryCopiesRequest } from '../../core/contracts/kube';
+import { forgetOwned } from './deployer';
 
 export type { DeploymentPair };
-
-/** Where a release's canary goes: its name and namespace, and who its run acts as. */
-export interface CanaryTarget extends ActingAs {
-  release: string;
-  namespace: string;
-}
-
-export interface CanaryCopiesRequest extends CanaryTarget, ChartRequest {}
 
 /**
  * The `helm template` arguments rendering a request's new revision from its chart at `chartPath`

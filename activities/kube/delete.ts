@@ -1,6 +1,7 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { ArmadaChartSpec } from '../../api/chart';
-import { kubeApi, type ActingAs } from '../../kube/client';
+import { kubeApi } from '../../kube/client';
+import type { ActingAs } from '../../core/contracts/kube';
 import { labelSelector } from './readiness';
 
 type PreDelete = NonNullable<NonNullable<NonNullable<ArmadaChartSpec['upgrade']>['pre']>['delete']>;

@@ -11,31 +11,13 @@ import {
 import { GROUP, VERSION } from '../../api/common';
 import { kinds } from '../../api/kinds';
 import type { DeployerStatus } from '../../api/deployer';
-import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
-import { DEPLOYER_LABEL, VERSION_LABEL, deployerVersionLabels } from '../../kube/labels';
+import { apiFailure, isStatus, kubeApi } from '../../kube/client';
+import { DEPLOYER_LABEL, VERSION_LABEL, deployerVersionLabels } from '../../core/labels';
 import { recordEvent } from '../../kube/status';
-import { NonRetryable } from '../../workflows/failures';
-import { deployerDeploymentName } from '../../workflows/plan/names';
+import { NonRetryable } from '../../core/failures';
+import { deployerDeploymentName } from '../../core/plan/names';
 import { labelSelector } from './readiness';
-
-export interface DeployerRef extends ActingAs {
-  /** The Deployer's `deployment.name` and `deployment.namespace`. */
-  name: string;
-  namespace: string;
-}
-
-export interface DeployedVersion {
-  /** Deployment name, `<name>-<version>`. */
-  deployment: string;
-  version: string;
-  replicas: number;
-}
-
-/** The Deployer custom resource itself: its status keeps the record of the Deployments it created. */
-export interface DeployerObject {
-  namespace: string;
-  name: string;
-}
+import type { DeployerRef, DeployedVersion, DeployerObject } from '../../core/contracts/kube';
 
 export interface DeployerDeploymentRequest extends DeployerRef {
   image: string;

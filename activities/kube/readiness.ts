@@ -7,7 +7,13 @@ import type {
   V1StatefulSet,
   V1StatefulSetStatus,
 } from '@kubernetes/client-node';
-import type { ArmadaChartSpec } from '../../api/chart';
+import type {
+  MinReady,
+  ChartWait,
+  WaitResource,
+  WaitResourceType,
+  WaitTarget,
+} from '../../core/contracts/kube';
 
 /**
  * Readiness of Kubernetes objects as `kubectl rollout status` and airship Armada's wait judge it.
@@ -202,9 +208,6 @@ export function jobReady(job: V1Job): JobReadiness {
   };
 }
 
-/** `min_ready`: a count, or a percentage such as "80%". */
-export type MinReady = number | string;
-
 const PERCENT = /^([0-9]+)%$/;
 
 /**
@@ -220,20 +223,6 @@ export function requiredReady(total: number, minReady?: MinReady): number {
   const percent = PERCENT.exec(minReady);
   if (!percent) throw new Error(`min_ready must be a count or a percentage such as "80%", not "${minReady}"`);
   return Math.ceil(total * (Number(percent[1]) / 100));
-}
-
-type ChartWait = NonNullable<ArmadaChartSpec['wait']>;
-type WaitResource = NonNullable<ChartWait['resources']>[number];
-export type WaitResourceType = WaitResource['type'];
-
-/** One entry of the wait: objects of a type matching a label selector, and how many must be ready. */
-export interface WaitTarget {
-  type: WaitResourceType;
-  /** `k=v,k2=v2`; undefined selects every object of the type in the namespace. */
-  labelSelector?: string;
-  /** `metadata.name=web`: one named object, which must exist to count as ready. */
-  fieldSelector?: string;
-  minReady?: MinReady;
 }
 
 /** Types that count `min_ready` in pods of each object, as Armada's ControllerWait does. */

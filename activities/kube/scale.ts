@@ -1,5 +1,6 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { kubeApi, type ActingAs } from '../../kube/client';
+import { kubeApi } from '../../kube/client';
+import type { ActingAs } from '../../core/contracts/kube';
 
 export interface ScaleRequest extends ActingAs {
   namespace: string;

@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
-import { NonRetryable } from '../../workflows/failures';
-import type { RouteWeights } from '../../workflows/plan/traffic';
+import { apiFailure, isStatus, kubeApi } from '../../kube/client';
+import type { ActingAs } from '../../core/contracts/kube';
+import { NonRetryable } from '../../core/failures';
+import type { RouteWeights } from '../../core/plan/traffic';
 
 /** The Gateway API's HTTPRoute, as the standard channel serves it. */
 const HTTPROUTE = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' } as const;

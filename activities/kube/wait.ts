@@ -1,9 +1,8 @@
 import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { ArmadaChartSpec } from '../../api/chart';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { currentActivity, heartbeating } from '../process';
-import { abortWith, apiMessage, kubeApi, type ActingAs } from '../../kube/client';
+import { abortWith, apiMessage, kubeApi } from '../../kube/client';
 import {
   daemonSetReady,
   deploymentReady,
@@ -14,11 +13,9 @@ import {
   requiredOfEntry,
   statefulSetReady,
   waitTargets,
-  type MinReady,
   type Readiness,
-  type WaitResourceType,
-  type WaitTarget,
 } from './readiness';
+import type { MinReady, WaitResourceType, WaitTarget, WaitRequest } from '../../core/contracts/kube';
 
 /** Failure type for an API error that is neither transient nor a 403 (400, 401, 404, ...); retried by Temporal. */
 export const KUBE_API_FAILED = 'KubeApiFailed';
@@ -34,17 +31,6 @@ const POLL_INTERVAL_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Not-ready objects named in a timeout message: enough to act on, bounded for history size. */
 const MAX_NAMED_OBJECTS = 50;
-
-export interface WaitRequest extends ActingAs {
-  release: string;
-  namespace: string;
-  wait?: ArmadaChartSpec['wait'];
-  /** What to wait for instead of the chart's `wait` (a canary's Deployments, by name). */
-  targets?: WaitTarget[];
-  /** How messages name what is awaited; default `release <release>`. */
-  subject?: string;
-  timeoutSeconds: number;
-}
 
 export interface WaitResult {
   resources: { type: string; name: string; ready: boolean; reason: string }[];

@@ -1,9 +1,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Notifications } from '../../api/notifications';
-import type { ServiceAccountRef } from '../../kube/client';
+import type { ServiceAccountRef } from '../../core/contracts/kube';
 import { runUrl } from '../../kube/status';
-import { NonRetryable } from '../../workflows/failures';
-import type { RunEvent } from '../../workflows/plan/notifications';
+import { NonRetryable } from '../../core/failures';
+import type { RunEvent } from '../../core/plan/notifications';
 import { readObjectData } from '../values/read';
 import { notificationBody } from './payload';
 

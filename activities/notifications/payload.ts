@@ -1,4 +1,4 @@
-import type { NotifiedApproval, NotifyingKind, RunEvent } from '../../workflows/plan/notifications';
+import type { NotifiedApproval, NotifyingKind, RunEvent } from '../../core/plan/notifications';
 
 /** The armadactl commands a notification offers, for the state the event leaves the run in. */
 export interface RunCommands {

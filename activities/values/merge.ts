@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { parseDocument } from 'yaml';
 import type { ValuesReference } from '../../api/chart';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { kubernetesYamlTags } from '../helm/manifest';
 
 /** Helm values: a map, as a values file holds them. */

@@ -1,31 +1,10 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ValuesReference } from '../../api/chart';
-import { abortWith, apiFailure, isStatus, kubeApi, type ActingAs } from '../../kube/client';
-import { NonRetryable } from '../../workflows/failures';
+import { abortWith, apiFailure, isStatus, kubeApi } from '../../kube/client';
+import { NonRetryable } from '../../core/failures';
 import { currentActivity } from '../process';
 import { mergeValues, redactText, valuesStrings, type Values, type ValuesDocument } from './merge';
-
-/**
- * The ArmadaChart whose Secrets and ConfigMaps a request reads (`values_from`, `source.secret_ref`):
- * read in its own namespace, as its ServiceAccount when it has one.
- */
-export interface ChartObjectRef extends ActingAs {
-  /** The ArmadaChart's name, for failures. */
-  chart: string;
-  /** The ArmadaChart's own namespace: the only one its references are read in. */
-  namespace: string;
-  /** `<namespace>/<release>` of the release the chart is fetched for, for failures; set when its source has `verify`. */
-  release?: string;
-}
-
-/**
- * An ArmadaChart's `values_from`, as a run carries it: the references only. What they name is
- * read by the activity that needs the values, so it never enters the run's history.
- */
-export interface ValuesFrom extends ChartObjectRef {
-  references: ValuesReference[];
-}
+import type { ChartObjectRef, ValuesFrom } from '../../core/contracts/charts';
 
 /** The values an activity hands helm, and how its failures are kept free of them. */
 export interface ChartValues {

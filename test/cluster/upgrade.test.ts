@@ -9,7 +9,7 @@ import { toolPath } from '../../activities/tools';
 import { bundleWorkflows } from '../../worker/bundle';
 import { chartRun, startRun } from '../../runs/requests';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { canaryWorkflowId } from '../../workflows/plan/names';
+import { canaryWorkflowId } from '../../core/plan/names';
 import { uniqueName } from '../helpers/env';
 import { summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';

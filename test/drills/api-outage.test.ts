@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
 import { approveSignal, progressQuery } from '../../workflows/messages';
-import { objectWorkflowId } from '../../workflows/plan/names';
-import type { RunMemo } from '../../workflows/plan/specs';
+import { objectWorkflowId } from '../../core/plan/names';
+import type { RunMemo } from '../../core/plan/specs';
 import { helm, uniqueName } from '../helpers/env';
 import {
   WORKER_POLLING,

@@ -2,7 +2,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { deployerSpec } from '../../api/deployer';
 import { deployerRun, startRun } from '../../runs/requests';
-import type { DeployerOutcome } from '../../workflows/deployer';
+import type { DeployerOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import {

@@ -2,9 +2,9 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { deployerSpec } from '../../api/deployer';
 import { deployerRun, startRun } from '../../runs/requests';
-import type { DeployerOutcome } from '../../workflows/deployer';
+import type { DeployerOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { isOpen, nextOpening } from '../../workflows/plan/windows';
+import { isOpen, nextOpening } from '../../core/plan/windows';
 import { kubeConfig, uniqueName } from '../helpers/env';
 import {
   HOLD_PROMISE_MS,

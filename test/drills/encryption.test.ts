@@ -4,7 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { AesGcmCodec, parseKeys } from '../../runs/codec';
 import { codecServer } from '../../worker/codec-server';
 import { helm, uniqueName } from '../helpers/env';

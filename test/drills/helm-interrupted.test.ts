@@ -1,7 +1,7 @@
 import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { chartRun, startRun } from '../../runs/requests';
-import type { ChartOutcome } from '../../workflows/chart';
+import type { ChartOutcome } from '../../core/contracts/workflows';
 import { helm, helmProcesses, sharedWorker, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';

@@ -1,5 +1,5 @@
 import { kinds } from '../../api/kinds';
-import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { metricValue, scrape, type PromSample } from '../../bench/prometheus';
 import { crossObjectCases, goodManifest, hostileDocuments } from '../fixtures/hostile';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';

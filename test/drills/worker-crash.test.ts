@@ -3,11 +3,11 @@ import { Client, Connection, type WorkflowFailedError } from '@temporalio/client
 import { ApplicationFailure } from '@temporalio/common';
 import { kinds } from '../../api/kinds';
 import { manifestRun, startRun } from '../../runs/requests';
-import { NonRetryable } from '../../workflows/failures';
-import type { ManifestOutcome } from '../../workflows/manifest';
+import { NonRetryable } from '../../core/failures';
+import type { ManifestOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
-import type { ManifestDocuments } from '../../workflows/plan/manifest';
-import { canaryWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import type { ManifestDocuments } from '../../core/plan/manifest';
+import { canaryWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
 import {
   HOLD_PROMISE_MS,

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { serveFiles } from '../helpers/chart-servers';
 import { helm, sharedWorker } from '../helpers/env';

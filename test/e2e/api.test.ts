@@ -3,9 +3,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KindName } from '../../api/kinds';
+import { type KindName, kinds } from '../../api/kinds';
 import { validateObject } from '../../api/validate';
-import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import type { ArmadaManifestSpec } from '../../api/manifest';
@@ -15,7 +14,7 @@ import {
   PlanError,
   rivalClaims,
   type ClaimDocument,
-} from '../../workflows/plan/manifest';
+} from '../../core/plan/manifest';
 import { uniqueName } from '../helpers/env';
 import { crossObjectCases, goodManifest, hostileDocuments, type Doc } from '../fixtures/hostile';
 import { createObject, dryRunCreate, installCrds, kubectl } from '../helpers/kube';

@@ -5,7 +5,7 @@ import { GROUP, VERSION } from '../../api/common';
 import type { DiffReport } from '../../cli/diff';
 import type { ListRow, ObjectReport } from '../../cli/list';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { armadactlAs, tenant } from '../helpers/armadactl';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl, settingsChart } from '../helpers/kube';

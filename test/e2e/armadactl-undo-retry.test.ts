@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { GROUP, VERSION } from '../../api/common';
-import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { serveFiles } from '../helpers/chart-servers';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';

@@ -1,4 +1,4 @@
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';

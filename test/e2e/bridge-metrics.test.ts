@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { metricValue, scrape, type PromSample } from '../../bench/prometheus';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';

@@ -8,7 +8,7 @@ import { LEFTOVER_UNINSTALL_FAILED } from '../../bridge/standalone';
 import { viewOf, type ObjectView } from '../../bridge/view';
 import { serviceAccountUser } from '../../kube/client';
 import { latestRun } from '../../runs/control';
-import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import {
   applyObjects,

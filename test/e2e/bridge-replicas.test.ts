@@ -1,4 +1,4 @@
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { grantAnyNamespace, startProcess, type ProductProcess } from '../helpers/processes';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CLOCK_SKEW_MS } from '../../runs/control';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { dropFinalizers, installCrds, kubectl, whoAmI } from '../helpers/kube';
 import { eventually as sharedEventually, startBridge, type ProductProcess } from '../helpers/processes';

@@ -10,10 +10,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createCanaryCopies, deleteDeployments } from '../../activities/kube/canary-copies';
-import { CANARY_LABEL, CANARY_OF_LABEL } from '../../kube/labels';
+import { CANARY_LABEL, CANARY_OF_LABEL } from '../../core/labels';
 import { scaleDeployment } from '../../activities/kube/scale';
-import { NonRetryable } from '../../workflows/failures';
-import { stepScales } from '../../workflows/plan/canary';
+import { NonRetryable } from '../../core/failures';
+import { stepScales } from '../../core/plan/canary';
 import { helm, kubeConfig, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 

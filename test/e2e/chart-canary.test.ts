@@ -5,10 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { main } from '../../cli/main';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable, rootMessage } from '../../core/failures';
 import { chartWorkflow } from '../../workflows';
-import { rootMessage } from '../../workflows/messages';
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import {
   deploymentImages,

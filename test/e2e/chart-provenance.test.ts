@@ -3,7 +3,7 @@ import { appendFile, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ArmadaChartSpecInput } from '../../api/chart';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import {
   keyringSecret,
   serveExampleCharts,

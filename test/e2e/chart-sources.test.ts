@@ -6,13 +6,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ChartSource } from '../../api/chart';
-import {
-  chartOnThisWorker,
-  prepareChart as prepare,
-  type PrepareChartRequest,
-  type PreparedChart,
-} from '../../activities/charts/prepare';
-import { NonRetryable } from '../../workflows/failures';
+import { chartOnThisWorker, prepareChart as prepare } from '../../activities/charts/prepare';
+import type { PrepareChartRequest, PreparedChart } from '../../core/contracts/charts';
+import { NonRetryable } from '../../core/failures';
 import { toolPath } from '../../activities/tools';
 import {
   freePort,

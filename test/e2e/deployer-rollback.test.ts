@@ -1,8 +1,8 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ManifestOutcome } from '../../workflows/manifest';
-import { objectWorkflowId } from '../../workflows/plan/names';
-import { formatSpecs } from '../../workflows/plan/specs';
+import type { ManifestOutcome } from '../../core/contracts/workflows';
+import { objectWorkflowId } from '../../core/plan/names';
+import { formatSpecs } from '../../core/plan/specs';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { helm, helmHistory, sharedWorker, uniqueName } from '../helpers/env';
 import {

@@ -4,11 +4,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { HttpRoute } from '../../activities/kube/traffic';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
-import { CANARY_LABEL } from '../../kube/labels';
+import { CANARY_LABEL } from '../../core/labels';
 import { chartWorkflow, deployerWorkflow } from '../../workflows';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { approveUpdate, canaryProgressQuery, rollbackSignal } from '../../workflows/messages';
-import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import {
   applyObjects,

@@ -7,8 +7,8 @@ import { helmUninstall } from '../../activities/helm/uninstall';
 import { toolPath } from '../../activities/tools';
 import { armadaChartSpec } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
-import type { ChartRun } from '../../workflows/chart';
-import { releaseWorkflowId } from '../../workflows/plan/names';
+import type { ChartRun } from '../../core/contracts/workflows';
+import { releaseWorkflowId } from '../../core/plan/names';
 import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
 

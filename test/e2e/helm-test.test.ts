@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ArmadaChartSpecInput } from '../../api/chart';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { helm, helmHistory, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 import { runChart, runManifest } from '../helpers/runs';

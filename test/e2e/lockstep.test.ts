@@ -5,11 +5,11 @@ import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
 import { groupWorkflow } from '../../workflows';
-import type { CanaryOutcome } from '../../workflows/canary';
-import type { DeployerOutcome } from '../../workflows/deployer';
-import { canaryProgressQuery, type CanaryProgress } from '../../workflows/messages';
-import { planGroup } from '../../workflows/plan/manifest';
-import { canaryWorkflowId, objectWorkflowId } from '../../workflows/plan/names';
+import type { CanaryOutcome, DeployerOutcome } from '../../core/contracts/workflows';
+import { canaryProgressQuery } from '../../workflows/messages';
+import type { CanaryProgress } from '../../core/progress';
+import { planGroup } from '../../core/plan/manifest';
+import { canaryWorkflowId, objectWorkflowId } from '../../core/plan/names';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import {
   deploymentImages,

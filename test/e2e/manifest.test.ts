@@ -4,7 +4,7 @@ import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { main } from '../../cli/main';
 import { manifestWorkflowId } from '../../runs/targets';
-import { objectWorkflowId, releaseWorkflowId } from '../../workflows/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 

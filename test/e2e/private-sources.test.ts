@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ArmadaChartSpecInput } from '../../api/chart';
 import { serviceAccountUser } from '../../kube/client';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import {
   serveExampleCharts,
   type ExampleChartSources,

@@ -5,7 +5,7 @@ import { createServer as createHttpsServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ArmadaChartSpecInput } from '../../api/chart';
-import type { ChartOutcome } from '../../workflows/chart';
+import type { ChartOutcome } from '../../core/contracts/workflows';
 import {
   selfSignedCertificate,
   serveExampleCharts,

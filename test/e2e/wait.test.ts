@@ -3,8 +3,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitForResources, type WaitRequest } from '../../activities/kube/wait';
-import { NonRetryable } from '../../workflows/failures';
+import { waitForResources } from '../../activities/kube/wait';
+import type { WaitRequest } from '../../core/contracts/kube';
+import { NonRetryable } from '../../core/failures';
 import { kubeConfig, uniqueName } from '../helpers/env';
 
 /** kwok's fake nodes may carry this taint; the sandbox's do not, but the pods tolerate it either way. */

@@ -1,7 +1,7 @@
 import { GROUP, VERSION } from '../../api/common';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import type { DeployWindow } from '../../api/windows';
-import { nextOpening } from '../../workflows/plan/windows';
+import { nextOpening } from '../../core/plan/windows';
 import { helm, helmHistory, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, applyPolicy, installCrds, kubectl, settingsChart } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';

@@ -2,7 +2,7 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { randomUUID } from 'node:crypto';
 import { armadaChartSpec } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
-import type { ChartRun } from '../../workflows/chart';
+import type { ChartRun } from '../../core/contracts/workflows';
 import { metricValue, parsePrometheus } from '../../bench/prometheus';
 import { uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';

@@ -1,4 +1,4 @@
-import type { CanaryProgress } from '../../workflows/messages';
+import type { CanaryProgress } from '../../core/progress';
 
 /** A canary at step 2 of 3 (an approval step), step 1 held for a minute: for rendering tests. */
 export const canaryAtStep2: CanaryProgress = {

@@ -1,7 +1,7 @@
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
-import type { ChartOutcome } from '../../workflows/chart';
+import type { ChartOutcome } from '../../core/contracts/workflows';
 import { chartRun } from '../../runs/requests';
 import { historyText } from './histories';
 import { placesHolding } from './leaks';

@@ -15,7 +15,7 @@ import { GROUP, VERSION } from '../../api/common';
 import { crdKinds } from '../../api/crd';
 import { kinds, type KindName } from '../../api/kinds';
 import type { ArmadaPolicySpec } from '../../api/policy';
-import { DEPLOYER_LABEL, VERSION_LABEL } from '../../kube/labels';
+import { DEPLOYER_LABEL, VERSION_LABEL } from '../../core/labels';
 import { ACTION_ANNOTATION, AUTHOR_ANNOTATION, BY_ANNOTATION } from '../../runs/annotations';
 import { kubeConfig } from './env';
 import { eventually } from './processes';

@@ -1,4 +1,4 @@
-import type { ChartState, Progress } from '../../workflows/messages';
+import type { ChartState, Progress } from '../../core/progress';
 
 /**
  * A manifest run's progress in `phase`, with one parallel group `apps` whose charts are in the

@@ -4,9 +4,8 @@ import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
 import { chartRun, manifestRun, startRun, type RunRequest } from '../../runs/requests';
-import type { ChartOutcome } from '../../workflows/chart';
-import type { ManifestOutcome } from '../../workflows/manifest';
-import type { ManifestDocuments } from '../../workflows/plan/manifest';
+import type { ChartOutcome, ManifestOutcome } from '../../core/contracts/workflows';
+import type { ManifestDocuments } from '../../core/plan/manifest';
 import type { Harness } from './env';
 
 /** How a run ended: its result, or the ApplicationFailure the workflow failed with. */

@@ -17,6 +17,7 @@ async function scratchCheckout() {
   await cp(script, path.join(root, 'deploy', 'build.sh'));
   for (const dir of [
     'api',
+    'core',
     'workflows',
     'activities',
     'kube',

@@ -2,7 +2,8 @@ import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkAnalysis, judgeResponse, type AnalysisRequest } from '../../activities/analysis';
+import { checkAnalysis, judgeResponse } from '../../activities/analysis';
+import type { AnalysisRequest } from '../../core/contracts/analysis';
 
 const URL_ = 'http://x/y';
 const rate = { field: 'metrics.error_rate', max: 0.05 };

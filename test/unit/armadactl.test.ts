@@ -10,7 +10,7 @@ import { formatProgress } from '../../runs/progress';
 import { resolveTarget, targetWorkflowId } from '../../runs/targets';
 import { changedLines, describeOutcome, frame, watchLines } from '../../cli/watch';
 import { listItems } from '../../cli/validate';
-import type { ChartState, Progress } from '../../workflows/messages';
+import type { ChartState, Progress } from '../../core/progress';
 import { canaryAtStep2 } from '../helpers/canary-progress';
 
 async function run(...argv: string[]) {

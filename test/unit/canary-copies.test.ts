@@ -6,8 +6,8 @@ import {
   renderedDeployments,
   templateArgs,
 } from '../../activities/kube/canary-copies';
-import { CANARY_LABEL, CANARY_OF_LABEL } from '../../kube/labels';
-import { NonRetryable } from '../../workflows/failures';
+import { CANARY_LABEL, CANARY_OF_LABEL } from '../../core/labels';
+import { NonRetryable } from '../../core/failures';
 
 const stableLabels = { 'app.kubernetes.io/name': 'hello', 'app.kubernetes.io/instance': 'web' };
 

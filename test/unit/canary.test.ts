@@ -11,7 +11,7 @@ import {
   restoreScales,
   splitAt,
   stepScales,
-} from '../../workflows/plan/canary';
+} from '../../core/plan/canary';
 
 describe('splitAt', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { ClaimIndex } from '../../bridge/claims';
-import { listedObjects, rivalClaims, type ClaimDocument } from '../../workflows/plan/manifest';
+import { listedObjects, rivalClaims, type ClaimDocument } from '../../core/plan/manifest';
 import { chartDoc, claimKey, deployerDoc, groupDoc, manifestDoc } from '../fixtures/claim-documents';
 
 const key = claimKey;

@@ -16,7 +16,7 @@ import { age, formatList, objectRow, objectState, type CurrentRun, type ListRow 
 import { main } from '../../cli/main';
 import { previousDeploys, retryPlace } from '../../runs/day-two';
 import type { ObjectPlace } from '../../runs/targets';
-import type { Progress } from '../../workflows/messages';
+import type { Progress } from '../../core/progress';
 import { oneGroup } from '../helpers/progress';
 
 const chartSpec = (release: string, more: object = {}) =>

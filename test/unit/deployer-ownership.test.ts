@@ -1,6 +1,6 @@
 import type { V1Deployment } from '@kubernetes/client-node';
 import { ownership } from '../../activities/kube/deployer';
-import { deployerVersionLabels } from '../../kube/labels';
+import { deployerVersionLabels } from '../../core/labels';
 
 /** A Deployment carrying Deployer web's labels at `version`. */
 const labelled = (name: string, version: string, uid: string): V1Deployment => ({

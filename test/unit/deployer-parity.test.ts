@@ -1,6 +1,6 @@
 import { armadaChartSpec, canaryTimeouts } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
-import { canaryTimeoutsOf } from '../../workflows/plan/canary';
+import { canaryTimeoutsOf } from '../../core/plan/canary';
 
 const deployer = (extra: object) => ({
   type: 'canary',

@@ -1,10 +1,10 @@
 import { renderDetails } from '../../workflows/details';
-import type { AnyProgress, Progress } from '../../workflows/messages';
-import { logOf, markdownOf, progressView, textOf, waitingOf } from '../../workflows/plan/progress-view';
+import type { AnyProgress, Progress } from '../../core/progress';
+import { logOf, markdownOf, progressView, textOf, waitingOf } from '../../core/plan/progress-view';
 import { canaryAtStep2 } from '../helpers/canary-progress';
 import { oneGroup } from '../helpers/progress';
 import { formatProgress } from '../../runs/progress';
-import { PHASES, statusFor } from '../../workflows/plan/status';
+import { PHASES, statusFor } from '../../core/plan/status';
 
 /** A manifest at its first group: one chart deployed, one failed. */
 const manifestRunning: Progress = {

@@ -2,7 +2,7 @@ import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { inManifest } from '../../activities/helm/drift';
 import { DRIFT_RESOURCES, DriftTracker, driftOf, helmReleaseOf, releaseKey } from '../../bridge/drift';
 import type { ArmadaObject } from '../../bridge/watch';
-import { describeDrift, mergeDrift, type DriftedObject } from '../../workflows/plan/drift';
+import { describeDrift, mergeDrift, type DriftedObject } from '../../core/plan/drift';
 
 const deployments = DRIFT_RESOURCES.find((r) => r.kind === 'Deployment')!;
 const services = DRIFT_RESOURCES.find((r) => r.kind === 'Service')!;

@@ -1,4 +1,4 @@
-import type { ChartOutcome } from '../../workflows/chart';
+import type { ChartOutcome } from '../../core/contracts/workflows';
 import {
   chartOutcomeStatus,
   chartRollback,
@@ -7,7 +7,7 @@ import {
   manifestEnding,
   type GroupFacts,
   type ManifestFacts,
-} from '../../workflows/plan/ending';
+} from '../../core/plan/ending';
 
 describe('manifestEnding (does a manifest run roll back, and how does it end)', () => {
   const facts = (more: Partial<ManifestFacts>): ManifestFacts => ({

@@ -1,7 +1,5 @@
-import type { ChartOutcome } from '../../workflows/chart';
-import type { GroupOutcome } from '../../workflows/group';
-import type { ManifestOutcome } from '../../workflows/manifest';
-import { changesToUndo, finishedBefore, resumeOf } from '../../workflows/plan/finished-runs';
+import type { ChartOutcome, GroupOutcome, ManifestOutcome } from '../../core/contracts/workflows';
+import { changesToUndo, finishedBefore, resumeOf } from '../../core/plan/finished-runs';
 
 const actAs = { namespace: 'team-a', name: 'deployer' };
 const chart = (name: string, action: ChartOutcome['action'], before: number | null): ChartOutcome => ({

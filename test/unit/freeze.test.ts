@@ -2,7 +2,7 @@ import { armadaPolicySpec } from '../../api/policy';
 import { freezeOf, startedFrozen } from '../../bridge/freeze';
 import type { PolicyView } from '../../api/policy-rules';
 import type { RunRequest } from '../../runs/requests';
-import { waitingOf } from '../../workflows/plan/progress-view';
+import { waitingOf } from '../../core/plan/progress-view';
 
 const policy = (name: string, spec: Record<string, unknown>): PolicyView => ({
   name,

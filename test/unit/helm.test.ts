@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { decodeStoredRelease } from '../../activities/helm/status';
 import { classifyHelmError, HELM_COMMAND_FAILED } from '../../activities/helm/errors';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { parseRelease, recordedDigest } from '../../activities/helm/release';
 import { upgradeArgs } from '../../activities/helm/upgrade';
 

@@ -14,8 +14,8 @@ import {
   takeReport,
   type MemberReport,
   type MemberState,
-} from '../../workflows/plan/lockstep';
-import { planGroup, planManifest, PlanError } from '../../workflows/plan/manifest';
+} from '../../core/plan/lockstep';
+import { planGroup, planManifest, PlanError } from '../../core/plan/manifest';
 
 const chart = (release: string, percents?: number[]): ArmadaChartSpec =>
   armadaChartSpec.parse({

@@ -3,7 +3,7 @@ import { deployerSpec } from '../../api/deployer';
 import { armadaManifestSpec } from '../../api/manifest';
 import { notifications } from '../../api/notifications';
 import { notificationBody, runCommands } from '../../activities/notifications/payload';
-import { endingEvent, notifyTarget, type RunEvent } from '../../workflows/plan/notifications';
+import { endingEvent, notifyTarget, type RunEvent } from '../../core/plan/notifications';
 
 const LINK = 'http://ui:8233/namespaces/default/workflows/canary%3Ashop%2Fweb/run-1/history';
 

@@ -70,6 +70,7 @@ describe('deploy/Dockerfile', () => {
       'armadactl.js',
       'bridge',
       'cli',
+      'core',
       'kube',
       'runs',
       'worker',

@@ -1,7 +1,6 @@
-import type { ChartDependency } from '../../activities/charts/prepare';
-import type { ArmadaChartSpec } from '../../api/chart';
+import type { ChartDependency } from '../../core/contracts/charts';
+import { type ArmadaChartSpec, armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
-import { armadaChartSpec } from '../../api/chart';
 import { armadaManifestSpec } from '../../api/manifest';
 import { deployerSpec, type DeployerSpec } from '../../api/deployer';
 import { deployerRun } from '../../runs/requests';
@@ -11,19 +10,14 @@ import {
   PlanError,
   rivalClaims,
   type ManifestDocuments,
-} from '../../workflows/plan/manifest';
+} from '../../core/plan/manifest';
 import { chartDoc, claimKey, deployerDoc, groupDoc, manifestDoc } from '../fixtures/claim-documents';
-import { prefixedRelease, releaseWorkflowId } from '../../workflows/plan/names';
-import {
-  classifyRelease,
-  nextAction,
-  revisionBefore,
-  type ObservedRelease,
-} from '../../workflows/plan/release';
-import { resolveDependencies } from '../../workflows/plan/dependencies';
-import { helmRequests } from '../../workflows/plan/helm-requests';
-import { compensations } from '../../workflows/plan/rollback';
-import { formatSpecs, generationIn } from '../../workflows/plan/specs';
+import { prefixedRelease, releaseWorkflowId } from '../../core/plan/names';
+import { classifyRelease, nextAction, revisionBefore, type ObservedRelease } from '../../core/plan/release';
+import { resolveDependencies } from '../../core/plan/dependencies';
+import { helmRequests } from '../../core/plan/helm-requests';
+import { compensations } from '../../core/plan/rollback';
+import { formatSpecs, generationIn } from '../../core/plan/specs';
 
 const chart = (release: string, namespace = 'apps'): ArmadaChartSpec =>
   armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: `charts/${release}` } });

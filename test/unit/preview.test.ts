@@ -1,5 +1,5 @@
-import { canaryPreview, previewOf, type Wanted } from '../../workflows/plan/preview';
-import type { ObservedRelease } from '../../workflows/plan/release';
+import { canaryPreview, previewOf, type Wanted } from '../../core/plan/preview';
+import type { ObservedRelease } from '../../core/plan/release';
 
 const WANTED = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);

@@ -1,7 +1,7 @@
 import { deployerSpec } from '../../api/deployer';
-import type { GroupOutcome } from '../../workflows/group';
-import type { DeployerPlan, GroupPlan } from '../../workflows/plan/manifest';
-import { changesToUndo } from '../../workflows/plan/finished-runs';
+import type { GroupOutcome } from '../../core/contracts/workflows';
+import type { DeployerPlan, GroupPlan } from '../../core/plan/manifest';
+import { changesToUndo } from '../../core/plan/finished-runs';
 import {
   changedName,
   changesOf,
@@ -10,7 +10,7 @@ import {
   undoes,
   undoneName,
   type Change,
-} from '../../workflows/plan/rollback';
+} from '../../core/plan/rollback';
 
 const spec = deployerSpec.parse({
   type: 'canary',

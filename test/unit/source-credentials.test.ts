@@ -12,7 +12,7 @@ import {
   type SourceCredentials,
 } from '../../activities/charts/credentials';
 import { pullCommands } from '../../activities/charts/source';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 
 const login: SourceCredentials = { username: 'armada', password: 'p@ss:word', from: 'Secret team-a/login' };
 /** base64 of `armada:p@ss:word`, what a Basic header and a registry config carry. */

@@ -13,7 +13,7 @@ import {
   redactProxyCredentials,
 } from '../../activities/charts/proxy';
 import { gitFetchEnv } from '../../activities/charts/source';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 import { selfSignedCertificate, startProxy, type TestProxy } from '../helpers/chart-servers';
 
 describe('what the one helm or git process of a proxied fetch gets', () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultSteeringKeyFile, loadSteeringKey, steeringSignerFromEnv } from '../../runs/steering-key';
-import { gateRules, proofProblem, recordedBy, ruleRefusal } from '../../workflows/plan/steering';
+import { gateRules, proofProblem, recordedBy, ruleRefusal } from '../../core/plan/steering';
 
 const dir = () => mkdtempSync(path.join(tmpdir(), 'steering-unit-'));
 

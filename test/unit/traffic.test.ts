@@ -7,7 +7,7 @@ import {
 } from '../../activities/kube/traffic';
 import { armadaChartSpec } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
-import { routeWeights } from '../../workflows/plan/traffic';
+import { routeWeights } from '../../core/plan/traffic';
 
 /** Rule 0 splits web / web-canary and mirrors 5 to a third Service; rule 1 serves /static alone. */
 function route(): HttpRoute {

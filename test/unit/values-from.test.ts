@@ -7,7 +7,7 @@ import {
   valuesStrings,
   type ValuesDocument,
 } from '../../activities/values/merge';
-import { NonRetryable } from '../../workflows/failures';
+import { NonRetryable } from '../../core/failures';
 
 /** A values_from document as the worker reads it: YAML merged, or with `target_path` one string. */
 const doc = (text: string, more: { target_path?: string; name?: string } = {}): ValuesDocument => ({

@@ -1,7 +1,7 @@
 import { nextFire, parseCron, ScheduleError, zoneOffsetMs } from '../../api/schedule';
 import { validateObject } from '../../api/validate';
 import type { DeployWindow } from '../../api/windows';
-import { isOpen, nextOpening } from '../../workflows/plan/windows';
+import { isOpen, nextOpening } from '../../core/plan/windows';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

@@ -4,8 +4,8 @@ import { armadaPolicySpec } from '../../api/policy';
 import type { PolicyView } from '../../api/policy-rules';
 import { chartPolicySubject } from '../../api/policy-subjects';
 import { refusal, requestPolicy } from '../../activities/policy';
-import type { RunPolicy } from '../../kube/client';
-import { NonRetryable } from '../../workflows/failures';
+import type { RunPolicy } from '../../core/contracts/kube';
+import { NonRetryable } from '../../core/failures';
 
 const policy = (name: string, spec: Record<string, unknown>): PolicyView => ({
   name,

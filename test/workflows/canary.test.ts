@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type * as activities from '../../activities';
 import { canaryWorkflow, deployerWorkflow } from '../../workflows';
-import type { CanaryRun } from '../../workflows/canary';
+import type { CanaryRun } from '../../core/contracts/workflows';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,8 +18,8 @@ import {
   replanSignal,
   resumeSignal,
   rollbackSignal,
-  type CanaryProgress,
 } from '../../workflows/messages';
+import type { CanaryProgress } from '../../core/progress';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import {
   SHOWN_DEADLINE_TOLERANCE_MS,

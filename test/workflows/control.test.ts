@@ -12,10 +12,10 @@ import {
   replanSignal,
   resumeSignal,
   rollbackSignal,
-  rootMessage,
-  type Progress,
 } from '../../workflows/messages';
-import { planGroup, type ManifestPlan } from '../../workflows/plan/manifest';
+import { rootMessage } from '../../core/failures';
+import type { Progress } from '../../core/progress';
+import { planGroup, type ManifestPlan } from '../../core/plan/manifest';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';

@@ -1,7 +1,7 @@
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
-import { planManifest, type ManifestDocuments, type ManifestPlan } from '../../workflows/plan/manifest';
+import { planManifest, type ManifestDocuments, type ManifestPlan } from '../../core/plan/manifest';
 import { uniqueName } from '../helpers/env';
 
 /**

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type * as activities from '../../activities';
 import { heartbeating } from '../../activities/process';
 import { lockHolder } from '../../activities/runs';
-import type { ObservedRelease } from '../../workflows/plan/release';
+import type { ObservedRelease } from '../../core/plan/release';
 
 /** One activity call as the stub saw it, with when it started and ended (ms since the stub was made). */
 export interface Call {

@@ -3,10 +3,9 @@ import type * as activities from '../../activities';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
-import type { DeployedVersion } from '../../activities/kube/deployer';
+import type { DeployedVersion } from '../../core/contracts/kube';
 import { groupWorkflow, manifestWorkflow } from '../../workflows';
-import type { CanaryOutcome } from '../../workflows/canary';
-import type { DeployerOutcome } from '../../workflows/deployer';
+import type { CanaryOutcome, DeployerOutcome } from '../../core/contracts/workflows';
 import {
   approveUpdate,
   canaryProgressQuery,
@@ -15,10 +14,10 @@ import {
   promoteUpdate,
   resumeSignal,
   rollbackSignal,
-  type CanaryProgress,
 } from '../../workflows/messages';
-import { planGroup } from '../../workflows/plan/manifest';
-import { canaryWorkflowId, objectWorkflowId } from '../../workflows/plan/names';
+import type { CanaryProgress } from '../../core/progress';
+import { planGroup } from '../../core/plan/manifest';
+import { canaryWorkflowId, objectWorkflowId } from '../../core/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';

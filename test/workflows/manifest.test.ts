@@ -1,7 +1,7 @@
 import { WorkflowFailedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { chartWorkflow, driftWorkflow, manifestWorkflow } from '../../workflows';
-import type { ManifestOutcome } from '../../workflows/manifest';
+import type { ManifestOutcome } from '../../core/contracts/workflows';
 import {
   approveSignal,
   pauseSignal,
@@ -12,7 +12,7 @@ import {
 } from '../../workflows/messages';
 import { temporalHarness, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
-import { groupChildWorkflowId } from '../../workflows/plan/names';
+import { groupChildWorkflowId } from '../../core/plan/names';
 import { demoPlan } from './demo-plan';
 import { fakeHelm, type Call } from './fake-helm';
 import { lockHolder } from '../../activities/runs';

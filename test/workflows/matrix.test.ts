@@ -16,9 +16,10 @@ import {
   groupWorkflow,
   manifestWorkflow,
 } from '../../workflows';
-import { progressQuery, type Progress } from '../../workflows/messages';
-import { canarySteps } from '../../workflows/plan/canary';
-import { planGroup, planManifest } from '../../workflows/plan/manifest';
+import { progressQuery } from '../../workflows/messages';
+import type { Progress } from '../../core/progress';
+import { canarySteps } from '../../core/plan/canary';
+import { planGroup, planManifest } from '../../core/plan/manifest';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
 import { fakeHelm } from './fake-helm';

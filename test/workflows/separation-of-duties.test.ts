@@ -12,11 +12,11 @@ import {
   pauseSignal,
   progressQuery,
   replanSignal,
-  type Approval,
-  type Progress,
 } from '../../workflows/messages';
-import type { ManifestPlan } from '../../workflows/plan/manifest';
-import { steeringText, type Steering } from '../../workflows/plan/steering';
+import type { Approval } from '../../core/control';
+import type { Progress } from '../../core/progress';
+import type { ManifestPlan } from '../../core/plan/manifest';
+import { steeringText, type Steering } from '../../core/plan/steering';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';

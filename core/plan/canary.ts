@@ -1,5 +1,6 @@
 import { durationSeconds } from '../../api/duration';
-import type { CanaryStepRecord, Carried } from '../messages';
+import type { CanaryStepRecord } from '../progress';
+import type { Carried } from '../control';
 
 /**
  * Canary step maths, as argo-rollouts computes it: the replica split of a step is a pure

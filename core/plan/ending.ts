@@ -2,8 +2,8 @@
  * How runs end: whether they undo what they changed, and the state and phase they end in. Pure,
  * so every combination is a row of a table test; the workflows only gather the facts.
  */
-import type { ChartOutcome } from '../chart';
-import type { ChartProgress } from '../messages';
+import type { ChartOutcome } from '../contracts/workflows';
+import type { ChartProgress } from '../progress';
 import type { RunPhase } from './status';
 import { chartWrites, type ReleaseChange } from './rollback';
 

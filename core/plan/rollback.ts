@@ -1,7 +1,6 @@
-import type { ServiceAccountRef } from '../../kube/client';
+import type { ServiceAccountRef } from '../contracts/kube';
 import type { DeployerSpec } from '../../api/deployer';
-import type { ChartOutcome } from '../chart';
-import type { GroupOutcome } from '../group';
+import type { ChartOutcome, GroupOutcome } from '../contracts/workflows';
 import type { DeployerPlan, GroupPlan } from './manifest';
 import { deployerMember } from './lockstep';
 /**

@@ -1,6 +1,4 @@
-import type { ChartOutcome, WrittenRelease } from '../chart';
-import type { GroupOutcome } from '../group';
-import type { ManifestOutcome } from '../manifest';
+import type { ChartOutcome, WrittenRelease, GroupOutcome, ManifestOutcome } from '../contracts/workflows';
 import type { GroupPlan } from './manifest';
 import { changesOf, chartWrites, deployerChangesOf, type Change } from './rollback';
 

@@ -1,4 +1,4 @@
-import type { CanaryProgress } from '../messages';
+import type { CanaryProgress } from '../progress';
 import { canarySteps } from './canary';
 import type { ChartPlan, DeployerPlan, GroupPlan } from './manifest';
 import { canaryWorkflowId } from './names';

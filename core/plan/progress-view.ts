@@ -1,14 +1,5 @@
-import type {
-  AnyProgress,
-  CanaryProgress,
-  CanaryStepRecord,
-  ChartProgress,
-  ControlProgress,
-  Gate,
-  Hold,
-  Progress,
-  Request,
-} from '../messages';
+import type { AnyProgress, CanaryProgress, CanaryStepRecord, ChartProgress, Progress } from '../progress';
+import type { ControlProgress, Gate, Hold, Request } from '../control';
 import { formatSeconds } from './canary';
 
 /**

@@ -1,5 +1,5 @@
 import type { TrafficSpec } from '../../api/traffic';
-import { CANARY_SUFFIX } from '../../kube/labels';
+import { CANARY_SUFFIX } from '../labels';
 
 /** The HTTPRoute rule a canary steps, with both Service names resolved. */
 export interface RouteWeights {
@@ -11,7 +11,7 @@ export interface RouteWeights {
   canaryService: string;
   /**
    * Labels the canary Service's selector gets before the canary takes a share: a Deployer's new
-   * version (kube/labels.ts deployerVersionLabels), so no one edits the Service per version. None
+   * version (core/labels.ts deployerVersionLabels), so no one edits the Service per version. None
    * for a chart: its canary copies carry one fixed label.
    */
   canarySelector?: Record<string, string>;

@@ -1,4 +1,4 @@
-import type { ChartDependency } from '../../activities/charts/prepare';
+import type { ChartDependency } from '../contracts/charts';
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';

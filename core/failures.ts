@@ -64,3 +64,10 @@ export const NonRetryable = {
   /** A manifest run failed; details carry its outcome. */
   ManifestFailed: 'ManifestFailed',
 } as const;
+
+/** The message at the bottom of a failure chain (child workflow → activity → helm's words). */
+export function rootMessage(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}

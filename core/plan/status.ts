@@ -1,4 +1,4 @@
-import type { Condition } from '../../kube/status';
+import type { Condition } from '../contracts/kube';
 
 /**
  * What a run's phase says about its object, in the terms of kstatus (sigs.k8s.io/cli-utils):

@@ -1,10 +1,12 @@
-import type { ChartDependency, PrepareChartRequest, PreparedChart } from '../../activities/charts/prepare';
-import type { ReleaseRef } from '../../activities/helm/release';
-import type { RollbackRequest } from '../../activities/helm/rollback';
-import type { UpgradeRequest } from '../../activities/helm/upgrade';
-import type { CanaryCopiesRequest } from '../../activities/kube/canary-copies';
-import type { WaitRequest } from '../../activities/kube/wait';
-import type { ChartObjectRef, ValuesFrom } from '../../activities/values/read';
+import type {
+  ChartDependency,
+  PrepareChartRequest,
+  PreparedChart,
+  ChartObjectRef,
+  ValuesFrom,
+} from '../contracts/charts';
+import type { ReleaseRef, RollbackRequest, UpgradeRequest } from '../contracts/helm';
+import type { CanaryCopiesRequest, WaitRequest } from '../contracts/kube';
 import type { ArmadaChartSpec } from '../../api/chart';
 
 /** Seconds Helm and the Armada wait get when the spec gives none (Armada's default). */

@@ -1,6 +1,6 @@
 import type { KindName } from '../../api/kinds';
 import type { Notifications } from '../../api/notifications';
-import type { ServiceAccountRef } from '../../kube/client';
+import type { ServiceAccountRef } from '../contracts/kube';
 import { runServiceAccount } from './names';
 
 /**

@@ -1,0 +1,100 @@
+/** Contracts of the Kubernetes activities (requests and results), and who a request acts as. */
+
+import type { PolicySubject } from '../../api/policy-rules';
+import type { ChartRequest } from './helm';
+import type { ArmadaChartSpec } from '../../api/chart';
+
+/** A ServiceAccount a run acts as: an object's `service_account_name`, in the object's namespace. */
+export interface ServiceAccountRef {
+  namespace: string;
+  name: string;
+}
+
+/** The object a run acts for and what it asks of the ArmadaPolicies, with the release it drives. */
+export type RunPolicy = PolicySubject & { release?: string };
+
+/** What an activity request carries to act as its object's ServiceAccount (see kubeApi). */
+export interface ActingAs {
+  /** The object's ServiceAccount; unset: the worker itself. */
+  actAs?: ServiceAccountRef;
+  /**
+   * What the run's object asks of the ArmadaPolicies, which the worker checks before the
+   * activity runs (activities/policy.ts); set on a run's first requests (a chart's release, a
+   * Deployer's, a drift's), so the run is refused before it does anything.
+   */
+  policy?: RunPolicy;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+/** What a status write did: whether the object was on the cluster, and how long it took. */
+export interface StatusWritten {
+  onCluster: boolean;
+  /**
+   * From the first attempt's scheduling to now, on the worker's clock: the time the workflow
+   * task that asked for this local activity spent on it (a canary hold shortens its timer by it).
+   */
+  tookMs: number;
+}
+
+export interface DeployerRef extends ActingAs {
+  /** The Deployer's `deployment.name` and `deployment.namespace`. */
+  name: string;
+  namespace: string;
+}
+
+export interface DeployedVersion {
+  /** Deployment name, `<name>-<version>`. */
+  deployment: string;
+  version: string;
+  replicas: number;
+}
+
+/** The Deployer custom resource itself: its status keeps the record of the Deployments it created. */
+export interface DeployerObject {
+  namespace: string;
+  name: string;
+}
+
+/** Where a release's canary goes: its name and namespace, and who its run acts as. */
+export interface CanaryTarget extends ActingAs {
+  release: string;
+  namespace: string;
+}
+
+export interface CanaryCopiesRequest extends CanaryTarget, ChartRequest {}
+
+export interface WaitRequest extends ActingAs {
+  release: string;
+  namespace: string;
+  wait?: ArmadaChartSpec['wait'];
+  /** What to wait for instead of the chart's `wait` (a canary's Deployments, by name). */
+  targets?: WaitTarget[];
+  /** How messages name what is awaited; default `release <release>`. */
+  subject?: string;
+  timeoutSeconds: number;
+}
+
+/** `min_ready`: a count, or a percentage such as "80%". */
+export type MinReady = number | string;
+
+export type ChartWait = NonNullable<ArmadaChartSpec['wait']>;
+
+export type WaitResource = NonNullable<ChartWait['resources']>[number];
+
+export type WaitResourceType = WaitResource['type'];
+
+/** One entry of the wait: objects of a type matching a label selector, and how many must be ready. */
+export interface WaitTarget {
+  type: WaitResourceType;
+  /** `k=v,k2=v2`; undefined selects every object of the type in the namespace. */
+  labelSelector?: string;
+  /** `metadata.name=web`: one named object, which must exist to count as ready. */
+  fieldSelector?: string;
+  minReady?: MinReady;
+}
