@@ -6,7 +6,7 @@ import { policyKind } from '../api/policy';
 import { policiesFor, policyViewOf, policyViolations, type PolicyView } from '../api/policy-rules';
 import { describeProblems } from '../api/validate';
 import { apiFailure, isStatus, kubeApi } from '../kube/client';
-import type { ActingAs, RunPolicy } from '../core/contracts/kube';
+import type { ActingAs, RunPolicy } from '../core/contracts/acting-as';
 import { NonRetryable } from '../core/failures';
 
 /**

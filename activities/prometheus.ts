@@ -1,7 +1,7 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { renderQuery, type QuerySide } from '../api/prometheus-query';
 import { apiFailure, kubeApi } from '../kube/client';
-import type { ActingAs } from '../core/contracts/kube';
+import type { ActingAs } from '../core/contracts/acting-as';
 import { asNumber, boundedGet, displayUrl, excerpt } from './analysis';
 import type { AnalysisResult } from '../core/contracts/analysis';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { stringify } from 'yaml';
-import type { ChartPlan, ManifestPlan } from '../core/plan/manifest';
+import type { ChartPlan, ManifestPlan } from '../core/plan/plans';
 
 // Benchmark 4's forms of one deploy, as pure functions of the plan: the order they run in, and
 // the documents the peers (Flux, helmfile) are given.

@@ -8,7 +8,7 @@ import { toolPath } from '../activities/tools';
 import { kubeConfig } from '../kube/client';
 import { serveFiles } from '../test/helpers/chart-servers';
 import { freePort } from '../test/helpers/temporal';
-import type { ChartPlan, ManifestPlan } from '../core/plan/manifest';
+import type { ChartPlan, ManifestPlan } from '../core/plan/plans';
 import { helmReleases } from './deploy-forms';
 import { repo, startProcess, tail, until, type BenchProcess } from './processes';
 

@@ -1,7 +1,7 @@
 /** What a run is asked (pause, approve, ...) and what it keeps and hands on of its control. */
 
 import type { Proof, GateRules, Steering } from './plan/steering';
-import type { Change } from './plan/rollback';
+import type { Change } from './plan/changes';
 import type { RunMemo } from './plan/specs';
 
 /**

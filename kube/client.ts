@@ -12,7 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import https from 'node:https';
 import { NonRetryable } from '../core/failures';
-import type { ServiceAccountRef } from '../core/contracts/kube';
+import type { ServiceAccountRef } from '../core/contracts/acting-as';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 /** Set inside asCaller: the caller's kubeconfig, loaded once for the scope. */

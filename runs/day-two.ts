@@ -11,14 +11,10 @@ import type {
   UndoRun,
 } from '../core/contracts/workflows';
 import { NonRetryable } from '../core/failures';
-import {
-  changesToUndo,
-  resumeOf,
-  type FinishedRun,
-  type Resume,
-  type RunPlan,
-} from '../core/plan/finished-runs';
-import { changedName, deployerBackTo, type Change } from '../core/plan/rollback';
+import { changesToUndo, resumeOf, type FinishedRun, type RunPlan } from '../core/plan/finished-runs';
+import type { Resume } from '../core/plan/plans';
+import { changedName, deployerBackTo } from '../core/plan/rollback';
+import type { Change } from '../core/plan/changes';
 import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
 import type { RunMemo } from '../core/plan/specs';
 import { searchAttributes, type RunRequest } from './requests';

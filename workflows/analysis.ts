@@ -1,7 +1,7 @@
 import type { AnalysisResult } from '../core/contracts/analysis';
 import type { CanaryAnalysis } from '../api/analysis';
 import { durationSeconds } from '../api/duration';
-import type { ServiceAccountRef } from '../core/contracts/kube';
+import type { ServiceAccountRef } from '../core/contracts/acting-as';
 import { io, profile } from './activity-proxies';
 import type { DeploymentPair } from '../core/plan/canary';
 

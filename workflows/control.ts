@@ -41,7 +41,7 @@ import {
   type Proof,
   type Steering,
 } from '../core/plan/steering';
-import type { Change } from '../core/plan/rollback';
+import type { Change } from '../core/plan/changes';
 
 /** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
 export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;

@@ -14,7 +14,7 @@ import { NonRetryable } from '../core/failures';
 import { carriedDown, type HandedDown } from './control';
 import type { ChartProgress } from '../core/progress';
 import { deployerMember, type LockstepLink } from '../core/plan/lockstep';
-import type { DeployerPlan, GroupPlan } from '../core/plan/manifest';
+import type { DeployerPlan, GroupPlan } from '../core/plan/plans';
 import { deployerDeploymentName } from '../core/plan/names';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import { io, profile } from './activity-proxies';

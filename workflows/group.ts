@@ -15,11 +15,12 @@ import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSe
 import { decidePatches, hasPatch } from './patches';
 import { chartOutcomeStatus, chartState, groupEnding } from '../core/plan/ending';
 import { undoChanges } from './saga';
-import { changesOf, deployerChangesOf, type Change } from '../core/plan/rollback';
+import { changesOf, deployerChangesOf } from '../core/plan/rollback';
+import type { Change } from '../core/plan/changes';
 import { chartProgressSignal, progressQuery } from './messages';
 import type { ChartProgress, GroupProgress } from '../core/progress';
 import { ChildRuns } from './holds';
-import type { ChartPlan, DeployerPlan } from '../core/plan/manifest';
+import type { ChartPlan, DeployerPlan } from '../core/plan/plans';
 import { LockstepCoordinator } from './lockstep';
 import { deployerFailure, lockedChild, pendingRows, startDeployer, underLock } from './group-deployers';
 import { deployerMember, type LockstepLink } from '../core/plan/lockstep';

@@ -26,7 +26,7 @@ import {
   type MemberReport,
   type MemberState,
 } from '../core/plan/lockstep';
-import type { GroupPlan } from '../core/plan/manifest';
+import type { GroupPlan } from '../core/plan/plans';
 import { markdownOf } from '../core/plan/progress-view';
 
 /** Coordinator → member: you may start step index N (N = steps: promote). */

@@ -24,8 +24,9 @@ import type { Hold } from '../core/control';
 import { manifestEnding } from '../core/plan/ending';
 import { pendingRows } from './group-deployers';
 import { finishedBefore } from '../core/plan/finished-runs';
-import type { GroupPlan, ManifestPlan } from '../core/plan/manifest';
-import { changesOf, deployerChangesOf, undoes, undoneState, type Change } from '../core/plan/rollback';
+import type { GroupPlan, ManifestPlan } from '../core/plan/plans';
+import { changesOf, deployerChangesOf, undoes, undoneState } from '../core/plan/rollback';
+import type { Change } from '../core/plan/changes';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
 import {

@@ -5,7 +5,8 @@ import { lockedChild, startDeployer, underLock } from './group-deployers';
 import { decidePatches, hasPatch } from './patches';
 import { DEFAULT_TIMEOUT_SECONDS } from '../core/plan/helm-requests';
 import { releaseWorkflowId } from '../core/plan/names';
-import { compensations, undoneName, type Change, type Compensation } from '../core/plan/rollback';
+import { compensations, undoneName, type Compensation } from '../core/plan/rollback';
+import type { Change } from '../core/plan/changes';
 import { report } from './status';
 
 /** A compensation that writes a Helm release (helm rollback or uninstall). */

@@ -1,4 +1,4 @@
-import type { ServiceAccountRef } from '../core/contracts/kube';
+import type { ServiceAccountRef } from '../core/contracts/acting-as';
 import { io, profile } from './activity-proxies';
 import type { RouteWeights } from '../core/plan/traffic';
 

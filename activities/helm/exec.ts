@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { runProcess } from '../process';
 import { toolPath } from '../tools';
 import { helmActingAs, kubeconfigEnv } from '../../kube/client';
-import type { ServiceAccountRef } from '../../core/contracts/kube';
+import type { ServiceAccountRef } from '../../core/contracts/acting-as';
 import { NonRetryable } from '../../core/failures';
 import { helmFailure } from './errors';
 

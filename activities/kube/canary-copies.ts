@@ -16,7 +16,8 @@ import {
 import { renderedObjects } from '../helm/manifest';
 import { runHelmWithChart } from '../helm/with-chart';
 import { apiFailure, isStatus, kubeApi } from '../../kube/client';
-import type { ActingAs, DeployerObject, CanaryTarget, CanaryCopiesRequest } from '../../core/contracts/kube';
+import type { ActingAs } from '../../core/contracts/acting-as';
+import type { DeployerObject, CanaryTarget, CanaryCopiesRequest } from '../../core/contracts/kube';
 import { forgetOwned } from './deployer';
 
 export type { DeploymentPair };

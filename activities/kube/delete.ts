@@ -1,7 +1,7 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { kubeApi } from '../../kube/client';
-import type { ActingAs } from '../../core/contracts/kube';
+import type { ActingAs } from '../../core/contracts/acting-as';
 import { labelSelector } from './readiness';
 
 type PreDelete = NonNullable<NonNullable<NonNullable<ArmadaChartSpec['upgrade']>['pre']>['delete']>;

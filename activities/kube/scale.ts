@@ -1,6 +1,6 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { kubeApi } from '../../kube/client';
-import type { ActingAs } from '../../core/contracts/kube';
+import type { ActingAs } from '../../core/contracts/acting-as';
 
 export interface ScaleRequest extends ActingAs {
   namespace: string;

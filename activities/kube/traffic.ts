@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { apiFailure, isStatus, kubeApi } from '../../kube/client';
-import type { ActingAs } from '../../core/contracts/kube';
+import type { ActingAs } from '../../core/contracts/acting-as';
 import { NonRetryable } from '../../core/failures';
 import type { RouteWeights } from '../../core/plan/traffic';
 

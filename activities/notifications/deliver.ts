@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Notifications } from '../../api/notifications';
-import type { ServiceAccountRef } from '../../core/contracts/kube';
+import type { ServiceAccountRef } from '../../core/contracts/acting-as';
 import { runUrl } from '../../kube/status';
 import { NonRetryable } from '../../core/failures';
 import type { RunEvent } from '../../core/plan/notifications';

@@ -1,7 +1,7 @@
 /** Contracts of the chart activities: what a chart is prepared from, and what runs carry of it. */
 
 import type { ChartSource, ValuesReference } from '../../api/chart';
-import type { ActingAs } from './kube';
+import type { ActingAs } from './acting-as';
 
 /**
  * A chart another lists in `dependencies`, resolved by the planner (workflows/plan/dependencies.ts):

@@ -1,6 +1,6 @@
 /** Contracts of the Helm activities: what a release write is asked for. */
 
-import type { ActingAs } from './kube';
+import type { ActingAs } from './acting-as';
 import type { ChartContent, ValuesFrom } from './charts';
 
 /** Where a Helm release lives, and who its run acts as. */

@@ -5,7 +5,8 @@
 import type { ChartOutcome } from '../contracts/workflows';
 import type { ChartProgress } from '../progress';
 import type { RunPhase } from './status';
-import { chartWrites, type ReleaseChange } from './rollback';
+import { chartWrites } from './rollback';
+import type { ReleaseChange } from './changes';
 
 /** What a manifest run knows once its groups have run (or it stopped running them). */
 export interface ManifestFacts {

@@ -1,6 +1,7 @@
 import type { ChartOutcome, WrittenRelease, GroupOutcome, ManifestOutcome } from '../contracts/workflows';
-import type { GroupPlan } from './manifest';
-import { changesOf, chartWrites, deployerChangesOf, type Change } from './rollback';
+import type { GroupPlan, Resume } from './plans';
+import { changesOf, chartWrites, deployerChangesOf } from './rollback';
+import type { Change } from './changes';
 
 /**
  * What a finished run left, read back by armadactl (a completed run's result, or the details of
@@ -46,19 +47,6 @@ export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
       return [...(outcome.carriedChanges ?? []), ...chartWrites(outcome)];
     }
   }
-}
-
-/**
- * Where a retried run takes up a failed one: for each group the failed run started, the charts
- * that finished in it (installed, upgraded, unchanged or skipped). A retry runs none of those
- * again, passes no gate the failed run passed, and starts at the first chart that failed or
- * never ran.
- */
-export interface Resume {
-  /** The run retried (its run ID): shown in the retry's status and UI. */
-  retryOf: string;
-  /** Group name → the charts of it that finished in the failed run. */
-  finished: Record<string, string[]>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { CanaryProgress } from '../progress';
 import { canarySteps } from './canary';
-import type { ChartPlan, DeployerPlan, GroupPlan } from './manifest';
+import type { ChartPlan, DeployerPlan, GroupPlan } from './plans';
 import { canaryWorkflowId } from './names';
 import type { ProgressView } from './progress-view';
 

@@ -1,66 +1,13 @@
-import type { ChartDependency } from '../contracts/charts';
 import type { ArmadaChartSpec } from '../../api/chart';
 import type { ArmadaChartGroupSpec } from '../../api/chart-group';
 import { durationSeconds } from '../../api/duration';
 import type { ArmadaManifestSpec } from '../../api/manifest';
 import type { DeployerSpec } from '../../api/deployer';
-import type { DeployWindow } from '../../api/windows';
 import { resolveDependencies } from './dependencies';
 import { lockstepProblems } from './lockstep';
 import { objectWorkflowId, prefixedRelease, releaseWorkflowId } from './names';
-import { notifyTarget, type NotifyTarget } from './notifications';
-
-/** One chart as a run deploys it: the CR name, the Helm release it drives, and its spec. */
-export interface ChartPlan {
-  chart: string;
-  release: string;
-  namespace: string;
-  workflowId: string;
-  spec: ArmadaChartSpec;
-  /** Its `dependencies` resolved among the documents' charts; absent when it lists none. */
-  dependencies?: ChartDependency[];
-}
-
-/**
- * A Deployer a group rolls out with its charts: the CR name (in the group's namespace), its spec,
- * and the workflow ID its standalone runs take, so that the group's run of it holds the same lock.
- */
-export interface DeployerPlan {
-  name: string;
-  workflowId: string;
-  spec: DeployerSpec;
-}
-
-export interface GroupPlan {
-  name: string;
-  sequenced: boolean;
-  /** Wait for an approve signal before this group starts, and what a timed-out wait does. */
-  approval?: {
-    timeoutSeconds?: number;
-    onTimeout: 'stop' | 'rollback' | 'continue';
-    /** Separation of duties (api/chart.ts approvalRules), as the manifest's `approval` sets it. */
-    distinct_approvers?: number;
-    not_author?: boolean;
-  };
-  charts: ChartPlan[];
-  /** The Deployers it lists (`deployers`), in order; absent when it lists none. */
-  deployers?: DeployerPlan[];
-  /** Its canary charts step together (canary_lockstep of the group or its manifest); absent when not. */
-  lockstep?: true;
-}
-
-/** Everything a manifest run does, in order. */
-export interface ManifestPlan {
-  manifest: string;
-  namespace: string;
-  onFailure: 'stop' | 'rollback';
-  targetState: ArmadaManifestSpec['target_state'];
-  groups: GroupPlan[];
-  /** The manifest's `notifications`, when it has them. */
-  notify?: NotifyTarget;
-  /** When the run may start a group (api/windows.ts); absent when the manifest sets none. */
-  windows?: DeployWindow[];
-}
+import { notifyTarget } from './notifications';
+import type { ChartPlan, DeployerPlan, GroupPlan, ManifestPlan } from './plans';
 
 /** The documents a run is planned from: one manifest and the groups and charts it may name. */
 export interface ManifestDocuments {

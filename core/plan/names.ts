@@ -1,4 +1,4 @@
-import type { ServiceAccountRef } from '../contracts/kube';
+import type { ServiceAccountRef } from '../contracts/acting-as';
 /**
  * Names and workflow IDs. A workflow ID is the lock on what it drives: Temporal refuses a
  * second running workflow with the same ID, so one release is never driven by two runs.

@@ -1,6 +1,6 @@
 import type { KindName } from '../../api/kinds';
 import type { Notifications } from '../../api/notifications';
-import type { ServiceAccountRef } from '../contracts/kube';
+import type { ServiceAccountRef } from '../contracts/acting-as';
 import { runServiceAccount } from './names';
 
 /**

@@ -1,7 +1,7 @@
 import { parse } from 'yaml';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { chartDependencies, helmfileYaml, helmReleases, rotation } from '../../bench/deploy-forms';
-import type { ChartPlan, ManifestPlan } from '../../core/plan/manifest';
+import type { ChartPlan, ManifestPlan } from '../../core/plan/plans';
 
 /** A chart of the examples' manifest as planned: release demo-<name> in namespace demo. */
 function chart(name: string, location: string, spec: Partial<ArmadaChartSpec> = {}): ChartPlan {

@@ -1,6 +1,6 @@
 import { deployerSpec } from '../../api/deployer';
 import type { GroupOutcome } from '../../core/contracts/workflows';
-import type { DeployerPlan, GroupPlan } from '../../core/plan/manifest';
+import type { DeployerPlan, GroupPlan } from '../../core/plan/plans';
 import { changesToUndo } from '../../core/plan/finished-runs';
 import {
   changedName,
@@ -9,8 +9,8 @@ import {
   deployerChangesOf,
   undoes,
   undoneName,
-  type Change,
 } from '../../core/plan/rollback';
+import type { Change } from '../../core/plan/changes';
 
 const spec = deployerSpec.parse({
   type: 'canary',

@@ -4,7 +4,7 @@ import { armadaPolicySpec } from '../../api/policy';
 import type { PolicyView } from '../../api/policy-rules';
 import { chartPolicySubject } from '../../api/policy-subjects';
 import { refusal, requestPolicy } from '../../activities/policy';
-import type { RunPolicy } from '../../core/contracts/kube';
+import type { RunPolicy } from '../../core/contracts/acting-as';
 import { NonRetryable } from '../../core/failures';
 
 const policy = (name: string, spec: Record<string, unknown>): PolicyView => ({

@@ -15,7 +15,8 @@ import {
 } from '../../workflows/messages';
 import { rootMessage } from '../../core/failures';
 import type { Progress } from '../../core/progress';
-import { planGroup, type ManifestPlan } from '../../core/plan/manifest';
+import { planGroup } from '../../core/plan/manifest';
+import type { ManifestPlan } from '../../core/plan/plans';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';

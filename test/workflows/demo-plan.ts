@@ -1,7 +1,8 @@
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
-import { planManifest, type ManifestDocuments, type ManifestPlan } from '../../core/plan/manifest';
+import { planManifest, type ManifestDocuments } from '../../core/plan/manifest';
+import type { ManifestPlan } from '../../core/plan/plans';
 import { uniqueName } from '../helpers/env';
 
 /**

@@ -15,7 +15,7 @@ import {
 } from '../../workflows/messages';
 import type { Approval } from '../../core/control';
 import type { Progress } from '../../core/progress';
-import type { ManifestPlan } from '../../core/plan/manifest';
+import type { ManifestPlan } from '../../core/plan/plans';
 import { steeringText, type Steering } from '../../core/plan/steering';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
