@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { RunRequest } from '../runs/requests';
 import { kinds } from '../api/kinds';
-import { freezeSignal, unfreezeSignal } from '../workflows/holds';
 import type { Carried, Request } from '../core/control';
+import { freezeSignal, unfreezeSignal } from '../workflows/messages';
 import { ArmadaKind, ArmadaNamespace } from '../workflows/search-attributes';
 import { policiesFor, type PolicyView } from '../api/policy-rules';
 

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { kinds, type KindName } from '../api/kinds';
 import type { RunMemo } from '../runs/requests';
 import { collectProcessMetrics } from '../worker/process-metrics';
-import { ACTIONS } from './reconcile';
+import { ACTIONS } from './actions';
 import { parseKey } from './view';
 import type { Change } from './watch';
 

@@ -5,7 +5,8 @@ import { rootMessage } from '../core/failures';
 import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
 import { generationIn, type RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
-import { runOf, type BridgeContext } from './reconcile';
+import { runOf } from './reconcile';
+import type { BridgeContext } from './context';
 import { startObjectRun } from './start';
 import {
   chartRelease,

@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { startRun, type RunRequest } from '../runs/requests';
 import { freezeOf, startedFrozen } from './freeze';
 import { parseKey } from './view';
-import type { BridgeContext } from './reconcile';
+import type { BridgeContext } from './context';
 
 /**
  * Starts the run of `key`'s object and follows it: `follow` (that key unless told) is queued

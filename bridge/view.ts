@@ -4,8 +4,7 @@ import type { DeployerSpec } from '../api/deployer';
 import type { KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { describeProblems, validateObject, type Problem } from '../api/validate';
-import type { ClaimDocument } from '../core/plan/manifest';
-import type { ClaimIndex } from './claims';
+import type { ClaimDocument, ClaimKey } from '../core/plan/manifest';
 import { prefixedRelease } from '../core/plan/names';
 import { formatSpecs } from '../core/plan/specs';
 import {
@@ -123,7 +122,8 @@ export type Views = <K extends KindName>(kind: K) => ViewCache<K>;
 /** The views of every kind and the claims index the same watch events keep (bridge/claims.ts). */
 export interface Cache {
   objects: Views;
-  claims: Pick<ClaimIndex, 'owner'>;
+  /** ClaimIndex.owner (bridge/claims.ts): the document whose run deploys an object. */
+  claims: { owner(target: ClaimKey): ClaimDocument | undefined };
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -7,7 +7,6 @@ import {
   setHandler,
   upsertMemo,
   workflowInfo,
-  type SignalDefinition,
 } from '@temporalio/workflow';
 import {
   approveSignal,
@@ -30,7 +29,7 @@ import type {
   Replan,
   Request,
 } from '../core/control';
-import { Holds } from './holds';
+import { Holds, type SignalForwarder } from './holds';
 import { checksSteering } from './patches';
 import {
   PROOF_WINDOW_MS,
@@ -42,9 +41,6 @@ import {
   type Steering,
 } from '../core/plan/steering';
 import type { Change } from '../core/plan/changes';
-
-/** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
-export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
 
 /** What a run hands its child runs at their start (RunControl.handedDown). */
 export type HandedDown = Pick<Carried, 'frozen' | 'steering'>;

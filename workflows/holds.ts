@@ -1,23 +1,26 @@
 import {
   condition,
-  defineSignal,
   setHandler,
   type ChildWorkflowHandle,
+  type SignalDefinition,
   type Workflow,
 } from '@temporalio/workflow';
 import type { DeployWindow } from '../api/windows';
-import type { RunControl, SignalForwarder } from './control';
-import type { Hold, Request } from '../core/control';
+import { freezeSignal, unfreezeSignal } from './messages';
+import type { Hold, Pause, Request } from '../core/control';
 import { holdTimerMs } from '../core/plan/canary';
 import { isOpen, nextOpening } from '../core/plan/windows';
 
-/**
- * A cluster freeze (an ArmadaPolicy with `freeze`): `by` names the policies, `reason` says why.
- * The bridge sends it to every running run, and starts new runs with it (their `frozen` input).
- */
-export const freezeSignal = defineSignal<[Request?]>('freeze');
-/** The freeze is lifted: the run goes on from where it held. */
-export const unfreezeSignal = defineSignal<[Request?]>('unfreeze');
+/** Called with every pause, resume and rollback after it is handled, e.g. to pass it on to a child. */
+export type SignalForwarder = (signal: SignalDefinition<[Request?]>, req: Request | undefined) => void;
+
+/** What a safe point reads of a run's control (RunControl): its pause, whether it stops, its holds. */
+export interface SafePointControl {
+  readonly paused: Pause | null;
+  readonly stopping: boolean;
+  readonly holds: Holds;
+  mayContinue(): Promise<boolean>;
+}
 
 /** How long a run whose windows never open waits before it looks again (their spec may be replanned). */
 const NEVER_OPENS_RECHECK_MS = 24 * 3600 * 1000;
@@ -118,7 +121,7 @@ export class Holds {
  * and closed windows, then a pause sent meanwhile. False when the run is stopping.
  */
 export async function passSafePoint(
-  control: RunControl,
+  control: SafePointControl,
   show: (hold: Hold | null) => Promise<number>,
 ): Promise<boolean> {
   for (;;) {

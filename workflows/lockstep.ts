@@ -11,7 +11,8 @@ import {
   type Workflow,
 } from '@temporalio/workflow';
 import { hasPatch } from './patches';
-import type { RunControl, SignalForwarder } from './control';
+import type { RunControl } from './control';
+import type { SignalForwarder } from './holds';
 import { approveSignal, pauseSignal, promoteSignal, resumeSignal, rollbackSignal } from './messages';
 import type { Approved, Request } from '../core/control';
 import type { CanaryProgress } from '../core/progress';

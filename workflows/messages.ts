@@ -31,3 +31,11 @@ export const canaryProgressQuery = defineQuery<CanaryProgress>('progress');
 
 /** A group tells its manifest about each chart's progress, so the manifest's query is live. */
 export const chartProgressSignal = defineSignal<[string, ChartProgress]>('chartProgress');
+
+/**
+ * A cluster freeze (an ArmadaPolicy with `freeze`): `by` names the policies, `reason` says why.
+ * The bridge sends it to every running run, and starts new runs with it (their `frozen` input).
+ */
+export const freezeSignal = defineSignal<[Request?]>('freeze');
+/** The freeze is lifted: the run goes on from where it held. */
+export const unfreezeSignal = defineSignal<[Request?]>('unfreeze');

@@ -2,7 +2,7 @@ import type { KindName } from '../../api/kinds';
 import { ClaimIndex } from '../../bridge/claims';
 import { LeftoverRetries } from '../../bridge/leftover-retries';
 import type { PolicyView } from '../../api/policy-rules';
-import type { BridgeContext } from '../../bridge/reconcile';
+import type { BridgeContext } from '../../bridge/context';
 import { SpecChanges } from '../../bridge/settle';
 import { claimOf, type ObjectView } from '../../bridge/view';
 import type { Harness } from './env';

@@ -12,7 +12,8 @@ const COMMENTS = /\/\*[\s\S]*?\*\/|(^|[^:\\])\/\/.*$/gm;
 /** `import … from '…'` and `export … from '…'`, over lines; the clause holds names, braces, `*`, `as`, `type`. */
 const FROM = /(?:^|[;}])\s*(import|export)\s+(type\s+)?([\w$*{}\s,]*?)\s*from\s*['"]([^'"]+)['"]/g;
 /** `import '…'` (for its effects), `import('…')` and `require('…')`. */
-const BARE = /(?:^|[;}])\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)|\brequire\(\s*['"]([^'"]+)['"]\s*\)/g;
+const BARE =
+  /(?:^|[;}])\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)|\brequire\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /** Whether an import or export clause brings in types only: `import type`, or every name marked `type`. */
 function clauseIsTypeOnly(declaredType: boolean, clause: string): boolean {

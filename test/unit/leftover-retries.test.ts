@@ -1,6 +1,6 @@
 import type { KindName } from '../../api/kinds';
 import { LeftoverRetries, leftoverRetryDelayMs } from '../../bridge/leftover-retries';
-import type { BridgeContext } from '../../bridge/reconcile';
+import type { BridgeContext } from '../../bridge/context';
 import { clearStandaloneLeftovers } from '../../bridge/standalone';
 import { viewOf, type ObjectView } from '../../bridge/view';
 import { armadaObject } from '../helpers/kube';
