@@ -36,6 +36,50 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'workflows import activity types only',
             },
+            {
+              regex: '^(\\.\\./)+(kube|runs|worker|bridge|cli)(/|$)',
+              message: 'workflows/ sit below kube/, runs/, worker/, bridge/ and cli/ (README "Architecture")',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The pure core (README "Architecture"): decisions and contracts, no I/O, no Temporal.
+    files: ['core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [...builtinModules.flatMap((m) => [m, `node:${m}`])],
+          patterns: [
+            {
+              regex: '^(?!\\.|zod(/|$)|@noble/)',
+              message: 'core/ imports only api/, core/, zod and @noble/* (no Temporal, no Kubernetes client, no Node)',
+            },
+            {
+              regex: '^(\\.\\./)+(workflows|activities|kube|runs|worker|bridge|cli)(/|$)',
+              message: 'core/ imports only api/ and core/ (README "Architecture")',
+            },
+          ],
+        },
+      ],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: false, skipComments: false }],
+    },
+  },
+  {
+    // Above workflows/, only the message definitions (signals, queries, updates, search attributes).
+    files: ['activities/**/*.ts', 'kube/**/*.ts', 'runs/**/*.ts', 'bridge/**/*.ts', 'cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+workflows(/(?!(messages|search-attributes)$)|$)',
+              message: 'import from workflows/ only workflows/messages and workflows/search-attributes',
+            },
           ],
         },
       ],

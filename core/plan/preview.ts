@@ -1,6 +1,6 @@
 import type { ArmadaChartSpec } from '../../api/chart';
 import { canarySteps, splitAt, type DeploymentPair } from './canary';
-import { classifyRelease, nextAction, type ObservedRelease } from './release';
+import { classifyRelease, nextAction, type ObservedRelease, type ReleaseAction } from './release';
 
 /**
  * What a chart run would do to its release, decided by the run's own planner (classifyRelease,
@@ -65,6 +65,18 @@ export function previewOf(
     isProtected: spec.protected !== undefined,
     continueProcessing: spec.protected?.continue_processing ?? false,
   });
+  return previewOfAction(action, { failed: state.state === 'failed', present, digest: wanted.digest });
+}
+
+/**
+ * A deploy's first action as a preview says it: `present` is the release observed (null: none or
+ * uninstalled), `failed` whether its last revision failed, `digest` the wanted one.
+ */
+function previewOfAction(
+  action: ReleaseAction,
+  { failed, present, digest }: { failed: boolean; present: ObservedRelease | null; digest: string },
+): ReleasePreview {
+  const revision = present?.revision ?? null;
   switch (action.action) {
     case 'install':
       return { action: 'install', revision, reason: 'no release yet' };
@@ -72,16 +84,15 @@ export function previewOf(
       return {
         action: 'unchanged',
         revision,
-        reason: `revision ${revision} runs this chart and these values (digest ${short(wanted.digest)})`,
+        reason: `revision ${revision} runs this chart and these values (digest ${short(digest)})`,
       };
     case 'upgrade':
       return {
         action: 'upgrade',
         revision,
-        reason:
-          state.state === 'failed'
-            ? `revision ${revision} failed; the run upgrades it again`
-            : `chart or values changed since revision ${revision} (digest ${short(present?.digest)} → ${short(wanted.digest)})`,
+        reason: failed
+          ? `revision ${revision} failed; the run upgrades it again`
+          : `chart or values changed since revision ${revision} (digest ${short(present?.digest)} → ${short(digest)})`,
       };
     case 'rollback':
       return {
