@@ -56,7 +56,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^(?!\\.|zod(/|$)|@noble/)',
-              message: 'core/ imports only api/, core/, zod and @noble/* (no Temporal, no Kubernetes client, no Node)',
+              message:
+                'core/ imports only api/, core/, zod and @noble/* (no Temporal, no Kubernetes client, no Node)',
             },
             {
               regex: '^(\\.\\./)+(workflows|activities|kube|runs|worker|bridge|cli)(/|$)',
