@@ -23,8 +23,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   runs: ['api', 'core', 'kube'],
   // The worker registers the workflows (bundle) and the activities.
   worker: ['api', 'core', 'kube', 'activities', 'workflows', 'runs'],
-  bridge: ['api', 'core', 'kube', 'activities', 'runs', 'worker'],
-  cli: ['api', 'core', 'kube', 'activities', 'runs', 'worker'],
+  // The bridge loads no activity code; bridge/ and cli/ never import each other.
+  bridge: ['api', 'core', 'kube', 'runs', 'worker'],
+  cli: ['api', 'core', 'kube', 'activities', 'runs'],
 };
 /** What core/ may take from packages: pure code only (no I/O, no Temporal, no Kubernetes client). */
 const CORE_PACKAGES = /^(zod|@noble\/[\w-]+)(\/|$)/;
