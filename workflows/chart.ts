@@ -12,7 +12,7 @@ import { carriedDown, RunControl, startOver } from './control';
 import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
-import { notificationSignal, RunNotifier } from './notify';
+import { RunNotifier } from './notify';
 import { endingEvent, notifyTarget, type NotifiedApproval } from '../core/plan/notifications';
 import { passSafePoint } from './holds';
 import { chartOutcomeStatus, chartRollback, chartState } from '../core/plan/ending';
@@ -25,7 +25,7 @@ import { ArmadaKind, ArmadaName, ArmadaNamespace } from './search-attributes';
 import { chartPolicySubject } from '../api/policy-subjects';
 import { io, profile } from './activity-proxies';
 import { NonRetryable, rootMessage } from '../core/failures';
-import { progressQuery, replanSignal } from './messages';
+import { notificationSignal, progressQuery, replanSignal } from './messages';
 import type { ChartProgress, GroupProgress } from '../core/progress';
 import type { Hold } from '../core/control';
 import {

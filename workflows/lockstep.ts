@@ -1,7 +1,6 @@
 import {
   CancellationScope,
   condition,
-  defineSignal,
   getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
@@ -13,7 +12,16 @@ import {
 import { hasPatch } from './patches';
 import type { RunControl } from './control';
 import type { SignalForwarder } from './holds';
-import { approveSignal, pauseSignal, promoteSignal, resumeSignal, rollbackSignal } from './messages';
+import {
+  approveSignal,
+  lockstepGoSignal,
+  lockstepReportSignal,
+  lockstepSteerableSignal,
+  pauseSignal,
+  promoteSignal,
+  resumeSignal,
+  rollbackSignal,
+} from './messages';
 import type { Approved, Request } from '../core/control';
 import type { CanaryProgress } from '../core/progress';
 import {
@@ -29,13 +37,6 @@ import {
 } from '../core/plan/lockstep';
 import type { GroupPlan } from '../core/plan/plans';
 import { markdownOf } from '../core/plan/progress-view';
-
-/** Coordinator → member: you may start step index N (N = steps: promote). */
-export const lockstepGoSignal = defineSignal<[number]>('lockstepGo');
-/** Member → coordinator: its progress, with each update. */
-export const lockstepReportSignal = defineSignal<[MemberReport]>('lockstepReport');
-/** Coordinator → its manifest: what approve and promote sent to the manifest may act on now. */
-export const lockstepSteerableSignal = defineSignal<[LockstepSteerable]>('lockstepSteerable');
 
 /** What a member needs of its canary: the progress it shows and the way it shows it. */
 interface SteppedCanary {

@@ -1,6 +1,13 @@
+/**
+ * The message definitions: every signal, query and update of the workflows. With
+ * search-attributes.ts, the only files of workflows/ that activities/, kube/, runs/, bridge/ and
+ * cli/ may import (README "Architecture"); the types the messages carry live in core/.
+ */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Request, Approval, Replan } from '../core/control';
 import type { ChartProgress, Progress, CanaryProgress } from '../core/progress';
+import type { LockstepSteerable, MemberReport } from '../core/plan/lockstep';
+import type { RunEvent } from '../core/plan/notifications';
 
 /** Hold before the next chart or group starts; Helm calls already running finish. */
 export const pauseSignal = defineSignal<[Request?]>('pause');
@@ -39,3 +46,14 @@ export const chartProgressSignal = defineSignal<[string, ChartProgress]>('chartP
 export const freezeSignal = defineSignal<[Request?]>('freeze');
 /** The freeze is lifted: the run goes on from where it held. */
 export const unfreezeSignal = defineSignal<[Request?]>('unfreeze');
+
+// Between the runs of a lockstep set (workflows/lockstep.ts).
+/** Coordinator → member: you may start step index N (N = steps: promote). */
+export const lockstepGoSignal = defineSignal<[number]>('lockstepGo');
+/** Member → coordinator: its progress, with each update. */
+export const lockstepReportSignal = defineSignal<[MemberReport]>('lockstepReport');
+/** Coordinator → its manifest: what approve and promote sent to the manifest may act on now. */
+export const lockstepSteerableSignal = defineSignal<[LockstepSteerable]>('lockstepSteerable');
+
+/** An event for a run's notifier: to a notifier workflow, or from a canary to its chart run. */
+export const notificationSignal = defineSignal<[RunEvent]>('notification');

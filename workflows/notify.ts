@@ -1,6 +1,5 @@
 import {
   condition,
-  defineSignal,
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
@@ -13,12 +12,10 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities';
 import { rootMessage } from '../core/failures';
+import { notificationSignal } from './messages';
 import type { Approved } from '../core/control';
 import { notifierWorkflowId } from '../core/plan/names';
 import type { NotifiedApproval, NotifyTarget, RunEvent, RunEventFacts } from '../core/plan/notifications';
-
-/** An event for a run's notifier: to a notifier workflow, or from a canary to its chart run. */
-export const notificationSignal = defineSignal<[RunEvent]>('notification');
 
 /**
  * A delivery: one POST of at most 10 s, retried with backoff (1 s, 2 s, 4 s, 8 s apart), five
