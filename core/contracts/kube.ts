@@ -1,4 +1,4 @@
-/** Contracts of the Kubernetes activities (requests and results), and who a request acts as. */
+/** Contracts of the Kubernetes activities: what a wait, a canary copy, a Deployer call and a status write are asked and answer. */
 
 import type { ChartRequest } from './helm';
 import type { ArmadaChartSpec } from '../../api/chart';
