@@ -5,7 +5,6 @@ import {
   condition,
   log,
   makeContinueAsNewFunc,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -147,23 +146,6 @@ export function continueWithSameMemo<W extends Workflow>(...args: Parameters<W>)
  * deletion for a Deployer) and what comes before the first step (creating the canaries at 0).
  */
 export class Canary {
-  /**
-   * Runs started before the patch keep timers of the whole wait. Asked once, as the canary
-   * starts: asked at each hold, after the status write's local activity, the marker failed
-   * replays with "patch marker encountered … but there is no corresponding change command".
-   */
-  private readonly holdEndsAtShownDeadline = patched('hold-ends-at-shown-deadline');
-  /**
-   * Runs started before the patch scale through activity tasks and upsert the phase at every
-   * progress update. Since: a step's scale-up is a local activity (one API call, run inside the
-   * workflow task that asks for it: a workflow task and an activity task fewer per step; its
-   * scale-down and a rollback's stay activity tasks), and the phase is upserted
-   * only when it changed (one event and one visibility write instead of one per update). Asked
-   * once, as the canary starts, for the reason above.
-   */
-  private readonly fewerTasksPerStep = patched('canary-local-scales-phase-on-change');
-  /** Runs started before the patch never hold for a freeze or a closed deploy window (workflows/holds.ts). */
-  private readonly holdsAtSafePoints = patched('windows-and-freeze');
   /** The phase this run last upserted: its search attribute's value. */
   private upsertedPhase?: CanaryProgress['phase'];
   readonly progress: CanaryProgress;
@@ -178,7 +160,7 @@ export class Canary {
     private readonly events: EventSink = noNotifications,
   ) {
     const resume = input.resume;
-    control.holds.use(input.windows, this.holdsAtSafePoints);
+    control.holds.use(input.windows);
     this.analysisFailures = resume?.analysisFailures ?? 0;
     if (input.lockstep) this.lockstep = new LockstepMember(input.lockstep, control);
     this.progress = {
@@ -277,7 +259,7 @@ export class Canary {
 
     this.progress.waitingOn = 'readiness';
     await this.publish(`${title}: ${record.canary} new / ${record.stable} old, waiting for readiness`);
-    await this.scale(scales.canary, `${title}: scale new up`, this.fewerTasksPerStep);
+    await this.scale(scales.canary, `${title}: scale new up`, true);
     const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
     const ready = await this.unlessStopped(() =>
       io.waitForResources.executeWithOptions(
@@ -432,7 +414,7 @@ export class Canary {
       let timerFired = false;
       if (waitMs === Infinity) await condition(interruptedOrFull);
       else {
-        const timerMs = this.holdEndsAtShownDeadline ? holdTimerMs(waitMs, writeMs) : waitMs;
+        const timerMs = holdTimerMs(waitMs, writeMs);
         timerFired = !(await condition(interrupted, timerMs, { summary }));
       }
       left = afterWait(left, waitMs, timerFired, Date.now() - started);
@@ -581,7 +563,7 @@ export class Canary {
     return { number: index + 1, of: this.input.steps.length, percent: this.input.steps[index].percent };
   }
 
-  /** `local`: as a local activity, inside the workflow task (see fewerTasksPerStep). */
+  /** `local`: as a local activity, inside the workflow task (a step's scale-up: a workflow task and an activity task fewer per step). */
   private async scale(scales: Scale[], summary: string, local = false): Promise<void> {
     const scaleDeployment = local ? quickCalls.scaleDeployment : io.scaleDeployment;
     await Promise.all(
@@ -644,7 +626,7 @@ export class Canary {
     const p = this.progress;
     setCurrentDetails(renderDetails(this.progressNow()));
     this.lockstep?.report(this.progressNow());
-    if (!this.fewerTasksPerStep || p.phase !== this.upsertedPhase) {
+    if (p.phase !== this.upsertedPhase) {
       upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
       this.upsertedPhase = p.phase;
     }

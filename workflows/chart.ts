@@ -9,7 +9,6 @@ import {
   type SignalDefinition,
 } from '@temporalio/workflow';
 import { carriedDown, RunControl, startOver } from './control';
-import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { notificationSignal, RunNotifier } from './notify';
@@ -94,14 +93,13 @@ export interface ChartOutcome {
  * The workflow ID is the release's lock (`helm:<namespace>/<release>`): one run per release.
  */
 export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
-  decidePatches();
   const canary = new CanaryChild();
   const control = new RunControl(run.carried, {
     approvalHint: run.spec.canary
       ? `a chart's gates are its canary's steps: approve act/${run.chart} while a step waits`
       : `ArmadaChart ${run.chart} has no canary, so no approval gates`,
   });
-  control.holds.use(run.spec.windows, hasPatch('windows-and-freeze'));
+  control.holds.use(run.spec.windows);
   control.onReplan = (replan) => canary.signal(replanSignal, replan);
   canary.control = control;
   const progress: ChartProgress = {
@@ -272,8 +270,7 @@ async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryCh
   const observing = observe();
   // The chart is fetched while the release is observed (both only read): one server round trip
   // less before the first helm write. Not for an uninstall, which needs no chart.
-  const preparing =
-    run.mode !== 'uninstall' && hasPatch('observe-and-prepare-together') ? prepare() : undefined;
+  const preparing = run.mode !== 'uninstall' ? prepare() : undefined;
   preparing?.catch(() => undefined); // awaited below, unless the release is refused first
   const observed = await observing;
   // Never upgrade, repair or uninstall someone else's release unasked (the bridge lets `adopt`

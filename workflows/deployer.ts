@@ -1,4 +1,4 @@
-import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, setHandler } from '@temporalio/workflow';
 import { passSafePoint } from './holds';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
@@ -21,7 +21,6 @@ import { deployerVersionLabels } from '../kube/labels';
 import { report, reportHeld } from './status';
 import { routeTraffic } from './traffic';
 import { RunNotifier } from './notify';
-import type { Patch } from './patches';
 import { notifyTarget } from './plan/notifications';
 import type { LockstepLink } from './plan/lockstep';
 
@@ -54,7 +53,7 @@ export interface DeployerRun {
  * hold. It neither observes again (the stable side is scaled down by now) nor creates again.
  */
 export interface DeployerResume {
-  running: Awaited<ReturnType<typeof activities.observeDeployer>>;
+  running: Awaited<ReturnType<typeof activities.observeOwnedDeployments>>;
   canary: CanaryResume;
 }
 
@@ -78,8 +77,7 @@ export interface DeployerOutcome {
  */
 export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcome> {
   const control = new RunControl(run.carried);
-  control.holds.use(run.spec.windows, patched('windows-and-freeze'));
-  const owning = patched('deployer-owns-its-deployments' satisfies Patch);
+  control.holds.use(run.spec.windows);
   control.promoteRefusal = () =>
     'the Deployer is starting its rollout; promote once it steps (armadactl status dpl/NAME)';
   control.listen();
@@ -89,7 +87,7 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
   );
   return CancellationScope.nonCancellable(async () => {
     try {
-      return await rollOut(run, control, notifier, owning);
+      return await rollOut(run, control, notifier);
     } catch (err) {
       if (!(err instanceof ContinueAsNew))
         await notifier.notify({ event: 'failed', reason: rootMessage(err) });
@@ -99,14 +97,13 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
 }
 
 /**
- * `owning`: the run finds the Deployments its Deployer owns (its record of their UIDs, README
- * "Canaries") and records those it creates and deletes; runs from before found them by label.
+ * The run finds the Deployments its Deployer owns (its record of their UIDs, README "Canaries")
+ * and records those it creates and deletes.
  */
 async function rollOut(
   run: DeployerRun,
   control: RunControl,
   notifier: RunNotifier,
-  owning: boolean,
 ): Promise<DeployerOutcome> {
   const { deployment } = run.spec;
   const ref = {
@@ -136,9 +133,7 @@ async function rollOut(
   const observing = profile.quick(`find the versions of ${deployment.namespace}/${deployment.name}`);
   const running =
     run.resume?.running ??
-    (await (owning
-      ? io.observeOwnedDeployments.executeWithOptions(observing, [{ ...ref, deployer }])
-      : io.observeDeployer.executeWithOptions(observing, [ref])));
+    (await io.observeOwnedDeployments.executeWithOptions(observing, [{ ...ref, deployer }]));
   if (run.mode === 'uninstall') {
     await io.deleteDeployments.executeWithOptions(
       profile.quick(`delete every version of ${deployment.name}`),
@@ -147,7 +142,7 @@ async function rollOut(
           namespace: deployment.namespace,
           names: running.map((v) => v.deployment),
           actAs: ref.actAs,
-          ...(owning && { deployer }),
+          deployer,
         },
       ],
     );
@@ -164,7 +159,7 @@ async function rollOut(
   };
 
   // A freeze or a closed window holds the rollout before it creates anything.
-  if (!run.resume && control.holds.enabled)
+  if (!run.resume)
     await passSafePoint(control, (hold) => reportHeld('Deployer', run.namespace, run.name, hold));
   if (!run.resume)
     await io.createDeployerDeployment.executeWithOptions(
@@ -176,7 +171,7 @@ async function rollOut(
           version: deployment.version,
           labels: deployment.labels,
           replicas: firstDeploy ? deployment.replicas : 0,
-          ...(owning && { deployer }),
+          deployer,
         },
       ],
     );
@@ -220,7 +215,7 @@ async function rollOut(
   if (control.replan) {
     // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
     // old versions go); the run starts over from what now serves.
-    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old, owning ? deployer : undefined);
+    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old, deployer);
     await notifier.settled();
     return startOver(control.replan, control);
   }
@@ -234,7 +229,7 @@ async function rollOut(
       steps: outcome.steps,
     };
   }
-  await deleteVersions(ref, old, owning ? deployer : undefined);
+  await deleteVersions(ref, old, deployer);
   const [ending, message, phase] = run.undoes
     ? ['RolledBack', `undo of run ${run.undoes}: ${target} serves 100 %`, 'RolledBack']
     : ['Deployed', `${target} serves 100 %`, 'Completed'];
@@ -256,11 +251,11 @@ async function rollOut(
 async function deleteVersions(
   { namespace, actAs }: DeployerRef,
   versions: { deployment: string }[],
-  deployer: DeployerObject | undefined,
+  deployer: DeployerObject,
 ): Promise<void> {
   if (!versions.length) return;
   const names = versions.map((v) => v.deployment);
   await io.deleteDeployments.executeWithOptions(profile.quick(`delete ${names.join(', ')}`), [
-    { namespace, names, actAs, ...(deployer && { deployer }) },
+    { namespace, names, actAs, deployer },
   ]);
 }

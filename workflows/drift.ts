@@ -1,5 +1,4 @@
 import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import { decidePatches } from './patches';
 import { io, profile } from './activity-proxies';
 import { DEFAULT_TIMEOUT_SECONDS } from './plan/helm-requests';
 import { describeDrift, type DriftOutcome, type DriftRun } from './plan/drift';
@@ -20,7 +19,6 @@ import { progressQuery, type ChartProgress } from './messages';
  * the bridge for a chart that stands alone).
  */
 export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
-  decidePatches();
   const ref = {
     release: run.release,
     namespace: run.namespace,

@@ -2,7 +2,6 @@ import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { KindName } from '../api/kinds';
 import { deployerProgress } from './group-deployers';
 import { progressQuery, type ChartProgress, type GroupProgress } from './messages';
-import { decidePatches } from './patches';
 import { isReleaseChange, undoes, undoneState, type Change } from './plan/rollback';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
@@ -37,7 +36,6 @@ export interface UndoOutcome {
  * RolledBack (not at its spec) until its spec changes or it is applied again.
  */
 export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
-  decidePatches();
   const { kind, namespace, name, changes } = run;
   const undoneRun = run.undoes.runId;
   const what = `undo of run ${undoneRun}${run.by ? ` asked by ${run.by}` : ''}`;
