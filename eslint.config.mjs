@@ -29,6 +29,12 @@ export default tseslint.config(
             '@temporalio/activity',
             '@temporalio/client',
             '@temporalio/worker',
+            {
+              name: '@temporalio/workflow',
+              importNames: ['patched', 'deprecatePatch'],
+              message:
+                'every workflow type is pinned: a change that fails replay is a new build (README "Worker upgrades")',
+            },
           ],
           patterns: [
             {
