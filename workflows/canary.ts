@@ -347,6 +347,7 @@ export class Canary {
     }
   }
 
+  /** Holds step `index` until it ends (its time, an approval, a promote, a stop, a failed check). */
   private async holdOpen(
     step: CanaryStep,
     index: number,
@@ -354,78 +355,119 @@ export class Canary {
     title: string,
     resumed?: HoldLeft,
   ): Promise<StepEnd> {
-    const { control } = this;
     const intervalMs = this.input.analysis && analysisIntervalMs(this.input.analysis);
-    let left: HoldLeft = resumed ?? {
-      remainingMs: approval
-        ? this.input.approvalTimeoutSeconds !== undefined
-          ? this.input.approvalTimeoutSeconds * 1000
-          : undefined
-        : (step.holdSeconds ?? 0) * 1000,
-      untilCheckMs: intervalMs,
-    };
-    const interrupted = () =>
-      control.paused !== null ||
-      control.stopping ||
-      control.promoteRequested !== null ||
-      (approval && control.approved !== null);
-    // Only a wait without a timer ends for a full history (signals add events to it): a timer's
-    // wait must tell whether the timer fired, and the activation that fires it adds events too.
-    const interruptedOrFull = () => interrupted() || this.historyFull();
-
+    let left: HoldLeft = resumed ?? { remainingMs: this.holdMs(step, approval), untilCheckMs: intervalMs };
     for (;;) {
-      const { remainingMs } = left;
-      if (control.stopping) return { rollback: this.stopReason() };
-      if (control.promoteRequested) {
-        this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
-        return 'promote';
-      }
-      if (approval && control.approved) return 'approved';
-      if (this.historyFull()) return this.continueAsNew(index, left);
-      if (control.paused) {
-        this.progress.nextStepAt = undefined;
-        this.progress.paused = { ...control.paused, remainingSeconds: remainingMs && remainingMs / 1000 };
-        await this.publish(`${title}: paused`);
-        await condition(() => control.paused === null || control.stopping || this.historyFull());
-        this.progress.paused = undefined;
-        continue;
-      }
-      if (remainingMs !== undefined && remainingMs <= 0) {
-        if (!approval) return 'held';
-        const timedOut = `approval of ${title} timed out after ${formatSeconds(this.input.approvalTimeoutSeconds ?? 0)}`;
-        if (this.input.onTimeout !== 'promote') return { rollback: timedOut };
-        this.progress.reason = `${timedOut}: promoted (on_timeout promote)`;
-        return 'promote';
-      }
-
-      const waitMs = nextWaitMs(left);
-      const started = Date.now();
-      this.progress.waitingOn = approval ? 'approval' : 'hold';
-      this.progress.nextStepAt =
-        remainingMs !== undefined ? new Date(started + remainingMs).toISOString() : undefined;
-      const writeMs = await this.publish(
-        approval
-          ? `${title}: waiting for approval${remainingMs !== undefined ? ` until ${this.progress.nextStepAt}` : ''}`
-          : `${title}: holding until ${this.progress.nextStepAt}`,
-      );
-      const summary = approval
-        ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
-        : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
-      let timerFired = false;
-      if (waitMs === Infinity) await condition(interruptedOrFull);
-      else {
-        const timerMs = holdTimerMs(waitMs, writeMs);
-        timerFired = !(await condition(interrupted, timerMs, { summary }));
-      }
-      left = afterWait(left, waitMs, timerFired, Date.now() - started);
+      const end = await this.holdEnd(index, approval, title, left);
+      if (end === 'resumed') continue;
+      if (end) return end;
+      const waited = await this.waitInHold(approval, title, left);
+      left = waited.left;
       // A hold that has just ended gets the step's final check, not one more between timers.
-      const holdEnded = timerFired && left.remainingMs === 0;
-      if (intervalMs !== undefined && left.untilCheckMs! <= 0 && !interrupted() && !holdEnded) {
+      const holdEnded = waited.timerFired && left.remainingMs === 0;
+      if (
+        intervalMs !== undefined &&
+        left.untilCheckMs! <= 0 &&
+        !this.holdInterrupted(approval) &&
+        !holdEnded
+      ) {
         left.untilCheckMs = intervalMs;
         const failed = await this.analyse(title, false);
         if (failed) return { rollback: failed };
       }
     }
+  }
+
+  /** How long a step holds: its hold, or an approval's timeout (undefined: none). */
+  private holdMs(step: CanaryStep, approval: boolean): number | undefined {
+    if (!approval) return (step.holdSeconds ?? 0) * 1000;
+    const { approvalTimeoutSeconds } = this.input;
+    return approvalTimeoutSeconds !== undefined ? approvalTimeoutSeconds * 1000 : undefined;
+  }
+
+  /** Whether something ends the hold's current wait: a pause, a stop, a promote, the approval. */
+  private holdInterrupted(approval: boolean): boolean {
+    const { control } = this;
+    return (
+      control.paused !== null ||
+      control.stopping ||
+      control.promoteRequested !== null ||
+      (approval && control.approved !== null)
+    );
+  }
+
+  /**
+   * How the hold ends now, if it does; `resumed` after a pause it waited out (the hold looks
+   * again). A full history continues the run as new, inside the hold.
+   */
+  private async holdEnd(
+    index: number,
+    approval: boolean,
+    title: string,
+    left: HoldLeft,
+  ): Promise<StepEnd | 'resumed' | undefined> {
+    const { control } = this;
+    if (control.stopping) return { rollback: this.stopReason() };
+    if (control.promoteRequested) {
+      this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
+      return 'promote';
+    }
+    if (approval && control.approved) return 'approved';
+    if (this.historyFull()) return this.continueAsNew(index, left);
+    if (control.paused) {
+      this.progress.nextStepAt = undefined;
+      this.progress.paused = {
+        ...control.paused,
+        remainingSeconds: left.remainingMs && left.remainingMs / 1000,
+      };
+      await this.publish(`${title}: paused`);
+      await condition(() => control.paused === null || control.stopping || this.historyFull());
+      this.progress.paused = undefined;
+      return 'resumed';
+    }
+    if (left.remainingMs !== undefined && left.remainingMs <= 0) return this.holdRanOut(approval, title);
+    return undefined;
+  }
+
+  /** The hold's time is up: a hold is done; an approval that timed out rolls back or promotes (on_timeout). */
+  private holdRanOut(approval: boolean, title: string): StepEnd {
+    if (!approval) return 'held';
+    const timedOut = `approval of ${title} timed out after ${formatSeconds(this.input.approvalTimeoutSeconds ?? 0)}`;
+    if (this.input.onTimeout !== 'promote') return { rollback: timedOut };
+    this.progress.reason = `${timedOut}: promoted (on_timeout promote)`;
+    return 'promote';
+  }
+
+  /**
+   * One wait of the hold, shown first: on a durable timer until the hold ends or the next check
+   * is due, or without one until something interrupts it. What is left of the hold after it.
+   */
+  private async waitInHold(
+    approval: boolean,
+    title: string,
+    left: HoldLeft,
+  ): Promise<{ left: HoldLeft; timerFired: boolean }> {
+    const { remainingMs } = left;
+    const waitMs = nextWaitMs(left);
+    const started = Date.now();
+    this.progress.waitingOn = approval ? 'approval' : 'hold';
+    this.progress.nextStepAt =
+      remainingMs !== undefined ? new Date(started + remainingMs).toISOString() : undefined;
+    const writeMs = await this.publish(
+      approval
+        ? `${title}: waiting for approval${remainingMs !== undefined ? ` until ${this.progress.nextStepAt}` : ''}`
+        : `${title}: holding until ${this.progress.nextStepAt}`,
+    );
+    const summary = approval
+      ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
+      : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
+    const interrupted = () => this.holdInterrupted(approval);
+    let timerFired = false;
+    // Only a wait without a timer ends for a full history (signals add events to it): a timer's
+    // wait must tell whether the timer fired, and the activation that fires it adds events too.
+    if (waitMs === Infinity) await condition(() => interrupted() || this.historyFull());
+    else timerFired = !(await condition(interrupted, holdTimerMs(waitMs, writeMs), { summary }));
+    return { left: afterWait(left, waitMs, timerFired, Date.now() - started), timerFired };
   }
 
   /**

@@ -3,7 +3,7 @@ import { passSafePoint } from './holds';
 import type * as activities from '../activities';
 import type { DeployerSpec } from '../api/deployer';
 import { deployerPolicySubject } from '../api/policy-subjects';
-import type { DeployerObject, DeployerRef } from '../activities/kube/deployer';
+import type { DeployedVersion, DeployerObject, DeployerRef } from '../activities/kube/deployer';
 import { io, profile } from './activity-proxies';
 import { Canary, continueWithSameMemo } from './canary';
 import { RunControl, startOver } from './control';
@@ -96,6 +96,21 @@ export async function deployerWorkflow(run: DeployerRun): Promise<DeployerOutcom
   });
 }
 
+/** What one rollout works from: the Deployer, the Deployments it finds, and what it steps to. */
+interface Rollout {
+  run: DeployerRun;
+  ref: DeployerRef;
+  /** The Deployer object, whose record of owned Deployments the activities read and write. */
+  deployer: DeployerObject;
+  /** The new version's Deployment. */
+  target: string;
+  /** The versions running as the run began; `old` those it replaces, `old[0]` the stable side. */
+  running: DeployedVersion[];
+  old: DeployedVersion[];
+  /** No other version runs: nothing to step from. */
+  firstDeploy: boolean;
+}
+
 /**
  * The run finds the Deployments its Deployer owns (its record of their UIDs, README "Canaries")
  * and records those it creates and deletes.
@@ -105,8 +120,55 @@ async function rollOut(
   control: RunControl,
   notifier: RunNotifier,
 ): Promise<DeployerOutcome> {
+  const ref = deployerRef(run);
+  const deployer = { namespace: run.namespace, name: run.name };
   const { deployment } = run.spec;
-  const ref = {
+  const target = deployerDeploymentName(deployment.name, deployment.version);
+  answerUntilCanary(`${deployment.namespace}/${target}`);
+  const running =
+    run.resume?.running ??
+    (await io.observeOwnedDeployments.executeWithOptions(
+      profile.quick(`find the versions of ${deployment.namespace}/${deployment.name}`),
+      [{ ...ref, deployer }],
+    ));
+  if (run.mode === 'uninstall') return uninstall(ref, deployer, running);
+  if (!run.resume) void notifier.notify({ event: 'started', reason: `version ${deployment.version}` });
+  const old = running.filter((v) => v.version !== deployment.version);
+  const rollout: Rollout = { run, ref, deployer, target, running, old, firstDeploy: old.length === 0 };
+  if (!run.resume) {
+    // A freeze or a closed window holds the rollout before it creates anything.
+    await passSafePoint(control, (hold) => reportHeld('Deployer', run.namespace, run.name, hold));
+    await createVersion(rollout);
+  }
+  const outcome = await stepCanary(rollout, control, notifier).run();
+  // The new version serves alone on the stable side now (the old ones are at 0 replicas).
+  if (outcome.result === 'promoted' && !rollout.firstDeploy)
+    await routeTraffic(ref, trafficOf(run), 0, `${deployment.namespace}/${target} back to stable`);
+  if (control.replan) {
+    // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
+    // old versions go); the run starts over from what now serves.
+    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old, deployer);
+    await notifier.settled();
+    return startOver(control.replan, control);
+  }
+  if (outcome.result === 'rolled-back') {
+    await notifier.settled();
+    const stable = old[0];
+    return {
+      result: 'rolled-back',
+      version: stable?.version ?? '',
+      previous: stable?.version,
+      reason: outcome.reason,
+      steps: outcome.steps,
+    };
+  }
+  return complete(rollout, outcome.steps, notifier);
+}
+
+/** The Deployments a Deployer's run acts on, as its ServiceAccount. */
+function deployerRef(run: DeployerRun): DeployerRef {
+  const { deployment } = run.spec;
+  return {
     name: deployment.name,
     namespace: deployment.namespace,
     actAs: runServiceAccount(run.spec.service_account_name, run.namespace),
@@ -117,11 +179,13 @@ async function rollOut(
       run.spec.service_account_name,
     ),
   };
-  const target = deployerDeploymentName(deployment.name, deployment.version);
-  // Answered until the canary knows its Deployments and takes the query over.
+}
+
+/** The canary progress query, answered until the canary knows its Deployments and takes it over. */
+function answerUntilCanary(target: string): void {
   setHandler(canaryProgressQuery, () => ({
     kind: 'canary',
-    target: `${deployment.namespace}/${target}`,
+    target,
     phase: 'Progressing',
     step: 0,
     steps: 0,
@@ -129,66 +193,69 @@ async function rollOut(
     waitingOn: 'start',
     history: [],
   }));
-  const deployer = { namespace: run.namespace, name: run.name };
-  const observing = profile.quick(`find the versions of ${deployment.namespace}/${deployment.name}`);
-  const running =
-    run.resume?.running ??
-    (await io.observeOwnedDeployments.executeWithOptions(observing, [{ ...ref, deployer }]));
-  if (run.mode === 'uninstall') {
-    await io.deleteDeployments.executeWithOptions(
-      profile.quick(`delete every version of ${deployment.name}`),
-      [
-        {
-          namespace: deployment.namespace,
-          names: running.map((v) => v.deployment),
-          actAs: ref.actAs,
-          deployer,
-        },
-      ],
-    );
-    return { result: 'uninstalled', version: '', steps: [] };
-  }
-  if (!run.resume) void notifier.notify({ event: 'started', reason: `version ${deployment.version}` });
-  const old = running.filter((v) => v.version !== deployment.version);
-  const stable = old[0];
-  const firstDeploy = stable === undefined;
-  const route = routeWeights(run.spec.traffic, deployment.name);
-  const traffic = route && {
-    ...route,
-    canarySelector: deployerVersionLabels(deployment.name, deployment.version),
-  };
+}
 
-  // A freeze or a closed window holds the rollout before it creates anything.
-  if (!run.resume)
-    await passSafePoint(control, (hold) => reportHeld('Deployer', run.namespace, run.name, hold));
-  if (!run.resume)
-    await io.createDeployerDeployment.executeWithOptions(
-      profile.quick(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
-      [
-        {
-          ...ref,
-          image: deployment.image,
-          version: deployment.version,
-          labels: deployment.labels,
-          replicas: firstDeploy ? deployment.replicas : 0,
-          deployer,
-        },
-      ],
-    );
+/** The Deployer's object was deleted: every version goes. */
+async function uninstall(
+  ref: DeployerRef,
+  deployer: DeployerObject,
+  running: DeployedVersion[],
+): Promise<DeployerOutcome> {
+  await io.deleteDeployments.executeWithOptions(profile.quick(`delete every version of ${ref.name}`), [
+    { namespace: ref.namespace, names: running.map((v) => v.deployment), actAs: ref.actAs, deployer },
+  ]);
+  return { result: 'uninstalled', version: '', steps: [] };
+}
+
+/** The traffic split between the versions' Services, when the spec routes traffic. */
+function trafficOf(run: DeployerRun) {
+  const { deployment } = run.spec;
+  const route = routeWeights(run.spec.traffic, deployment.name);
+  return (
+    route && {
+      ...route,
+      canarySelector: deployerVersionLabels(deployment.name, deployment.version),
+    }
+  );
+}
+
+/** The new version's Deployment: at full size on a first deploy, else at 0 for the canary to step up. */
+async function createVersion({ run, ref, deployer, target, firstDeploy }: Rollout): Promise<void> {
+  const { deployment } = run.spec;
+  await io.createDeployerDeployment.executeWithOptions(
+    profile.quick(`create ${target} at ${firstDeploy ? deployment.replicas : 0} replicas`),
+    [
+      {
+        ...ref,
+        image: deployment.image,
+        version: deployment.version,
+        labels: deployment.labels,
+        replicas: firstDeploy ? deployment.replicas : 0,
+        deployer,
+      },
+    ],
+  );
+}
+
+/** The canary that steps the new version up and the stable one down (continuing as new in a long hold). */
+function stepCanary(rollout: Rollout, control: RunControl, notifier: RunNotifier): Canary {
+  const { run, ref, target, running, firstDeploy } = rollout;
+  const { deployment } = run.spec;
+  const stable = rollout.old[0];
   const pair: DeploymentPair = {
     canary: target,
     stable: stable?.deployment ?? null,
     replicas: deployment.replicas,
     stableReplicas: stable?.replicas ?? 0,
   };
-  const canary = new Canary(
+  return new Canary(
     {
       title: `${deployment.namespace}/${target}`,
       namespace: deployment.namespace,
       actAs: ref.actAs,
       pairs: [pair],
       // A first deploy has no stable side to share the traffic with.
-      traffic: firstDeploy ? undefined : traffic,
+      traffic: firstDeploy ? undefined : trafficOf(run),
       // A first deploy has nothing to step from: one step, straight to 100 %.
       steps: firstDeploy ? [{ percent: 100 }] : canarySteps(run.spec.steps),
       ...canaryTimeoutsOf(run.spec),
@@ -208,27 +275,15 @@ async function rollOut(
       ),
     notifier,
   );
-  const outcome = await canary.run();
-  // The new version serves alone on the stable side now (the old ones are at 0 replicas).
-  if (outcome.result === 'promoted' && !firstDeploy)
-    await routeTraffic(ref, traffic, 0, `${deployment.namespace}/${target} back to stable`);
-  if (control.replan) {
-    // Newer specs: a version in flight was rolled back for them (or reached 100 % first, and the
-    // old versions go); the run starts over from what now serves.
-    if (outcome.result !== 'rolled-back') await deleteVersions(ref, old, deployer);
-    await notifier.settled();
-    return startOver(control.replan, control);
-  }
-  if (outcome.result === 'rolled-back') {
-    await notifier.settled();
-    return {
-      result: 'rolled-back',
-      version: stable?.version ?? '',
-      previous: stable?.version,
-      reason: outcome.reason,
-      steps: outcome.steps,
-    };
-  }
+}
+
+/** The new version serves 100 %: the old ones go, and the Deployer says so. */
+async function complete(
+  { run, ref, deployer, target, running, old, firstDeploy }: Rollout,
+  steps: CanaryStepRecord[],
+  notifier: RunNotifier,
+): Promise<DeployerOutcome> {
+  const { deployment } = run.spec;
   await deleteVersions(ref, old, deployer);
   const [ending, message, phase] = run.undoes
     ? ['RolledBack', `undo of run ${run.undoes}: ${target} serves 100 %`, 'RolledBack']
@@ -241,9 +296,9 @@ async function rollOut(
   return {
     result: firstDeploy ? 'deployed' : 'promoted',
     version: deployment.version,
-    previous: stable?.version,
+    previous: old[0]?.version,
     ...(!running.length && { created: true as const }),
-    steps: outcome.steps,
+    steps,
   };
 }
 
