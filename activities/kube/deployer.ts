@@ -42,7 +42,7 @@ export interface DeployerDeploymentRequest extends DeployerRef {
   version: string;
   labels?: Record<string, string>;
   replicas: number;
-  /** Records the created Deployment's UID in this Deployer's status (runs from `deployer-owns-its-deployments` on). */
+  /** Records the created Deployment's UID in this Deployer's status. */
   deployer?: DeployerObject;
 }
 
