@@ -20,6 +20,8 @@ export default tseslint.config(
     // Workflow code is replayed deterministically inside Temporal's sandbox: no I/O of any kind.
     files: ['workflows/**/*.ts'],
     rules: {
+      // A workflow reads as the plan it executes: long functions are split into named steps.
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: false, skipComments: false }],
       'no-restricted-imports': [
         'error',
         {
@@ -29,6 +31,12 @@ export default tseslint.config(
             '@temporalio/activity',
             '@temporalio/client',
             '@temporalio/worker',
+            {
+              name: '@temporalio/workflow',
+              importNames: ['patched', 'deprecatePatch'],
+              message:
+                'every workflow type is pinned: a change that fails replay is a new build (README "Worker upgrades")',
+            },
           ],
           patterns: [
             {

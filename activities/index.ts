@@ -14,6 +14,6 @@ export { setRouteWeights } from './kube/traffic';
 export { checkAnalysis } from './analysis';
 export { checkPrometheus } from './prometheus';
 export { createCanaryCopies, deleteDeployments } from './kube/canary-copies';
-export { observeDeployer, observeOwnedDeployments, createDeployerDeployment } from './kube/deployer';
+export { observeOwnedDeployments, createDeployerDeployment } from './kube/deployer';
 export { deliverNotification } from './notifications/deliver';
 export { lockHolder } from './runs';

@@ -92,6 +92,10 @@ async function main(): Promise<void> {
       },
       (signal) => logger.info('still shutting down', { signal }),
     );
+    if (!config.ARMADA_WORKER_DEPLOYMENT)
+      logger.warn(
+        'unversioned worker, for development: upgrading workflow code with runs in flight needs versioned workers (ARMADA_WORKER_DEPLOYMENT; README.md#worker-upgrades)',
+      );
     logger.info('polling', {
       taskQueue: config.ARMADA_TASK_QUEUE,
       address,

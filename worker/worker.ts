@@ -32,9 +32,8 @@ export interface ArmadaWorkerOptions {
 
 /**
  * Every workflow type is pinned: a run finishes on the build it started on, however long its
- * canary holds or its approval waits, so a new build never replays an old build's history and
- * changed workflow code needs no `patched()` for runs in flight. The price: an old build's
- * workers stay until its runs drain (README, "Worker upgrades").
+ * canary holds or its approval waits. A change that makes a saved history fail to replay is a
+ * new build; no `patched()`. The policy: README "Worker upgrades".
  */
 export const VERSIONING_BEHAVIOR = 'PINNED';
 

@@ -6,7 +6,6 @@ import {
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type * as activities from '../activities';
-import { hasPatch } from './patches';
 
 /** Retries of every activity: quickly at first, at most a minute apart, ten attempts. */
 const RETRY = {
@@ -73,9 +72,7 @@ export const profile = {
     // cancellation at its next heartbeat, seconds later). Closing at once let the bridge start
     // the uninstall of an object being deleted while the cancelled install still ran, which then
     // re-created the release after the uninstall had found none.
-    ...(hasPatch('helm-write-waits-for-cancellation') && {
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    }),
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }),
 };
 

@@ -5,7 +5,6 @@ import {
   condition,
   log,
   makeContinueAsNewFunc,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -95,23 +94,6 @@ export function continueWithSameMemo<W extends Workflow>(...args: Parameters<W>)
  * deletion for a Deployer) and what comes before the first step (creating the canaries at 0).
  */
 export class Canary {
-  /**
-   * Runs started before the patch keep timers of the whole wait. Asked once, as the canary
-   * starts: asked at each hold, after the status write's local activity, the marker failed
-   * replays with "patch marker encountered … but there is no corresponding change command".
-   */
-  private readonly holdEndsAtShownDeadline = patched('hold-ends-at-shown-deadline');
-  /**
-   * Runs started before the patch scale through activity tasks and upsert the phase at every
-   * progress update. Since: a step's scale-up is a local activity (one API call, run inside the
-   * workflow task that asks for it: a workflow task and an activity task fewer per step; its
-   * scale-down and a rollback's stay activity tasks), and the phase is upserted
-   * only when it changed (one event and one visibility write instead of one per update). Asked
-   * once, as the canary starts, for the reason above.
-   */
-  private readonly fewerTasksPerStep = patched('canary-local-scales-phase-on-change');
-  /** Runs started before the patch never hold for a freeze or a closed deploy window (workflows/holds.ts). */
-  private readonly holdsAtSafePoints = patched('windows-and-freeze');
   /** The phase this run last upserted: its search attribute's value. */
   private upsertedPhase?: CanaryProgress['phase'];
   readonly progress: CanaryProgress;
@@ -126,7 +108,7 @@ export class Canary {
     private readonly events: EventSink = noNotifications,
   ) {
     const resume = input.resume;
-    control.holds.use(input.windows, this.holdsAtSafePoints);
+    control.holds.use(input.windows);
     this.analysisFailures = resume?.analysisFailures ?? 0;
     if (input.lockstep) this.lockstep = new LockstepMember(input.lockstep, control);
     this.progress = {
@@ -225,7 +207,7 @@ export class Canary {
 
     this.progress.waitingOn = 'readiness';
     await this.publish(`${title}: ${record.canary} new / ${record.stable} old, waiting for readiness`);
-    await this.scale(scales.canary, `${title}: scale new up`, this.fewerTasksPerStep);
+    await this.scale(scales.canary, `${title}: scale new up`, true);
     const timeout = this.input.stepTimeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
     const ready = await this.unlessStopped(() =>
       io.waitForResources.executeWithOptions(
@@ -313,6 +295,7 @@ export class Canary {
     }
   }
 
+  /** Holds step `index` until it ends (its time, an approval, a promote, a stop, a failed check). */
   private async holdOpen(
     step: CanaryStep,
     index: number,
@@ -320,78 +303,119 @@ export class Canary {
     title: string,
     resumed?: HoldLeft,
   ): Promise<StepEnd> {
-    const { control } = this;
     const intervalMs = this.input.analysis && analysisIntervalMs(this.input.analysis);
-    let left: HoldLeft = resumed ?? {
-      remainingMs: approval
-        ? this.input.approvalTimeoutSeconds !== undefined
-          ? this.input.approvalTimeoutSeconds * 1000
-          : undefined
-        : (step.holdSeconds ?? 0) * 1000,
-      untilCheckMs: intervalMs,
-    };
-    const interrupted = () =>
-      control.paused !== null ||
-      control.stopping ||
-      control.promoteRequested !== null ||
-      (approval && control.approved !== null);
-    // Only a wait without a timer ends for a full history (signals add events to it): a timer's
-    // wait must tell whether the timer fired, and the activation that fires it adds events too.
-    const interruptedOrFull = () => interrupted() || this.historyFull();
-
+    let left: HoldLeft = resumed ?? { remainingMs: this.holdMs(step, approval), untilCheckMs: intervalMs };
     for (;;) {
-      const { remainingMs } = left;
-      if (control.stopping) return { rollback: this.stopReason() };
-      if (control.promoteRequested) {
-        this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
-        return 'promote';
-      }
-      if (approval && control.approved) return 'approved';
-      if (this.historyFull()) return this.continueAsNew(index, left);
-      if (control.paused) {
-        this.progress.nextStepAt = undefined;
-        this.progress.paused = { ...control.paused, remainingSeconds: remainingMs && remainingMs / 1000 };
-        await this.publish(`${title}: paused`);
-        await condition(() => control.paused === null || control.stopping || this.historyFull());
-        this.progress.paused = undefined;
-        continue;
-      }
-      if (remainingMs !== undefined && remainingMs <= 0) {
-        if (!approval) return 'held';
-        const timedOut = `approval of ${title} timed out after ${formatSeconds(this.input.approvalTimeoutSeconds ?? 0)}`;
-        if (this.input.onTimeout !== 'promote') return { rollback: timedOut };
-        this.progress.reason = `${timedOut}: promoted (on_timeout promote)`;
-        return 'promote';
-      }
-
-      const waitMs = nextWaitMs(left);
-      const started = Date.now();
-      this.progress.waitingOn = approval ? 'approval' : 'hold';
-      this.progress.nextStepAt =
-        remainingMs !== undefined ? new Date(started + remainingMs).toISOString() : undefined;
-      const writeMs = await this.publish(
-        approval
-          ? `${title}: waiting for approval${remainingMs !== undefined ? ` until ${this.progress.nextStepAt}` : ''}`
-          : `${title}: holding until ${this.progress.nextStepAt}`,
-      );
-      const summary = approval
-        ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
-        : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
-      let timerFired = false;
-      if (waitMs === Infinity) await condition(interruptedOrFull);
-      else {
-        const timerMs = this.holdEndsAtShownDeadline ? holdTimerMs(waitMs, writeMs) : waitMs;
-        timerFired = !(await condition(interrupted, timerMs, { summary }));
-      }
-      left = afterWait(left, waitMs, timerFired, Date.now() - started);
+      const end = await this.holdEnd(index, approval, title, left);
+      if (end === 'resumed') continue;
+      if (end) return end;
+      const waited = await this.waitInHold(approval, title, left);
+      left = waited.left;
       // A hold that has just ended gets the step's final check, not one more between timers.
-      const holdEnded = timerFired && left.remainingMs === 0;
-      if (intervalMs !== undefined && left.untilCheckMs! <= 0 && !interrupted() && !holdEnded) {
+      const holdEnded = waited.timerFired && left.remainingMs === 0;
+      if (
+        intervalMs !== undefined &&
+        left.untilCheckMs! <= 0 &&
+        !this.holdInterrupted(approval) &&
+        !holdEnded
+      ) {
         left.untilCheckMs = intervalMs;
         const failed = await this.analyse(title, false);
         if (failed) return { rollback: failed };
       }
     }
+  }
+
+  /** How long a step holds: its hold, or an approval's timeout (undefined: none). */
+  private holdMs(step: CanaryStep, approval: boolean): number | undefined {
+    if (!approval) return (step.holdSeconds ?? 0) * 1000;
+    const { approvalTimeoutSeconds } = this.input;
+    return approvalTimeoutSeconds !== undefined ? approvalTimeoutSeconds * 1000 : undefined;
+  }
+
+  /** Whether something ends the hold's current wait: a pause, a stop, a promote, the approval. */
+  private holdInterrupted(approval: boolean): boolean {
+    const { control } = this;
+    return (
+      control.paused !== null ||
+      control.stopping ||
+      control.promoteRequested !== null ||
+      (approval && control.approved !== null)
+    );
+  }
+
+  /**
+   * How the hold ends now, if it does; `resumed` after a pause it waited out (the hold looks
+   * again). A full history continues the run as new, inside the hold.
+   */
+  private async holdEnd(
+    index: number,
+    approval: boolean,
+    title: string,
+    left: HoldLeft,
+  ): Promise<StepEnd | 'resumed' | undefined> {
+    const { control } = this;
+    if (control.stopping) return { rollback: this.stopReason() };
+    if (control.promoteRequested) {
+      this.progress.reason = `promoted by ${who(control.promoteRequested)}`;
+      return 'promote';
+    }
+    if (approval && control.approved) return 'approved';
+    if (this.historyFull()) return this.continueAsNew(index, left);
+    if (control.paused) {
+      this.progress.nextStepAt = undefined;
+      this.progress.paused = {
+        ...control.paused,
+        remainingSeconds: left.remainingMs && left.remainingMs / 1000,
+      };
+      await this.publish(`${title}: paused`);
+      await condition(() => control.paused === null || control.stopping || this.historyFull());
+      this.progress.paused = undefined;
+      return 'resumed';
+    }
+    if (left.remainingMs !== undefined && left.remainingMs <= 0) return this.holdRanOut(approval, title);
+    return undefined;
+  }
+
+  /** The hold's time is up: a hold is done; an approval that timed out rolls back or promotes (on_timeout). */
+  private holdRanOut(approval: boolean, title: string): StepEnd {
+    if (!approval) return 'held';
+    const timedOut = `approval of ${title} timed out after ${formatSeconds(this.input.approvalTimeoutSeconds ?? 0)}`;
+    if (this.input.onTimeout !== 'promote') return { rollback: timedOut };
+    this.progress.reason = `${timedOut}: promoted (on_timeout promote)`;
+    return 'promote';
+  }
+
+  /**
+   * One wait of the hold, shown first: on a durable timer until the hold ends or the next check
+   * is due, or without one until something interrupts it. What is left of the hold after it.
+   */
+  private async waitInHold(
+    approval: boolean,
+    title: string,
+    left: HoldLeft,
+  ): Promise<{ left: HoldLeft; timerFired: boolean }> {
+    const { remainingMs } = left;
+    const waitMs = nextWaitMs(left);
+    const started = Date.now();
+    this.progress.waitingOn = approval ? 'approval' : 'hold';
+    this.progress.nextStepAt =
+      remainingMs !== undefined ? new Date(started + remainingMs).toISOString() : undefined;
+    const writeMs = await this.publish(
+      approval
+        ? `${title}: waiting for approval${remainingMs !== undefined ? ` until ${this.progress.nextStepAt}` : ''}`
+        : `${title}: holding until ${this.progress.nextStepAt}`,
+    );
+    const summary = approval
+      ? `${title} — approval${remainingMs !== undefined ? `, times out in ${formatSeconds(remainingMs / 1000)}` : ''}`
+      : `${title} — hold ${formatSeconds(remainingMs! / 1000)}`;
+    const interrupted = () => this.holdInterrupted(approval);
+    let timerFired = false;
+    // Only a wait without a timer ends for a full history (signals add events to it): a timer's
+    // wait must tell whether the timer fired, and the activation that fires it adds events too.
+    if (waitMs === Infinity) await condition(() => interrupted() || this.historyFull());
+    else timerFired = !(await condition(interrupted, holdTimerMs(waitMs, writeMs), { summary }));
+    return { left: afterWait(left, waitMs, timerFired, Date.now() - started), timerFired };
   }
 
   /**
@@ -529,7 +553,7 @@ export class Canary {
     return { number: index + 1, of: this.input.steps.length, percent: this.input.steps[index].percent };
   }
 
-  /** `local`: as a local activity, inside the workflow task (see fewerTasksPerStep). */
+  /** `local`: as a local activity, inside the workflow task (a step's scale-up: a workflow task and an activity task fewer per step). */
   private async scale(scales: Scale[], summary: string, local = false): Promise<void> {
     const scaleDeployment = local ? quickCalls.scaleDeployment : io.scaleDeployment;
     await Promise.all(
@@ -592,7 +616,7 @@ export class Canary {
     const p = this.progress;
     setCurrentDetails(renderDetails(this.progressNow()));
     this.lockstep?.report(this.progressNow());
-    if (!this.fewerTasksPerStep || p.phase !== this.upsertedPhase) {
+    if (p.phase !== this.upsertedPhase) {
       upsertSearchAttributes([{ key: ArmadaPhase, value: p.phase }]);
       this.upsertedPhase = p.phase;
     }

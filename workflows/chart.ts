@@ -9,7 +9,6 @@ import {
   type SignalDefinition,
 } from '@temporalio/workflow';
 import { carriedDown, RunControl, startOver } from './control';
-import { decidePatches, hasPatch } from './patches';
 import { undoChanges } from './saga';
 import { report, reportHeld, reportPause, statusWriteFailures } from './status';
 import { RunNotifier } from './notify';
@@ -36,11 +35,17 @@ import {
   type ReleaseAction,
   type Unverified,
 } from '../core/plan/release';
-import { helmRequests, operationSeconds, type ChartObject } from '../core/plan/helm-requests';
+import {
+  helmRequests,
+  operationSeconds,
+  type ChartObject,
+  type HelmRequests,
+} from '../core/plan/helm-requests';
 import type { PreparedChart } from '../core/contracts/charts';
 import type { ReleaseRef } from '../core/contracts/helm';
 import { chartWrites, isReleaseChange } from '../core/plan/rollback';
 import type { ChartRun, WrittenRelease, ChartOutcome } from '../core/contracts/workflows';
+import type { ReleaseChange } from '../core/plan/changes';
 
 /**
  * Drives one Helm release: observe (activity) → decide (pure) → act (one activity), until the
@@ -51,32 +56,65 @@ import type { ChartRun, WrittenRelease, ChartOutcome } from '../core/contracts/w
  * The workflow ID is the release's lock (`helm:<namespace>/<release>`): one run per release.
  */
 export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
-  decidePatches();
   const canary = new CanaryChild();
   const control = new RunControl(run.carried, {
     approvalHint: run.spec.canary
       ? `a chart's gates are its canary's steps: approve act/${run.chart} while a step waits`
       : `ArmadaChart ${run.chart} has no canary, so no approval gates`,
   });
-  control.holds.use(run.spec.windows, hasPatch('windows-and-freeze'));
+  control.holds.use(run.spec.windows);
   control.onReplan = (replan) => canary.signal(replanSignal, replan);
   canary.control = control;
-  const progress: ChartProgress = {
-    chart: run.chart,
-    release: run.release,
-    namespace: run.namespace,
-    state: 'deploying',
-  };
-  let phase = 'Running';
-  setHandler(progressQuery, () => ({
-    phase,
-    groups: [{ name: run.chart, sequenced: true, state: groupStateOf(phase), charts: [progress] }],
-    ...control.progress(),
-    ...statusWriteFailures(),
-  }));
+  const shown = new ChartRunProgress(run, control);
   control.listen((signal, req) => canary.signal(signal, req));
-  // The canary's approval steps are steered by its own ID: its events name its approvals, and
-  // the chart's own events (its ending) the ones its last event named.
+  const parts: ChartRunParts = { run, control, canary, shown, notifier: chartNotifier(run) };
+  // A chart of a group has its status written by the group, and its rollback is the saga of
+  // the manifest or group that runs it; a standalone chart does both itself.
+  return workflowInfo().parent ? driveInGroup(parts) : driveStandalone(parts);
+}
+
+/** What a chart run's steps work with. */
+interface ChartRunParts {
+  run: ChartRun;
+  control: RunControl;
+  canary: CanaryChild;
+  shown: ChartRunProgress;
+  notifier: RunNotifier;
+}
+
+/** What a chart run shows while it runs (the progress query): its phase and its chart's row. */
+class ChartRunProgress {
+  private phase = 'Running';
+  private readonly row: ChartProgress;
+
+  constructor(run: ChartRun, control: RunControl) {
+    this.row = { chart: run.chart, release: run.release, namespace: run.namespace, state: 'deploying' };
+    setHandler(progressQuery, () => ({
+      phase: this.phase,
+      groups: [{ name: run.chart, sequenced: true, state: groupStateOf(this.phase), charts: [this.row] }],
+      ...control.progress(),
+      ...statusWriteFailures(),
+    }));
+  }
+
+  finished(outcome: ChartOutcome): ChartOutcome {
+    this.phase = chartOutcomeStatus(outcome).phase;
+    Object.assign(this.row, { state: chartState(outcome), revision: outcome.revision ?? undefined });
+    return outcome;
+  }
+
+  failed(err: unknown): void {
+    this.phase = 'Failed';
+    Object.assign(this.row, { state: 'failed', error: rootMessage(err) });
+  }
+}
+
+/**
+ * The run's notifier. The canary's approval steps are steered by its own ID: its events name its
+ * approvals, and the chart's own events (its ending) the ones its last event named. The canary
+ * child's events come here, to be notified in this run's order.
+ */
+function chartNotifier(run: ChartRun): RunNotifier {
   let canaryApprovals: readonly NotifiedApproval[] = [];
   const notifier = new RunNotifier(
     run.mode === 'uninstall'
@@ -84,34 +122,30 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
       : notifyTarget('ArmadaChart', chartObject(run).namespace, run.chart, run.spec),
     () => canaryApprovals,
   );
-  // The canary child's events come here, to be notified in this run's order.
   setHandler(notificationSignal, (event) => {
     canaryApprovals = event.approvals ?? canaryApprovals;
     void notifier.forward(event);
   });
-  const finished = (outcome: ChartOutcome) => {
-    phase = chartOutcomeStatus(outcome).phase;
-    Object.assign(progress, { state: chartState(outcome), revision: outcome.revision ?? undefined });
-    return outcome;
-  };
-  const failed = (err: unknown) => {
-    phase = 'Failed';
-    Object.assign(progress, { state: 'failed', error: rootMessage(err) });
-  };
-  // A chart of a group has its status written by the group, and its rollback is the saga of
-  // the manifest or group that runs it; a standalone chart does both itself.
-  if (workflowInfo().parent) {
-    try {
-      return finished(await driveRelease(run, control, canary));
-    } catch (err) {
-      failed(err);
-      throw err;
-    } finally {
-      await notifier.settled();
-    }
+  return notifier;
+}
+
+/** A chart of a group: only its release; the group reports it. */
+async function driveInGroup({ run, control, canary, shown, notifier }: ChartRunParts): Promise<ChartOutcome> {
+  try {
+    return shown.finished(await driveRelease(run, control, canary));
+  } catch (err) {
+    shown.failed(err);
+    throw err;
+  } finally {
+    await notifier.settled();
   }
+}
+
+/** A chart that stands alone: its release, its status and notifications, and its own rollback. */
+async function driveStandalone(parts: ChartRunParts): Promise<ChartOutcome> {
+  const { run, control, canary, shown, notifier } = parts;
   const where = `${run.namespace}/${run.release}`;
-  const resource = ['ArmadaChart', chartObject(run).namespace, run.chart] as const;
+  const resource = chartResource(run);
   control.followPause((paused) => reportPause(...resource, paused));
   await report(...resource, 'Deploying', where);
   void notifier.notify({ event: 'started', reason: where });
@@ -121,7 +155,7 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
   } catch (err) {
     // A failure under a re-plan (its canary rolled back for it) is not the end: the new specs run.
     if (!control.replan) {
-      failed(err);
+      shown.failed(err);
       await report(...resource, 'Failed', rootMessage(err));
       await notifier.notify({ event: 'failed', reason: rootMessage(err) });
       throw err;
@@ -133,22 +167,39 @@ export async function chartWorkflow(run: ChartRun): Promise<ChartOutcome> {
     await notifier.settled();
     return startOver(control.replan, control, [...carried, ...(outcome ? chartWrites(outcome) : [])]);
   }
-  const undo = chartRollback(outcome!, control.stopRequested !== null, carried);
+  return endStandalone(parts, outcome!, carried);
+}
+
+/**
+ * A standalone chart's end: a rollback asked for while helm wrote the release puts it back as it
+ * was before this run and the runs it continued from; then its final status and notification.
+ */
+async function endStandalone(
+  { run, control, shown, notifier }: ChartRunParts,
+  driven: ChartOutcome,
+  carried: ReleaseChange[],
+): Promise<ChartOutcome> {
+  const resource = chartResource(run);
+  let outcome = driven;
+  const undo = chartRollback(outcome, control.stopRequested !== null, carried);
   if (undo.length) {
-    // A rollback asked for while helm wrote the release: put it back as it was before this run
-    // and the runs it continued from.
     await report(
       ...resource,
       'RollingBack',
       `rollback requested by ${control.stopRequested!.by ?? 'an operator'}`,
     );
     await undoChanges(undo);
-    outcome = { ...outcome!, action: 'rolled-back', revision: undo[0].before };
-  } else if (carried.length) outcome = { ...outcome!, carriedChanges: carried };
-  const done = chartOutcomeStatus(finished(outcome!));
+    outcome = { ...outcome, action: 'rolled-back', revision: undo[0].before };
+  } else if (carried.length) outcome = { ...outcome, carriedChanges: carried };
+  const done = chartOutcomeStatus(shown.finished(outcome));
   await report(...resource, done.phase, done.message, { helm: done.helm });
-  await notifier.notify({ ...endingEvent(outcome!.action), reason: done.message });
-  return outcome!;
+  await notifier.notify({ ...endingEvent(outcome.action), reason: done.message });
+  return outcome;
+}
+
+/** The ArmadaChart object whose status a standalone chart run writes: kind, namespace, name. */
+function chartResource(run: ChartRun) {
+  return ['ArmadaChart', chartObject(run).namespace, run.chart] as const;
 }
 
 /** The ArmadaChart a run deploys: its name and its own namespace (`default` for runs from before it was carried). */
@@ -215,173 +266,237 @@ function releaseRef(run: ChartRun): ReleaseRef {
   };
 }
 
+/** What the steps on one chart run's release share, fixed for the run. */
+interface ReleaseRun {
+  run: ChartRun;
+  ref: ReleaseRef;
+  requests: HelmRequests;
+  /** The revision before this run; null when the release did not exist. */
+  before: number | null;
+  control: RunControl;
+  canary: CanaryChild;
+}
+
+/** What the run has done to its release so far. */
+interface ReleaseState {
+  /** The release as last observed, or as the last helm write reported it. */
+  current: ObservedRelease | null;
+  /** What this run wrote (install or upgrade) and the checks that revision still owes. */
+  written?: { action: 'install' | 'upgrade'; checks?: Unverified };
+  /** Canary copies beside the release's Deployments, deleted once the release is written and checked. */
+  canaryCopies: string[];
+}
+
+/** What to do after an action: observe the release again, or decide from what the run knows. */
+type AfterAction = 'observe' | 'decide';
+
 async function driveRelease(run: ChartRun, control: RunControl, canary: CanaryChild): Promise<ChartOutcome> {
-  const { release, namespace, spec } = run;
   const ref = releaseRef(run);
-  const requests = helmRequests(ref, spec, chartObject(run), run.dependencies);
-  const observe = () =>
-    io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
-  const prepare = () =>
-    io.prepareChart.executeWithOptions(
-      profile.long(`fetch chart of ${release} (${spec.source.type})`, requests.wait.timeoutSeconds),
-      [requests.prepare],
-    );
-  const observing = observe();
+  const requests = helmRequests(ref, run.spec, chartObject(run), run.dependencies);
+  const observing = observeRelease(run, ref);
   // The chart is fetched while the release is observed (both only read): one server round trip
   // less before the first helm write. Not for an uninstall, which needs no chart.
-  const preparing =
-    run.mode !== 'uninstall' && hasPatch('observe-and-prepare-together') ? prepare() : undefined;
+  const preparing = run.mode !== 'uninstall' ? prepareChart(run, requests) : undefined;
   preparing?.catch(() => undefined); // awaited below, unless the release is refused first
   const observed = await observing;
-  // Never upgrade, repair or uninstall someone else's release unasked (the bridge lets `adopt`
-  // through only where an ArmadaPolicy allows adoption).
+  refuseUnowned(run, observed);
+  const release: ReleaseRun = { run, ref, requests, before: revisionBefore(observed), control, canary };
+  if (run.mode === 'uninstall') {
+    if (observed)
+      await io.helmUninstall.executeWithOptions(
+        profile.helmWrite(
+          `helm uninstall ${run.release} in ${run.namespace}`,
+          operationSeconds(requests.uninstall),
+        ),
+        [requests.uninstall],
+      );
+    return outcomeOf(release, 'uninstalled', null);
+  }
+  const prepared = await (preparing ?? prepareChart(run, requests));
+  return converge(release, { current: observed, canaryCopies: [] }, prepared);
+}
+
+function observeRelease({ release, namespace }: ChartRun, ref: ReleaseRef): Promise<ObservedRelease | null> {
+  return io.helmObserve.executeWithOptions(profile.long(`observe ${release} in ${namespace}`), [ref]);
+}
+
+function prepareChart({ release, spec }: ChartRun, requests: HelmRequests): Promise<PreparedChart> {
+  return io.prepareChart.executeWithOptions(
+    profile.long(`fetch chart of ${release} (${spec.source.type})`, requests.wait.timeoutSeconds),
+    [requests.prepare],
+  );
+}
+
+/**
+ * Never upgrade, repair or uninstall someone else's release unasked (the bridge lets `adopt`
+ * through only where an ArmadaPolicy allows adoption).
+ */
+function refuseUnowned({ release, namespace, spec }: ChartRun, observed: ObservedRelease | null): void {
   if (observed?.createdByArmada === false && !spec.adopt)
     throw ApplicationFailure.nonRetryable(
       `release ${namespace}/${release} exists and armada-temporal did not create it (none of its last 20 revisions records an armada-digest, and it has no armada.airshipit.org/deployed-by label); left untouched. Set adopt: true, where an ArmadaPolicy allows adoption, to take it over`,
       NonRetryable.ReleaseNotOwned,
     );
-  const before = revisionBefore(observed);
-  const outcome = (action: ChartOutcome['action'], revision: number | null): ChartOutcome => ({
-    chart: run.chart,
-    release,
-    namespace,
-    action,
-    before,
-    revision,
-    ...(ref.actAs && { actAs: ref.actAs }),
-  });
+}
 
-  if (run.mode === 'uninstall') {
-    if (observed)
-      await io.helmUninstall.executeWithOptions(
-        profile.helmWrite(`helm uninstall ${release} in ${namespace}`, operationSeconds(requests.uninstall)),
-        [requests.uninstall],
-      );
-    return outcome('uninstalled', null);
-  }
+function outcomeOf(
+  { run, ref, before }: ReleaseRun,
+  action: ChartOutcome['action'],
+  revision: number | null,
+): ChartOutcome {
+  const { chart, release, namespace } = run;
+  return { chart, release, namespace, action, before, revision, ...(ref.actAs && { actAs: ref.actAs }) };
+}
 
-  const prepared = await (preparing ?? prepare());
-
-  let current: ObservedRelease | null = observed;
-  /** What this run wrote (install or upgrade) and the checks that revision still owes. */
-  let written: { action: 'install' | 'upgrade'; checks?: Unverified } | undefined;
-  /** Canary copies beside the release's Deployments, deleted once the release is written and checked. */
-  let canaryCopies: string[] = [];
+/**
+ * Observe → decide (pure) → act, until the release runs the wanted chart and values. An action
+ * that comes back a second time means the release does not converge. A failure after the run
+ * wrote the release carries `before`, so a manifest's rollback still puts it back.
+ */
+async function converge(
+  release: ReleaseRun,
+  state: ReleaseState,
+  prepared: PreparedChart,
+): Promise<ChartOutcome> {
+  const { run, ref } = release;
   const done = new Set<ReleaseAction['action']>();
   try {
     for (;;) {
-      const action = nextAction(classifyRelease(current, prepared.digest, written?.checks), {
-        isProtected: spec.protected !== undefined,
-        continueProcessing: spec.protected?.continue_processing ?? false,
+      const action = nextAction(classifyRelease(state.current, prepared.digest, state.written?.checks), {
+        isProtected: run.spec.protected !== undefined,
+        continueProcessing: run.spec.protected?.continue_processing ?? false,
       });
       if (done.has(action.action)) {
         throw ApplicationFailure.nonRetryable(
-          `release ${namespace}/${release} is still ${current?.status ?? 'absent'} after ${action.action}`,
+          `release ${run.namespace}/${run.release} is still ${state.current?.status ?? 'absent'} after ${action.action}`,
           NonRetryable.ReleaseNotConverging,
         );
       }
       done.add(action.action);
-      log.info('chart action', { release, namespace, action: action.action });
-
-      switch (action.action) {
-        case 'none':
-          return written
-            ? outcome(written.action === 'install' ? 'installed' : 'upgraded', current!.revision)
-            : outcome('unchanged', current?.revision ?? null);
-        case 'protected':
-          if (action.then === 'skip') return outcome('skipped', current?.revision ?? null);
-          throw ApplicationFailure.nonRetryable(
-            `release ${namespace}/${release} is failed and protected; fix it by hand or set protected.continue_processing`,
-            NonRetryable.ProtectedReleaseFailed,
-          );
-        case 'rollback':
-          await io.helmRollback.executeWithOptions(
-            profile.helmWrite(
-              `recover ${release}: helm rollback to ${action.revision}`,
-              operationSeconds(requests.rollback(action.revision)),
-            ),
-            [requests.rollback(action.revision)],
-          );
-          break;
-        case 'uninstall':
-          await io.helmUninstall.executeWithOptions(
-            profile.helmWrite(
-              `recover ${release}: uninstall a failed first install`,
-              operationSeconds(requests.recoverByUninstall),
-            ),
-            [requests.recoverByUninstall],
-          );
-          break;
-        case 'install':
-        case 'upgrade': {
-          // The chart run's safe point, before it writes the release: a pause holds here; a
-          // rollback, a cancellation or a re-plan write nothing.
-          const resource = chartObject(run);
-          const held = (hold: Hold | null) =>
-            reportHeld('ArmadaChart', resource.namespace, resource.name, hold);
-          if (!(await passSafePoint(control, held))) return outcome('skipped', current?.revision ?? null);
-          if (action.action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
-            await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${release}`), [
-              { namespace, resources: spec.upgrade.pre.delete, actAs: ref.actAs },
-            ]);
-          }
-          // A canary steps copies of the new revision's Deployments first; the release itself
-          // is upgraded only once they reach 100 %. A first install has no stable side to step from.
-          if (action.action === 'upgrade' && spec.canary)
-            canaryCopies = await runCanary(run, prepared, canary);
-          // From here on the release has been written (even a failed upgrade records a revision):
-          // a failure carries `before`, so a manifest rollback still puts the release back.
-          written = { action: action.action };
-          const wrote = await io.helmUpgradeInstall.executeWithOptions(
-            profile.helmWrite(
-              `helm ${action.action} ${release} in ${namespace}`,
-              requests.wait.timeoutSeconds,
-            ),
-            [requests.upgrade(prepared)],
-          );
-          // What helm reported is the release now, carrying the digest it was asked to record:
-          // no observe before its checks.
-          current = { ...wrote, digest: prepared.digest };
-          written.checks = { revision: wrote.revision, wait: true, test: requests.test !== undefined };
-          continue;
-        }
-        case 'wait':
-          await io.waitForResources.executeWithOptions(
-            profile.long(`wait for ${release} in ${namespace}`, requests.wait.timeoutSeconds),
-            [requests.wait],
-          );
-          written!.checks!.wait = false;
-          continue;
-        case 'test':
-          await io.helmTest.executeWithOptions(
-            profile.helmWrite(`helm test ${release}`, operationSeconds(requests.test!)),
-            [requests.test!],
-          );
-          written!.checks!.test = false;
-          continue;
-      }
-      current = await observe();
+      log.info('chart action', { release: run.release, namespace: run.namespace, action: action.action });
+      const next = await act(release, state, action, prepared);
+      if (next === 'observe') state.current = await observeRelease(run, ref);
+      else if (next !== 'decide') return next;
     }
   } catch (err) {
-    if (!written) throw err;
+    if (!state.written) throw err;
     throw ApplicationFailure.nonRetryable(rootMessage(err), NonRetryable.ChartFailedAfterWrite, {
       chart: run.chart,
-      release,
-      namespace,
-      before,
+      release: run.release,
+      namespace: run.namespace,
+      before: release.before,
       ...(ref.actAs && { actAs: ref.actAs }),
     } satisfies WrittenRelease);
   } finally {
     // The written release now runs the new revision at full size (or failed, and is left to the
     // manifest's rollback): copies outside Helm must not linger either way.
-    if (canaryCopies.length) {
-      // The route goes back to the stable Service before the copies it sends traffic to go.
-      await routeTraffic(ref, routeWeights(spec.canary?.traffic, release), 0, `${release} back to stable`);
-      await io.deleteDeployments.executeWithOptions(profile.quick(`delete the canary copies of ${release}`), [
-        { namespace, names: canaryCopies, actAs: ref.actAs },
-      ]);
-    }
+    if (state.canaryCopies.length) await removeCanaryCopies(release, state.canaryCopies);
   }
+}
+
+/** One action on the release: the run's outcome once it is done, else what to do next. */
+async function act(
+  release: ReleaseRun,
+  state: ReleaseState,
+  action: ReleaseAction,
+  prepared: PreparedChart,
+): Promise<ChartOutcome | AfterAction> {
+  const { run, requests } = release;
+  const { current, written } = state;
+  switch (action.action) {
+    case 'none':
+      return written
+        ? outcomeOf(release, written.action === 'install' ? 'installed' : 'upgraded', current!.revision)
+        : outcomeOf(release, 'unchanged', current?.revision ?? null);
+    case 'protected':
+      if (action.then === 'skip') return outcomeOf(release, 'skipped', current?.revision ?? null);
+      throw ApplicationFailure.nonRetryable(
+        `release ${run.namespace}/${run.release} is failed and protected; fix it by hand or set protected.continue_processing`,
+        NonRetryable.ProtectedReleaseFailed,
+      );
+    case 'rollback':
+      await io.helmRollback.executeWithOptions(
+        profile.helmWrite(
+          `recover ${run.release}: helm rollback to ${action.revision}`,
+          operationSeconds(requests.rollback(action.revision)),
+        ),
+        [requests.rollback(action.revision)],
+      );
+      return 'observe';
+    case 'uninstall':
+      await io.helmUninstall.executeWithOptions(
+        profile.helmWrite(
+          `recover ${run.release}: uninstall a failed first install`,
+          operationSeconds(requests.recoverByUninstall),
+        ),
+        [requests.recoverByUninstall],
+      );
+      return 'observe';
+    case 'install':
+    case 'upgrade':
+      return writeRelease(release, state, action.action, prepared);
+    case 'wait':
+      await io.waitForResources.executeWithOptions(
+        profile.long(`wait for ${run.release} in ${run.namespace}`, requests.wait.timeoutSeconds),
+        [requests.wait],
+      );
+      written!.checks!.wait = false;
+      return 'decide';
+    case 'test':
+      await io.helmTest.executeWithOptions(
+        profile.helmWrite(`helm test ${run.release}`, operationSeconds(requests.test!)),
+        [requests.test!],
+      );
+      written!.checks!.test = false;
+      return 'decide';
+  }
+}
+
+/**
+ * An install or upgrade, at the chart run's safe point: a pause holds before it; a rollback, a
+ * cancellation or a re-plan write nothing (the run is skipped).
+ */
+async function writeRelease(
+  release: ReleaseRun,
+  state: ReleaseState,
+  action: 'install' | 'upgrade',
+  prepared: PreparedChart,
+): Promise<ChartOutcome | AfterAction> {
+  const { run, ref, requests } = release;
+  const { spec } = run;
+  const resource = chartObject(run);
+  const held = (hold: Hold | null) => reportHeld('ArmadaChart', resource.namespace, resource.name, hold);
+  if (!(await passSafePoint(release.control, held)))
+    return outcomeOf(release, 'skipped', state.current?.revision ?? null);
+  if (action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
+    await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${run.release}`), [
+      { namespace: run.namespace, resources: spec.upgrade.pre.delete, actAs: ref.actAs },
+    ]);
+  }
+  // A canary steps copies of the new revision's Deployments first; the release itself is
+  // upgraded only once they reach 100 %. A first install has no stable side to step from.
+  if (action === 'upgrade' && spec.canary)
+    state.canaryCopies = await runCanary(run, prepared, release.canary);
+  // From here on the release has been written (even a failed upgrade records a revision).
+  state.written = { action };
+  const wrote = await io.helmUpgradeInstall.executeWithOptions(
+    profile.helmWrite(`helm ${action} ${run.release} in ${run.namespace}`, requests.wait.timeoutSeconds),
+    [requests.upgrade(prepared)],
+  );
+  // What helm reported is the release now, carrying the digest it was asked to record: no
+  // observe before its checks.
+  state.current = { ...wrote, digest: prepared.digest };
+  state.written.checks = { revision: wrote.revision, wait: true, test: requests.test !== undefined };
+  return 'decide';
+}
+
+/** Deletes a chart canary's copies, the route first back to the stable Service they took traffic from. */
+async function removeCanaryCopies({ run, ref }: ReleaseRun, copies: string[]): Promise<void> {
+  const { release, namespace, spec } = run;
+  await routeTraffic(ref, routeWeights(spec.canary?.traffic, release), 0, `${release} back to stable`);
+  await io.deleteDeployments.executeWithOptions(profile.quick(`delete the canary copies of ${release}`), [
+    { namespace, names: copies, actAs: ref.actAs },
+  ]);
 }
 
 /**

@@ -30,7 +30,6 @@ import type {
   Request,
 } from '../core/control';
 import { Holds, type SignalForwarder } from './holds';
-import { checksSteering } from './patches';
 import {
   PROOF_WINDOW_MS,
   proofProblem,
@@ -103,8 +102,6 @@ export class RunControl {
   readonly holds: Holds;
   /** The bridge's key and the specs' authors, as the run was started (the key) and re-planned (the authors). */
   readonly steering: Steering | undefined;
-  /** Whether steering is checked against the bridge's key (the patch signed-steering; see core/plan/steering.ts). */
-  private readonly signed = checksSteering();
   /** Proofs taken within their window, oldest first. */
   private usedProofs: Proof[];
 
@@ -281,7 +278,7 @@ export class RunControl {
       return `the gate waiting is "${this.gate.name}", not "${req.gate}"`;
     if (this.approved) return `"${this.gate.name}" is approved already (by ${who(this.approved)})`;
     const { rules } = this.gate;
-    if (!this.signed || !rules) return undefined;
+    if (!rules) return undefined;
     const approvers = (this.gate.approvals ?? []).map((a) => a.by ?? '');
     return ruleRefusal(rules, req.by, this.unauthenticated('approve', req), approvers);
   }
@@ -289,7 +286,7 @@ export class RunControl {
   private approve(req: Approval): string {
     const gate = this.gate!;
     const taken = this.take('approve', req);
-    const needed = (this.signed && gate.rules?.distinctApprovers) || 1;
+    const needed = gate.rules?.distinctApprovers || 1;
     const approvals = [...(gate.approvals ?? [])];
     const approval: Approved = { ...taken, gate: gate.name, at: new Date().toISOString() };
     if (needed > 1) approval.count = `${approvals.length + 1} of ${needed}`;
@@ -319,14 +316,14 @@ export class RunControl {
   }
 
   /**
-   * Whether the run tells the bridge's steering from a Temporal client's: it has the patch and a
-   * bridge started it (its key). A run without a key was started by a Temporal client (armadactl
+   * Whether the run tells the bridge's steering from a Temporal client's: a bridge started it
+   * (its key). A run without a key was started by a Temporal client (armadactl
    * apply from files, a test): all its steering is a Temporal administrator's, recorded as sent
    * (`armadactl --as-temporal-admin` names itself `temporal-admin:$USER`), and its
    * distinct_approvers and not_author gates take no approval.
    */
   private get checksProofs(): boolean {
-    return this.signed && this.steering?.key !== undefined;
+    return this.steering?.key !== undefined;
   }
 
   /**

@@ -12,7 +12,6 @@ import type { ChartRun, WrittenRelease, GroupRun, GroupOutcome } from '../core/c
 import { carriedDown, RunControl, startOver, type HandedDown } from './control';
 import { NonRetryable, rootMessage } from '../core/failures';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
-import { decidePatches, hasPatch } from './patches';
 import { chartOutcomeStatus, chartState, groupEnding } from '../core/plan/ending';
 import { undoChanges } from './saga';
 import { changesOf, deployerChangesOf } from '../core/plan/rollback';
@@ -33,14 +32,13 @@ import { deployerMember, type LockstepLink } from '../core/plan/lockstep';
  * changed (in a manifest, the manifest's saga does).
  */
 export async function groupWorkflow(run: GroupRun): Promise<GroupOutcome> {
-  decidePatches();
   const control = new RunControl(run.carried, {
     approvalHint: workflowInfo().parent
       ? 'the gates of a manifest are approved on the manifest'
       : 'a group has no approval gates; a canary waits at its own: approve act/NAME',
   });
   // The group holds nowhere itself (its charts do): it passes a freeze on to them.
-  control.holds.use(undefined, hasPatch('windows-and-freeze'));
+  control.holds.use(undefined);
   const charts = new ChildRuns();
   const lockstep = run.group.lockstep && new LockstepCoordinator(run.group, run.namespace, control);
   control.listen((signal, req) => {
@@ -147,10 +145,11 @@ class GroupDeploy {
   /** The saga's record: what the runs this one continued from changed, then what this run changed. */
   private changes(): Change[] {
     const { run, result } = this;
-    const deployers = hasPatch('rollback-undoes-deployers')
-      ? deployerChangesOf(result, run.group, run.namespace)
-      : [];
-    return [...(run.carried?.changes ?? []), ...changesOf(result), ...deployers];
+    return [
+      ...(run.carried?.changes ?? []),
+      ...changesOf(result),
+      ...deployerChangesOf(result, run.group, run.namespace),
+    ];
   }
 
   /**
@@ -254,26 +253,17 @@ class GroupDeploy {
       chartProgress.state = chartState(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
       const done = chartOutcomeStatus(outcome);
-      const reportDone = () =>
-        report('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
-          workflow,
-          helm: done.helm,
-        });
       await announced; // delivered long ago, while the chart ran; keeps the signals in order
-      if (hasPatch('chart-done-signal-off-path')) {
-        // The next chart starts without waiting for the manifest to take the signal (a server
-        // round trip); the group waits for it before it ends.
-        const told = this.publish(chartProgress);
-        told.catch(() => undefined);
-        this.telling.push(told);
-        // So does the chart's final status, where status goes off the path.
-        if (hasPatch('status-off-path'))
-          await reportOffPath('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
-            workflow,
-            helm: done.helm,
-          });
-        else await reportDone();
-      } else await Promise.all([reportDone(), this.publish(chartProgress)]);
+      // The next chart starts without waiting for the manifest to take the signal (a server
+      // round trip); the group waits for it before it ends.
+      const told = this.publish(chartProgress);
+      told.catch(() => undefined);
+      this.telling.push(told);
+      // So does the chart's final status.
+      await reportOffPath('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
+        workflow,
+        helm: done.helm,
+      });
       published = true;
     } catch (err) {
       const error = rootMessage(err);
@@ -344,10 +334,5 @@ function startChart(
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,
       ...lockedChild(),
     });
-  return underLock(
-    start,
-    plan.workflowId,
-    `release ${plan.namespace}/${plan.release}`,
-    hasPatch('deploy-waits-for-drift-repair'),
-  );
+  return underLock(start, plan.workflowId, `release ${plan.namespace}/${plan.release}`, true);
 }

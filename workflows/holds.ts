@@ -28,9 +28,7 @@ const NEVER_OPENS_RECHECK_MS = 24 * 3600 * 1000;
 /**
  * A run's deploy windows and the cluster freeze: what holds it at its safe points (before a new
  * group, a canary step, a chart's helm write) besides a pause. The freeze is carried into the run
- * a re-plan or a long hold continues as. A run started before the patch `windows-and-freeze`
- * (`enabled` false) takes the signals but never holds: its history stays as recorded. With no
- * windows and no freeze, `pass` returns at once without a command, so such runs keep their exact
+ * a re-plan or a long hold continues as. With no windows and no freeze, `pass` returns at once without a command, so such runs keep their exact
  * command sequence.
  */
 export class Holds {
@@ -38,30 +36,26 @@ export class Holds {
   /** The hold the run is in now, for its progress. */
   held: Hold | null = null;
   private windows: readonly DeployWindow[] = [];
-  /** Whether the run holds at all (the patch windows-and-freeze); set by `use`. */
-  enabled = false;
 
   /** `frozen`: the freeze the run starts under (carried from the run it continues, or from the bridge). */
   constructor(frozen?: Request) {
     this.frozen = frozen ?? null;
   }
 
-  /** The run's deploy windows, and whether it holds at all (see the class). */
-  use(windows: readonly DeployWindow[] | undefined, enabled: boolean): void {
+  /** The run's deploy windows. */
+  use(windows: readonly DeployWindow[] | undefined): void {
     this.windows = windows ?? [];
-    this.enabled = enabled;
   }
 
   /**
    * Registers the freeze handlers; `forward` passes a change on to a child run (one that changes
-   * nothing, such as a bridge's first word to a run never frozen, is not passed on; a run before
-   * the patch passes none).
+   * nothing, such as a bridge's first word to a run never frozen, is not passed on).
    */
   listen(forward: SignalForwarder): void {
     const take = (frozen: Request | null, signal: typeof freezeSignal, req: Request | undefined) => {
       const changed = JSON.stringify(frozen) !== JSON.stringify(this.frozen);
       this.frozen = frozen;
-      if (this.enabled && changed) forward(signal, req);
+      if (changed) forward(signal, req);
     };
     setHandler(freezeSignal, (req) => take(req ?? {}, freezeSignal, req));
     setHandler(unfreezeSignal, (req) => take(null, unfreezeSignal, req));
@@ -75,7 +69,6 @@ export class Holds {
    * timer's start back, as a canary's hold's: see holdTimerMs), so the run goes on at the opening.
    */
   async pass(interrupted: () => boolean, show: (hold: Hold | null) => Promise<number>): Promise<void> {
-    if (!this.enabled) return;
     let shown: Hold | null = null;
     /** Shows a hold unless it is shown already; the milliseconds that took. */
     const showing = async (hold: Hold): Promise<number> => {

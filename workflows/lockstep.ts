@@ -9,7 +9,6 @@ import {
   type SignalDefinition,
   type Workflow,
 } from '@temporalio/workflow';
-import { hasPatch } from './patches';
 import type { RunControl } from './control';
 import type { SignalForwarder } from './holds';
 import {
@@ -120,9 +119,7 @@ export class LockstepCoordinator {
   /** Gates the group approved, with the approval each member gets when it waits there. */
   private readonly approvedGates = new Map<string, Approved>();
   /** The manifest run this group belongs to, told what of the set it may steer (LockstepRelay). */
-  private readonly manifest = hasPatch('lockstep-steered-from-manifest')
-    ? workflowInfo().parent?.workflowId
-    : undefined;
+  private readonly manifest = workflowInfo().parent?.workflowId;
   /** What the manifest was told last. */
   private told = JSON.stringify({ promotable: false });
 

@@ -37,7 +37,6 @@ import {
   statusWriteFailures,
   statusWritesSettled,
 } from './status';
-import { decidePatches, hasPatch } from './patches';
 import { RunNotifier } from './notify';
 import { endingEvent } from '../core/plan/notifications';
 import { passSafePoint } from './holds';
@@ -50,11 +49,10 @@ import { LockstepRelay } from './lockstep';
  * newest first, even if the run is being cancelled.
  */
 export async function manifestWorkflow(run: ManifestRun): Promise<ManifestOutcome> {
-  decidePatches();
   const control = new RunControl(run.carried, {
     approvalHint: 'a canary waits at its own gates: approve act/NAME or dpl/NAME',
   });
-  control.holds.use(run.plan.windows, hasPatch('windows-and-freeze'));
+  control.holds.use(run.plan.windows);
   // Cancellation reaches the run through `control` (see RunControl), never mid-step.
   return CancellationScope.nonCancellable(() => new ManifestDeploy(run, control).execute());
 }
@@ -121,7 +119,7 @@ class ManifestDeploy {
     const { control } = this;
     if (control.replan && this.failure === undefined && !control.stopRequested && !control.cancelled) {
       // A run that continues as new drops the activities it has not seen finish.
-      if (hasPatch('group-status-by-manifest')) await statusWritesSettled();
+      await statusWritesSettled();
       await this.notifier.settled();
       return startOver(control.replan, control, this.changes);
     }
@@ -151,7 +149,7 @@ class ManifestDeploy {
       if (!finished && !(await this.passGate(group))) return false;
       // After the gate: an approval given under a freeze or outside the windows waits too.
       const held = (hold: Hold | null) => this.showHold(hold);
-      if (this.control.holds.enabled && !(await passSafePoint(this.control, held))) return false;
+      if (!(await passSafePoint(this.control, held))) return false;
       if (!(await this.deployGroup(group))) return false;
     }
     return true;
@@ -213,7 +211,7 @@ class ManifestDeploy {
           namespace: this.plan.namespace,
           mode: this.run.mode,
           ...(this.run.resume && { finished: this.run.resume.finished[group.name] }),
-          ...(hasPatch('group-status-by-manifest') && { manifestWritesFinalStatus: true }),
+          manifestWritesFinalStatus: true,
           // The bridge's key and the authors only: a freeze reaches the group as a signal.
           ...(this.control.steering && { carried: { steering: this.control.steering } }),
         },
@@ -237,8 +235,7 @@ class ManifestDeploy {
     this.outcomes.push(outcome);
     // Chart states arrived by chartProgress signals; here only the saga's record of changes.
     this.changes.push(...changesOf(outcome));
-    if (hasPatch('rollback-undoes-deployers'))
-      this.changes.push(...deployerChangesOf(outcome, group, this.plan.namespace));
+    this.changes.push(...deployerChangesOf(outcome, group, this.plan.namespace));
     groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
     if (outcome.failed.length) {
       this.failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;

@@ -2,7 +2,6 @@ import { ApplicationFailure, startChild } from '@temporalio/workflow';
 import { io, profile } from './activity-proxies';
 import { NonRetryable } from '../core/failures';
 import { lockedChild, startDeployer, underLock } from './group-deployers';
-import { decidePatches, hasPatch } from './patches';
 import { DEFAULT_TIMEOUT_SECONDS } from '../core/plan/helm-requests';
 import { releaseWorkflowId } from '../core/plan/names';
 import { compensations, undoneName, type Compensation } from '../core/plan/rollback';
@@ -28,12 +27,11 @@ export async function undoChanges(
   undone: (step: Compensation) => void = () => {},
   { takeLocks = false }: { takeLocks?: boolean } = {},
 ): Promise<string[]> {
-  const locking = takeLocks && hasPatch('undo-under-release-lock');
   const rolledBack: string[] = [];
   for (const step of compensations(changes)) {
     const where = undoneName(step);
     if ('deployer' in step) await undoDeployer(step, where);
-    else if (locking) await undoUnderLock(step, where);
+    else if (takeLocks) await undoUnderLock(step, where);
     else await writeRelease(step);
     rolledBack.push(where);
     undone(step);
@@ -73,7 +71,6 @@ async function undoUnderLock(step: ReleaseStep, where: string): Promise<void> {
 
 /** One step of a rollback, run under the release's lock by the run that rolls back (undoChanges). */
 export async function releaseUndoWorkflow(step: ReleaseStep): Promise<void> {
-  decidePatches();
   await writeRelease(step);
 }
 

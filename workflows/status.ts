@@ -3,7 +3,6 @@ import type { KindName } from '../api/kinds';
 import type * as activities from '../activities';
 import type { StatusWritten } from '../core/contracts/kube';
 import { io, profile, statusWrites } from './activity-proxies';
-import { hasPatch } from './patches';
 import { heldMessage } from './holds';
 import { rootMessage } from '../core/failures';
 import type { ControlProgress, Hold, Pause } from '../core/control';
@@ -50,8 +49,7 @@ export async function report(
  * wait for, so the command after it (a group's or chart's start) goes out in the same workflow
  * task. A local activity holds every command of its task until it is done. The next `report` of
  * the object waits for it first, so writes of one object stay in order; a run that writes off
- * the path ends with a `report` of its own object, or awaits statusWritesSettled. Runs from
- * before this (patch status-off-path) wrote it in line.
+ * the path ends with a `report` of its own object, or awaits statusWritesSettled.
  */
 export async function reportOffPath(
   kind: KindName,
@@ -62,10 +60,6 @@ export async function reportOffPath(
   extra: Record<string, unknown> = {},
 ): Promise<void> {
   const request = statusReport(kind, namespace, name, phase, message, extra);
-  if (!hasPatch('status-off-path')) {
-    await write(phase, request);
-    return;
-  }
   const key = objectKey(request);
   const before = pending.get(key) ?? Promise.resolve(0);
   pending.set(

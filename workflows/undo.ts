@@ -2,7 +2,6 @@ import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { deployerProgress } from './group-deployers';
 import { progressQuery } from './messages';
 import type { ChartProgress, GroupProgress } from '../core/progress';
-import { decidePatches } from './patches';
 import { isReleaseChange, undoes, undoneState } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { undoChanges } from './saga';
@@ -18,7 +17,6 @@ import type { UndoRun, UndoOutcome } from '../core/contracts/workflows';
  * RolledBack (not at its spec) until its spec changes or it is applied again.
  */
 export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
-  decidePatches();
   const { kind, namespace, name, changes } = run;
   const undoneRun = run.undoes.runId;
   const what = `undo of run ${undoneRun}${run.by ? ` asked by ${run.by}` : ''}`;

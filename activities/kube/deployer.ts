@@ -24,7 +24,7 @@ export interface DeployerDeploymentRequest extends DeployerRef {
   version: string;
   labels?: Record<string, string>;
   replicas: number;
-  /** Records the created Deployment's UID in this Deployer's status (runs from `deployer-owns-its-deployments` on). */
+  /** Records the created Deployment's UID in this Deployer's status. */
   deployer?: DeployerObject;
 }
 
@@ -53,15 +53,6 @@ export function deployerDeployment(req: DeployerDeploymentRequest): V1Deployment
       },
     },
   };
-}
-
-/**
- * Activity: the Deployments a Deployer runs now, one per version, found by its label (runs from
- * before `deployer-owns-its-deployments`; observeOwnedDeployments after). Reads only. Returns
- * them sorted by replicas, most first (the stable one leads).
- */
-export async function observeDeployer(ref: DeployerRef): Promise<DeployedVersion[]> {
-  return deployedVersions(await labelledDeployments(ref));
 }
 
 async function labelledDeployments(ref: DeployerRef): Promise<V1Deployment[]> {
@@ -126,8 +117,8 @@ export function ownership(
 }
 
 /**
- * Activity: the Deployments a Deployer owns (see `ownership`), one per version, sorted as
- * observeDeployer sorts them. Writes: the Deployer's record when it changes (adopted once, or
+ * Activity: the Deployments a Deployer owns (see `ownership`), one per version, sorted by
+ * replicas, most first (the stable one leads). Writes: the Deployer's record when it changes (adopted once, or
  * Deployments gone since), and a Warning Event on the Deployer naming each Deployment that
  * carries its label but is not its own, which the run leaves alone. Reads the Deployer's status
  * and writes its record and Events with the worker's own rights, never the run's ServiceAccount.

@@ -146,6 +146,13 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
         taskQueue,
       }),
     );
+    // Without ARMADA_WORKER_DEPLOYMENT: one line says what upgrading workflow code needs.
+    expect(lines.filter((l) => String(l.message).startsWith('unversioned worker'))).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringContaining('README.md#worker-upgrades'),
+      }),
+    ]);
     expect(worker.output()).not.toContain(secret);
   });
 

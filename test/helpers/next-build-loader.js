@@ -4,10 +4,10 @@
  * change of commands that a run started on today's code would fail to replay (a non-determinism
  * error at the hold's end) if it ever moved to this build.
  */
-const HOLD = '      const waitMs = nextWaitMs(left);\n';
+const HOLD = '    const waitMs = nextWaitMs(left);\n';
 
 module.exports = function nextBuild(source) {
   if (!source.includes(HOLD))
     throw new Error('workflows/canary.ts has no hold to change: update next-build-loader.js');
-  return source.replace(HOLD, `      await condition(() => false, 1, { summary: 'build N+1' });\n${HOLD}`);
+  return source.replace(HOLD, `    await condition(() => false, 1, { summary: 'build N+1' });\n${HOLD}`);
 };

@@ -2,6 +2,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
+import type { DeployWindow } from '../../api/windows';
 import { chartWorkflow, groupWorkflow, manifestWorkflow } from '../../workflows';
 import {
   approveSignal,
@@ -23,6 +24,7 @@ import { eventually } from '../helpers/processes';
 import { detailsOf, refusal } from '../helpers/runs';
 import { demoPlan } from './demo-plan';
 import { fakeHelm } from './fake-helm';
+import { nextOpening } from '../../core/plan/windows';
 
 /** A manifest of "platform" (a, b) then "apps" (c, d) behind an approval gate. */
 const gatedPlan = (namespace?: string) => demoPlan({ approval: { before: ['apps'] } }, namespace);
@@ -219,6 +221,40 @@ describe('run control (stubbed activities, real dev server)', () => {
     const outcome = await handle.result();
     expect(outcome.action).toBe('installed');
     if (savingHistories) await saveHistory(handle.workflowId, undefined, 'control-chart-pause--chart');
+  });
+
+  it('a standalone chart outside its deploy windows holds before it writes its release, and installs at the opening', async () => {
+    const namespace = uniqueName('ns');
+    const release = uniqueName('window');
+    // One window a minute, opening 5 s from now (the run starts well before it), 30 s long.
+    const at = new Date(Date.now() + 5_000);
+    const windows: DeployWindow[] = [
+      { kind: 'allow', schedule: `${at.getUTCSeconds()} * * * * *`, duration: '30s', time_zone: 'UTC' },
+    ];
+    const opening = nextOpening(windows, Date.now())!;
+    const handle = await harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: `helm:${namespace}/${release}`,
+      args: [
+        {
+          chart: release,
+          release,
+          namespace,
+          spec: armadaChartSpec.parse({
+            release,
+            namespace,
+            source: { type: 'local', location: 'x' },
+            windows,
+          }),
+        },
+      ],
+    });
+    const held = await eventually('held outside its windows', async () => (await progressOf(handle)).held);
+    expect(held).toMatchObject({ for: 'window', until: new Date(opening).toISOString() });
+    expect(fake.calls.filter((c) => c.release === release && c.name === 'upgrade')).toEqual([]);
+    expect((await handle.result()).action).toBe('installed');
+    expect(Date.now()).toBeGreaterThanOrEqual(opening);
+    if (savingHistories) await saveHistory(handle.workflowId, undefined, 'windows-chart--chart');
   });
   it('a standalone chart cancelled while helm runs ends cancelled, not stuck', async () => {
     const namespace = uniqueName('ns');

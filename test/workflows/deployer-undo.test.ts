@@ -12,6 +12,7 @@ import { rollbackSignal } from '../../workflows/messages';
 import { planGroup, planManifest } from '../../core/plan/manifest';
 import { objectWorkflowId } from '../../core/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
 import { fakeHelm } from './fake-helm';
 
@@ -99,10 +100,11 @@ describe('a rollback undoes the Deployers the run rolled out (stubbed activities
       deployers: { web: promoted.spec, api: fresh.spec },
     });
     plan.groups[1].charts[0].release = 'undo-broken';
+    const workflowId = uniqueName('m');
     const failure = await harness()
       .client.workflow.execute(manifestWorkflow, {
         taskQueue: harness().taskQueue,
-        workflowId: uniqueName('m'),
+        workflowId,
         args: [{ plan }],
       })
       .catch((err: unknown) => err);
@@ -138,6 +140,7 @@ describe('a rollback undoes the Deployers the run rolled out (stubbed activities
     const last = (object: string) => helm.statusFields.filter((w) => w.object === object).at(-1)?.status;
     expect(last('Deployer/web')).toMatchObject({ phase: 'RolledBack', current_version: 'v1' });
     expect(last('Deployer/api')).toMatchObject({ phase: 'RolledBack', current_version: null });
+    if (savingHistories) await saveHistory(workflowId, undefined, 'rollback-undoes-deployers--manifest');
   });
 
   it("a standalone group's rollback puts its promoted Deployer back; one the run found at its version stays", async () => {
@@ -185,6 +188,7 @@ describe('a rollback undoes the Deployers the run rolled out (stubbed activities
     expect(running.get(promoted.namespace)).toEqual([{ deployment: 'app-v1', version: 'v1', replicas: 3 }]);
     expect(running.get(held.namespace)).toEqual([{ deployment: 'app-v1', version: 'v1', replicas: 3 }]);
     expect(running.get(unchanged.namespace)).toEqual([{ deployment: 'app-v2', version: 'v2', replicas: 3 }]);
+    if (savingHistories) await saveHistory(handle.workflowId, undefined, 'rollback-undoes-deployers--group');
   });
 
   it('an undo of a finished run (armadactl rollback --to-run) puts its Deployer back as its releases', async () => {

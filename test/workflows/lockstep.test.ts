@@ -9,15 +9,17 @@ import type { CanaryOutcome, DeployerOutcome } from '../../core/contracts/workfl
 import {
   approveUpdate,
   canaryProgressQuery,
+  freezeSignal,
   pauseSignal,
   progressQuery,
   promoteUpdate,
   resumeSignal,
   rollbackSignal,
+  unfreezeSignal,
 } from '../../workflows/messages';
 import type { CanaryProgress } from '../../core/progress';
 import { planGroup } from '../../core/plan/manifest';
-import { canaryWorkflowId, objectWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId, groupChildWorkflowId, objectWorkflowId } from '../../core/plan/names';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
@@ -340,6 +342,72 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
     }
     expect((await manifest.result()).state).toBe('deployed');
     for (const m of members) expect(helm.releases.get(m)?.revision).toBe(2);
+    if (savingHistories) {
+      // The group told the manifest where its set could be approved and promoted.
+      await saveHistory(manifest.workflowId, undefined, 'lockstep-steered-from-manifest--manifest');
+      const [group] = (await manifest.query(progressQuery)).groups;
+      const groupId = groupChildWorkflowId(manifest.workflowId, group.name);
+      await saveHistory(groupId, undefined, 'lockstep-steered-from-manifest--group');
+    }
+  });
+
+  it('holds a frozen manifest before its group and its canaries before their next step; each goes on once unfrozen', async () => {
+    const members = [uniqueName('frz')];
+    const group = lockstepGroup(members, [{ percent: 50, approval: true }, { percent: 100 }]);
+    const freeze = { by: 'ops', reason: 'release freeze' };
+    // Frozen from its first task on: it holds before its one group.
+    const manifest = await harness().client.workflow.signalWithStart(manifestWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: uniqueName('m'),
+      args: [
+        {
+          plan: {
+            manifest: uniqueName('m'),
+            namespace: 'default',
+            onFailure: 'stop',
+            targetState: 'deployed',
+            groups: [group],
+          },
+        },
+      ],
+      signal: freezeSignal,
+      signalArgs: [freeze],
+    });
+    const held = await eventually(
+      'the manifest held by the freeze',
+      async () => (await manifest.query(progressQuery)).held,
+    );
+    expect(held).toMatchObject({ for: 'freeze' });
+    expect(helm.calls.filter((c) => c.release === members[0])).toEqual([]);
+    await manifest.signal(unfreezeSignal, { by: 'ops' });
+    await membersUntil(members, 'the member waiting for approval', (p) => p.gate?.name === 'step 1 (50 %)');
+
+    // Frozen again while the canary waits: the freeze goes down to it (group, chart, canary).
+    await manifest.signal(freezeSignal, freeze);
+    await eventually('the canary told of the freeze', async () => {
+      const { events } = await canaryOf(members[0]).fetchHistory();
+      return (
+        events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'freeze') || undefined
+      );
+    });
+    expect(await manifest.executeUpdate(approveUpdate, { args: [{ by: 'ops' }] })).toBe(
+      'approved step 1 (50 %)',
+    );
+    // Approved, it does not take its next step while frozen.
+    await membersUntil(members, 'the member held by the freeze', (p) => p.waitingOn === 'freeze');
+    expect((await canaryOf(members[0]).query(canaryProgressQuery)).step).toBe(1);
+    await manifest.signal(unfreezeSignal, { by: 'ops' });
+    const [outcome] = await outcomes(members);
+    expect(outcome.result).toBe('promoted');
+    expect((await manifest.result()).state).toBe('deployed');
+    expect(helm.releases.get(members[0])?.revision).toBe(2);
+    if (savingHistories) {
+      await saveHistory(manifest.workflowId, undefined, 'freeze--manifest');
+      const groupId = groupChildWorkflowId(manifest.workflowId, group.name);
+      await saveHistory(groupId, undefined, 'freeze--group');
+      await saveHistory(group.charts[0].workflowId, undefined, 'freeze--chart');
+      await saveHistory(canaryWorkflowId('default', members[0]), undefined, 'freeze--canary');
+    }
   });
 });
 

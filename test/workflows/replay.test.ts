@@ -18,21 +18,10 @@ const histories = readdirSync(dir)
  * Saved histories of real runs (written by the workflow tests with ARMADA_SAVE_HISTORIES=1)
  * replay against today's workflow code: a non-deterministic change fails here.
  *
- * The patch policy, from 0.1.0 on (runs of a released version may be in flight when a worker
- * of the next one starts; nothing before 0.1.0 was released, and its seven gates were retired):
- * 1. A change of what a workflow does (the commands it issues, their order) goes behind
- *    `patched('<what-changed>')`, the old branch kept. The histories of the old behaviour stay
- *    here and keep replaying; the new behaviour's are added beside them (`v<N>-` prefix for
- *    the old ones when both exist).
- * 2. In the next minor release the gate becomes `deprecatePatch('<what-changed>')` and the old
- *    branch is deleted: runs started by the release before are over by then (the release notes
- *    say that runs must be drained, `armadactl history` shows any left). Their histories are
- *    deleted in the same commit.
- * 3. One minor release later the `deprecatePatch` call itself goes.
- * A change no running history can take (a new input shape, a renamed signal) gets a new worker
- * version instead (Worker Versioning: the old worker drains its runs).
- * CI replays every history here on every run; re-record only for new scenarios, never to make
- * a replay failure go away.
+ * The upgrade policy (README "Worker upgrades"): every workflow type is pinned, so a change that
+ * makes a history here fail to replay is a new build (a new Worker Deployment version; runs in
+ * flight drain on the old build). Re-record the affected histories in the same commit and say
+ * "new build" in its message. No `patched()`: these are histories of today's code only.
  */
 describe('replay of saved histories', () => {
   beforeAll(quietRuntime);
