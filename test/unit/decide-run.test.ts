@@ -2,6 +2,7 @@ import type { KindName } from '../../api/kinds';
 import { armadaChartSpec } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
 import { armadaPolicySpec } from '../../api/policy';
+import { decideLeftover, type LeftoverDecision, type ReleaseRun } from '../../core/bridge/decide-leftover';
 import { decideRun, type RunDecision, type RunState } from '../../core/bridge/decide-run';
 import { policyRefusal, type PolicyBounded } from '../../core/bridge/policy-refusal';
 import type { RunMemo } from '../../workflows/plan/specs';
@@ -133,5 +134,37 @@ describe('policyRefusal: which ArmadaPolicy rule refuses a chart or Deployer', (
     const refusal = policyRefusal(object, manifestServiceAccount, policies, tenancy);
     if (refused === undefined) expect(refusal).toBeUndefined();
     else expect(refusal).toContain(refused);
+  });
+});
+
+describe('decideLeftover: what a manifest does about the unprefixed release its chart web installed on its own', () => {
+  const chart = { namespace: 'team-a', name: 'web' };
+  const groupRuns = ['ArmadaChartGroup:team-a/apps'];
+  /** The release's latest run: by default a deploy web's own standalone run started with generation 3. */
+  const release = (status: string, extra: Partial<ReleaseRun> = {}): ReleaseRun => ({
+    memo: { specs: 'ArmadaChart/web@3', mode: 'deploy' },
+    status,
+    object: { kind: 'ArmadaChart', namespace: 'team-a', name: 'web' },
+    ...extra,
+  });
+  const uninstall = { specs: 'ArmadaChart/web@3', mode: 'uninstall' as const };
+
+  // prettier-ignore
+  it.each<{ case: string; run: ReleaseRun; decision: LeftoverDecision }>([
+    { case: 'a deploy of its own still running', run: release('RUNNING'), decision: { do: 'cancel' } },
+    { case: 'a deploy of its own that completed', run: release('COMPLETED'), decision: { do: 'uninstall' } },
+    { case: 'a deploy of its own that failed', run: release('FAILED'), decision: { do: 'uninstall' } },
+    { case: 'a deploy of its own that was cancelled', run: release('CANCELED'), decision: { do: 'uninstall' } },
+    { case: 'a deploy a standalone run of its group started', run: release('COMPLETED', { parent: groupRuns[0], object: {} }), decision: { do: 'uninstall' } },
+    { case: 'a deploy another group’s run started', run: release('COMPLETED', { parent: 'ArmadaChartGroup:team-a/other', object: {} }), decision: { do: 'none', why: 'not its own' } },
+    { case: 'a deploy that names no generation of web (armadactl, another chart)', run: release('COMPLETED', { memo: { specs: 'ArmadaChart/api@1', mode: 'deploy' } }), decision: { do: 'none', why: 'not its own' } },
+    { case: 'a deploy for another namespace’s web', run: release('COMPLETED', { object: { kind: 'ArmadaChart', namespace: 'team-b', name: 'web' } }), decision: { do: 'none', why: 'not its own' } },
+    { case: 'a deploy a manifest started (ArmadaKind ArmadaManifest)', run: release('COMPLETED', { object: { kind: 'ArmadaManifest', namespace: 'team-a', name: 'web' } }), decision: { do: 'none', why: 'not its own' } },
+    { case: 'its uninstall still running', run: release('RUNNING', { memo: uninstall }), decision: { do: 'follow' } },
+    { case: 'its uninstall completed', run: release('COMPLETED', { memo: uninstall }), decision: { do: 'none', why: 'uninstalled' } },
+    { case: 'its uninstall failed', run: release('FAILED', { memo: uninstall }), decision: { do: 'retry', ranWith: 3 } },
+    { case: 'its uninstall timed out', run: release('TIMED_OUT', { memo: uninstall }), decision: { do: 'retry', ranWith: 3 } },
+  ])('$case', ({ run, decision }) => {
+    expect(decideLeftover(chart, groupRuns, run)).toEqual(decision);
   });
 });
