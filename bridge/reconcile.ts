@@ -32,6 +32,7 @@ import type { SpecChanges } from './settle';
 import type { ReconcileMetrics } from './metrics';
 import type { PolicyView, Tenancy } from '../api/policy-rules';
 import { decideRun } from '../core/bridge/decide-run';
+import { decideUninstall } from '../core/bridge/decide-uninstall';
 import { policyRefusal, type PolicyBounded } from '../core/bridge/policy-refusal';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
@@ -488,27 +489,28 @@ async function finalize(ctx: BridgeContext, view: ObjectView): Promise<void> {
     ctx.log('warn', 'cannot plan the uninstall; removing the finalizer', { key, error: err.message });
   }
   if (run) {
-    const latest = await latestRun(ctx.client, run.workflowId);
-    if (latest?.running) {
-      if (latest.memo.mode !== 'uninstall')
+    const decision = decideUninstall(await latestRun(ctx.client, run.workflowId));
+    switch (decision.do) {
+      case 'cancel':
         await cancelRun(ctx.client, run.workflowId, {
           by: BRIDGE_IDENTITY,
           reason: `${kind} ${namespace}/${name} is being deleted`,
         });
-      ctx.afterRun(run.workflowId, key);
-      return;
-    }
-    if (!(latest?.memo.mode === 'uninstall' && latest.status === 'COMPLETED')) {
-      if (latest?.memo.mode === 'uninstall') {
-        // Failed after its activities' own retries (minutes): say so, and run it again.
-        await recordEvent({ kind, namespace, name }, view.uid, {
-          type: 'Warning',
-          reason: 'UninstallFailed',
-          message: `the uninstall run ${run.workflowId} ended ${latest.status.toLowerCase()}; running it again`,
-        });
-      }
-      await startObjectRun(ctx, key, run);
-      return;
+        ctx.afterRun(run.workflowId, key);
+        return;
+      case 'follow':
+        ctx.afterRun(run.workflowId, key);
+        return;
+      case 'start':
+        if (decision.failed)
+          await recordEvent({ kind, namespace, name }, view.uid, {
+            type: 'Warning',
+            reason: 'UninstallFailed',
+            message: `the uninstall run ${run.workflowId} ended ${decision.failed.toLowerCase()}; running it again`,
+          });
+        return startObjectRun(ctx, key, run);
+      case 'done':
+        break; // the finalizer goes
     }
   }
   await patchObject(view, {

@@ -4,6 +4,7 @@ import { deployerSpec } from '../../api/deployer';
 import { armadaPolicySpec } from '../../api/policy';
 import { decideLeftover, type LeftoverDecision, type ReleaseRun } from '../../core/bridge/decide-leftover';
 import { decideRun, type RunDecision, type RunState } from '../../core/bridge/decide-run';
+import { decideUninstall, type UninstallDecision } from '../../core/bridge/decide-uninstall';
 import { policyRefusal, type PolicyBounded } from '../../core/bridge/policy-refusal';
 import type { RunMemo } from '../../workflows/plan/specs';
 
@@ -166,5 +167,26 @@ describe('decideLeftover: what a manifest does about the unprefixed release its 
     { case: 'its uninstall timed out', run: release('TIMED_OUT', { memo: uninstall }), decision: { do: 'retry', ranWith: 3 } },
   ])('$case', ({ run, decision }) => {
     expect(decideLeftover(chart, groupRuns, run)).toEqual(decision);
+  });
+});
+
+describe('decideUninstall: what the bridge does about the run of an object being deleted', () => {
+  const deploy: RunMemo = { specs: 'ArmadaChart/web@3', mode: 'deploy' };
+  const uninstall: RunMemo = { ...deploy, mode: 'uninstall' };
+  const latest = (status: string, memo: RunMemo) => ({ running: status === 'RUNNING', status, memo });
+
+  // prettier-ignore
+  it.each<{ case: string; latest: ReturnType<typeof latest> | null; decision: UninstallDecision }>([
+    { case: 'no run ever', latest: null, decision: { do: 'start' } },
+    { case: 'a deploy running (paused too)', latest: latest('RUNNING', deploy), decision: { do: 'cancel' } },
+    { case: 'a deploy that completed', latest: latest('COMPLETED', deploy), decision: { do: 'start' } },
+    { case: 'a deploy that failed', latest: latest('FAILED', deploy), decision: { do: 'start' } },
+    { case: 'a deploy that was cancelled (by the bridge, for this deletion)', latest: latest('CANCELED', deploy), decision: { do: 'start' } },
+    { case: 'the uninstall running', latest: latest('RUNNING', uninstall), decision: { do: 'follow' } },
+    { case: 'the uninstall completed', latest: latest('COMPLETED', uninstall), decision: { do: 'done' } },
+    { case: 'the uninstall failed', latest: latest('FAILED', uninstall), decision: { do: 'start', failed: 'FAILED' } },
+    { case: 'the uninstall terminated', latest: latest('TERMINATED', uninstall), decision: { do: 'start', failed: 'TERMINATED' } },
+  ])('$case', ({ latest: run, decision }) => {
+    expect(decideUninstall(run)).toEqual(decision);
   });
 });
