@@ -1,18 +1,10 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { chartPolicySubject, deployerPolicySubject } from '../api/policy-subjects';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
 import { isStatus, kubeApi } from '../kube/client';
-import {
-  ControlRefused,
-  cancelRun,
-  control,
-  latestRun,
-  ranForAnother,
-  type ControlCommand,
-} from '../runs/control';
+import { ControlRefused, cancelRun, control, latestRun, type ControlCommand } from '../runs/control';
 import {
   chartRun,
   deployerRun,
@@ -28,7 +20,9 @@ import type { SteeringSigner } from '../runs/steering-key';
 import { replanSignal } from '../workflows/messages';
 import type { Carried } from '../core/control';
 import { PlanError, type ManifestDocuments } from '../core/plan/manifest';
-import { policyViolations, type PolicySubject } from '../api/policy-rules';
+import { decideRun } from '../core/bridge/decide-run';
+import { decideUninstall } from '../core/bridge/decide-uninstall';
+import { policyRefusal, type PolicyBounded } from '../core/bridge/policy-refusal';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
@@ -73,7 +67,7 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   if (view.action) await takeAction(ctx, view, view.action);
 
   if (!view.parsed.valid) return markInvalid(ctx, view, describeProblems(view.parsed.problems));
-  const refused = policyRefusal(ctx, view);
+  const refused = policyRefusalOf(ctx, view);
   if (refused) return markInvalid(ctx, view, refused);
   await ensureFinalizer(view);
   const owner = ownerOf(ctx, view);
@@ -305,7 +299,7 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
   }
   // A listed chart or Deployer the policies refuse is Invalid itself, and stops what lists it.
   const refusals = listedRunsOf(ctx, view).flatMap((listed) => {
-    const refused = policyRefusal(ctx, listed);
+    const refused = policyRefusalOf(ctx, listed);
     return refused ? [`${listed.kind} ${listed.namespace}/${listed.name}: ${refused}`] : [];
   });
   if (refusals.length) return { problem: refusals.join('; ') };
@@ -346,75 +340,59 @@ export function chartServiceAccount(
   return actingAs(ctx, manifestServiceAccount(ctx, chart))(chart.parsed.spec).service_account_name;
 }
 
-/**
- * Why the ArmadaPolicies (and the bridge's lockdown) refuse a valid chart or Deployer, as its
- * Invalid condition says it; undefined when they allow it. Manifests and groups carry nothing a
- * policy bounds: their charts do (a chart takes its manifest's service_account_name).
- */
-function policyRefusal(ctx: BridgeContext, view: ObjectView): string | undefined {
-  if (!view.parsed.valid) return undefined;
+/** Why the ArmadaPolicies refuse a valid chart or Deployer (core/bridge/policy-refusal.ts); undefined for the others. */
+function policyRefusalOf(ctx: BridgeContext, view: ObjectView): string | undefined {
   const { namespace, name } = view;
-  let subject: PolicySubject;
-  if (view.kind === 'ArmadaChart') {
-    const spec = view.parsed.spec;
-    const serviceAccount = spec.service_account_name ?? manifestServiceAccount(ctx, view);
-    subject = chartPolicySubject({ namespace, name }, spec, serviceAccount);
-  } else if (view.kind === 'Deployer') {
-    const spec = view.parsed.spec;
-    const serviceAccount = spec.service_account_name ?? manifestServiceAccount(ctx, view);
-    subject = deployerPolicySubject({ namespace, name }, spec, serviceAccount);
-  } else return undefined;
-  const problems = policyViolations(subject, ctx.policies(), ctx.tenancy);
-  return problems.length ? describeProblems(problems) : undefined;
+  let bounded: PolicyBounded;
+  if (view.kind === 'ArmadaChart' && view.parsed.valid)
+    bounded = { kind: view.kind, namespace, name, spec: view.parsed.spec };
+  else if (view.kind === 'Deployer' && view.parsed.valid)
+    bounded = { kind: view.kind, namespace, name, spec: view.parsed.spec };
+  else return undefined;
+  return policyRefusal(bounded, manifestServiceAccount(ctx, view), ctx.policies(), ctx.tenancy);
 }
 
 /**
- * Starts the object's run unless one exists for its specs (their generations). A run still
- * working on older specs of the same mode gets the new ones as a re-plan signal and starts over
- * with them at its next safe point (see README, "Changing a spec while it deploys"); a run of
- * the other mode finishes first, and the bridge starts the new run when it ends.
+ * Brings the object's run in line with its specs: gathers what decideRun (core/bridge/decide-run.ts)
+ * decides by, and does what it decides.
  */
 async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest): Promise<void> {
   const { key } = view;
-  const { mode, specs } = run.memo;
-  if (ctx.startedRunning(run.workflowId, run.memo)) return;
-  const latest = await latestRun(ctx.client, run.workflowId);
-  // Specs name generations, which start at 1 again for an object created anew: a run for an
-  // earlier object of the name deployed nothing of this one.
-  const same =
-    latest !== null &&
-    latest.memo.specs === specs &&
-    latest.memo.mode === mode &&
-    !ranForAnother(latest, view);
-  if (latest?.running) {
-    if (same) return;
-    if (latest.memo.mode === mode && latest.memo.next !== specs) {
+  const { workflowId, memo } = run;
+  const latest = ctx.startedRunning(workflowId, memo) ? 'followed' : await latestRun(ctx.client, workflowId);
+  const settlesAt = ctx.specChanges.settlesAt(ctx.objects, view);
+  const decision = decideRun({ object: view, planned: memo, latest, settlesAt });
+  switch (decision.do) {
+    case 'leave':
+      return;
+    case 'replan':
       // Signalled by run ID: a run that ended since it was described (e.g. it started over
       // with these very specs after an earlier signal) must not pass the re-plan to its
       // successor, which would start over once more. Then look again.
       try {
         await ctx.client.workflow
-          .getHandle(run.workflowId, latest.runId)
-          .signal(replanSignal, { input: run.input, memo: run.memo });
+          .getHandle(workflowId, decision.runId)
+          .signal(replanSignal, { input: run.input, memo });
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return ensureRun(ctx, view, run);
         throw err;
       }
-      ctx.log('info', 're-plan sent', { key, workflowId: run.workflowId, specs, from: latest.memo.specs });
-    }
-    ctx.afterRun(run.workflowId, key);
-    return;
+      ctx.log('info', 're-plan sent', { key, workflowId, specs: memo.specs, from: decision.from });
+      return ctx.afterRun(workflowId, key);
+    case 'follow':
+      return ctx.afterRun(workflowId, key);
+    case 'wait':
+      return ctx.specChanges.wake(key, decision.until, () => ctx.enqueue(key));
+    case 'start':
+      // Asked only now: a list call to the API server.
+      if (await ownerNotCachedYet(view)) {
+        ctx.log('info', 'not started: the API server has an object listing it that the cache lacks yet', {
+          key,
+        });
+        return;
+      }
+      return startObjectRun(ctx, key, run);
   }
-  if (same) return; // these specs have had their run
-  if (view.kind === 'ArmadaManifest' || view.kind === 'ArmadaChartGroup') {
-    const settlesAt = ctx.specChanges.settlesAt(ctx.objects, view);
-    if (settlesAt !== undefined) return ctx.specChanges.wake(key, settlesAt, () => ctx.enqueue(key));
-  }
-  if (await ownerNotCachedYet(view)) {
-    ctx.log('info', 'not started: the API server has an object listing it that the cache lacks yet', { key });
-    return;
-  }
-  await startObjectRun(ctx, key, run);
 }
 
 /**
@@ -456,27 +434,28 @@ async function finalize(ctx: BridgeContext, view: ObjectView): Promise<void> {
     ctx.log('warn', 'cannot plan the uninstall; removing the finalizer', { key, error: err.message });
   }
   if (run) {
-    const latest = await latestRun(ctx.client, run.workflowId);
-    if (latest?.running) {
-      if (latest.memo.mode !== 'uninstall')
+    const decision = decideUninstall(await latestRun(ctx.client, run.workflowId));
+    switch (decision.do) {
+      case 'cancel':
         await cancelRun(ctx.client, run.workflowId, {
           by: BRIDGE_IDENTITY,
           reason: `${kind} ${namespace}/${name} is being deleted`,
         });
-      ctx.afterRun(run.workflowId, key);
-      return;
-    }
-    if (!(latest?.memo.mode === 'uninstall' && latest.status === 'COMPLETED')) {
-      if (latest?.memo.mode === 'uninstall') {
-        // Failed after its activities' own retries (minutes): say so, and run it again.
-        await recordEvent({ kind, namespace, name }, view.uid, {
-          type: 'Warning',
-          reason: 'UninstallFailed',
-          message: `the uninstall run ${run.workflowId} ended ${latest.status.toLowerCase()}; running it again`,
-        });
-      }
-      await startObjectRun(ctx, key, run);
-      return;
+        ctx.afterRun(run.workflowId, key);
+        return;
+      case 'follow':
+        ctx.afterRun(run.workflowId, key);
+        return;
+      case 'start':
+        if (decision.failed)
+          await recordEvent({ kind, namespace, name }, view.uid, {
+            type: 'Warning',
+            reason: 'UninstallFailed',
+            message: `the uninstall run ${run.workflowId} ended ${decision.failed.toLowerCase()}; running it again`,
+          });
+        return startObjectRun(ctx, key, run);
+      case 'done':
+        break; // the finalizer goes
     }
   }
   await patchObject(view, {

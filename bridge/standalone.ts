@@ -3,7 +3,8 @@ import { writeStatus } from '../kube/status';
 import { latestRun } from '../runs/control';
 import { rootMessage } from '../core/failures';
 import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
-import { generationIn, type RunMemo } from '../core/plan/specs';
+import type { RunMemo } from '../core/plan/specs';
+import { decideLeftover } from '../core/bridge/decide-leftover';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { runOf } from './reconcile';
 import type { BridgeContext } from './context';
@@ -171,7 +172,6 @@ async function clearChart(
     holders: ReadonlyMap<string, readonly string[]>;
   },
 ): Promise<boolean> {
-  const { namespace, name } = chart;
   const spec = validSpec(chart);
   const own = { namespace: spec.namespace, release: spec.release };
   const release = `${own.namespace}/${own.release}`;
@@ -188,28 +188,31 @@ async function clearChart(
     throw err;
   }
   const memo = (description.memo ?? {}) as unknown as RunMemo;
-  /** The chart's generation its latest run of the release ran with. */
-  const ranWith = generationIn(memo.specs, 'ArmadaChart', name);
-  if (ranWith === undefined) return false;
   const attributes = description.typedSearchAttributes;
-  const parent = description.parentExecution?.workflowId;
-  const itsOwn = parent
-    ? opts.groupRuns.includes(parent)
-    : attributes.get(ArmadaKind) === 'ArmadaChart' &&
-      attributes.get(ArmadaNamespace) === namespace &&
-      attributes.get(ArmadaName) === name;
-  if (!itsOwn) return false;
-  const running = description.status.name === 'RUNNING';
-  if (memo.mode === 'uninstall') {
-    if (running) {
+  const decision = decideLeftover(chart, opts.groupRuns, {
+    memo,
+    status: description.status.name,
+    parent: description.parentExecution?.workflowId ?? undefined,
+    object: {
+      kind: attributes.get(ArmadaKind),
+      namespace: attributes.get(ArmadaNamespace),
+      name: attributes.get(ArmadaName),
+    },
+  });
+  switch (decision.do) {
+    case 'none':
+      return false;
+    case 'follow':
       ctx.afterRun(workflowId, opts.manifest.key);
       return true;
+    case 'cancel':
+      return cancelRunning(ctx, workflowId, opts.manifest.key);
+    case 'retry': {
+      const failed = { run: description, ranWith: decision.ranWith };
+      if (await retryLater(ctx, chart, release, failed, opts.manifest)) return true;
     }
-    if (description.status.name === 'COMPLETED') return false;
-    if (await retryLater(ctx, chart, release, { run: description, ranWith }, opts.manifest)) return true;
-  } else if (running) {
-    return cancelRunning(ctx, workflowId, opts.manifest.key);
   }
+  // Its deploy ended, or its failed uninstall is due again.
   await startObjectRun(ctx, chart.key, runOf(ctx, chart, 'uninstall'), {
     follow: opts.manifest.key,
     message: 'uninstalling a standalone release: a manifest lists its chart now',

@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { kinds } from '../api/kinds';
 import { runUrl } from '../kube/status';
-import { latestRun, progressOf, type RunState } from '../runs/control';
+import type { RunState } from '../core/bridge/decide-run';
+import { latestRun, progressOf } from '../runs/control';
 import { formatProgress } from '../runs/progress';
 import { placeByName } from '../runs/places';
 import { routeOf, type ObjectPlace, type Target } from '../runs/targets';

@@ -6,7 +6,7 @@ import type { RunMemo } from './plan/specs';
 
 /**
  * Who asked for something and why; shown by the progress query (and, later, in CR status).
- * `proof`: the bridge's signature (workflows/plan/steering.ts); without a valid one, `by` is
+ * `proof`: the bridge's signature (core/plan/steering.ts); without a valid one, `by` is
  * recorded as `temporal-admin:<by>`.
  */
 export interface Request {
@@ -65,7 +65,7 @@ export interface Carried {
   approvals?: Approved[];
   /** The approvals the open gate took so far (`distinct_approvers`), kept for the gate it opens again. */
   gateApprovals?: Approved[];
-  /** The bridge's key and the specs' authors (workflows/plan/steering.ts); the key stays the start's. */
+  /** The bridge's key and the specs' authors (core/plan/steering.ts); the key stays the start's. */
   steering?: Steering;
   /** The proofs the run took within their window: a proof counts once. */
   usedProofs?: Proof[];

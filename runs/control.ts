@@ -13,6 +13,7 @@ import { rootMessage } from '../core/failures';
 import type { AnyProgress } from '../core/progress';
 import type { Approval, Request } from '../core/control';
 import type { RunMemo } from '../core/plan/specs';
+import type { RunState } from '../core/bridge/decide-run';
 import { formatProgress } from './progress';
 import type { SteeringSigner } from './steering-key';
 import { noRun, type Route, type Verb } from './targets';
@@ -189,39 +190,6 @@ export async function follow<Outcome>(
     await Promise.race([settled, sleep(1000)]);
   }
   return result;
-}
-
-export interface RunState {
-  runId: string;
-  running: boolean;
-  status: string;
-  memo: RunMemo;
-  /** When this run (not the chain it continues) started, in ms. */
-  startedAt: number;
-}
-
-/**
- * How far the API server's clock and Temporal's may be apart, beyond which ranForAnother trusts
- * them for a run that names no object. An object's own run starts after it (a watch event and a
- * reconcile later), and a timestamp of the API server's is whole seconds, so at most a second
- * before the creation it stands for.
- */
-export const CLOCK_SKEW_MS = 1000;
-
-/**
- * Whether `run` was for another object of the same name than `object` (a cluster rebuilt, or
- * the object deleted and created again while no bridge watched), whose generations started at
- * 1 as this one's do, so its specs read the same. A run the bridge started names its object's
- * uid (memo `uid`), which both sides agree on whatever their clocks say. A run that names none
- * (started by `armadactl apply`, or by a bridge before 0.2) is told by time: it started before
- * the object was created (`createdAt`, ms; 0 when unknown).
- */
-export function ranForAnother(
-  run: Pick<RunState, 'startedAt' | 'memo'>,
-  object: { uid?: string; createdAt: number },
-): boolean {
-  if (run.memo.uid !== undefined && object.uid !== undefined) return run.memo.uid !== object.uid;
-  return object.createdAt > 0 && run.startedAt < object.createdAt - CLOCK_SKEW_MS;
 }
 
 /** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */

@@ -4,7 +4,7 @@ import type { ChartSource, ValuesReference } from '../../api/chart';
 import type { ActingAs } from './acting-as';
 
 /**
- * A chart another lists in `dependencies`, resolved by the planner (workflows/plan/dependencies.ts):
+ * A chart another lists in `dependencies`, resolved by the planner (core/plan/dependencies.ts):
  * the ArmadaChart's name, where its chart comes from, and its own dependencies.
  */
 export interface ChartDependency {

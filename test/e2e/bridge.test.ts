@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CLOCK_SKEW_MS } from '../../runs/control';
+import { CLOCK_SKEW_MS } from '../../core/bridge/decide-run';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';

@@ -2,7 +2,7 @@ import { kinds, type KindName } from '../../api/kinds';
 import { ClaimIndex } from '../../bridge/claims';
 import { releaseHolders, standaloneSuspects } from '../../bridge/standalone';
 import { SETTLE_MS, SpecChanges, planKeys } from '../../bridge/settle';
-import { ranForAnother } from '../../runs/control';
+import { ranForAnother } from '../../core/bridge/decide-run';
 import {
   chartRelease,
   claimOf,

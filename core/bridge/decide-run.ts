@@ -1,0 +1,99 @@
+import type { KindName } from '../../api/kinds';
+import type { RunMemo } from '../plan/specs';
+
+/** What Temporal says of the latest run of a workflow ID (runs/control.ts, latestRun). */
+export interface RunState {
+  runId: string;
+  running: boolean;
+  status: string;
+  memo: RunMemo;
+  /** When this run (not the chain it continues) started, in ms. */
+  startedAt: number;
+}
+
+/**
+ * How far the API server's clock and Temporal's may be apart, beyond which ranForAnother trusts
+ * them for a run that names no object. An object's own run starts after it (a watch event and a
+ * reconcile later), and a timestamp of the API server's is whole seconds, so at most a second
+ * before the creation it stands for.
+ */
+export const CLOCK_SKEW_MS = 1000;
+
+/**
+ * Whether `run` was for another object of the same name than `object` (a cluster rebuilt, or
+ * the object deleted and created again while no bridge watched), whose generations started at
+ * 1 as this one's do, so its specs read the same. A run the bridge started names its object's
+ * uid (memo `uid`), which both sides agree on whatever their clocks say. A run that names none
+ * (started by `armadactl apply`, or by a bridge before 0.2) is told by time: it started before
+ * the object was created (`createdAt`, ms; 0 when unknown).
+ */
+export function ranForAnother(
+  run: Pick<RunState, 'startedAt' | 'memo'>,
+  object: { uid?: string; createdAt: number },
+): boolean {
+  if (run.memo.uid !== undefined && object.uid !== undefined) return run.memo.uid !== object.uid;
+  return object.createdAt > 0 && run.startedAt < object.createdAt - CLOCK_SKEW_MS;
+}
+
+/** What the bridge knows when it brings an object's run in line with the object (bridge/reconcile.ts, ensureRun). */
+export interface RunFacts {
+  /** The object: its kind, its metadata.uid, when it was created (ms; 0 when unknown). */
+  object: { kind: KindName; uid?: string; createdAt: number };
+  /** The memo of the run the object gets now: the specs (their generations) and the mode. */
+  planned: RunMemo;
+  /**
+   * The object's latest run: `followed` when this bridge started it with the very memo planned
+   * and follows it still (then Temporal was not asked), else what Temporal said (null: none).
+   */
+  latest: 'followed' | RunState | null;
+  /**
+   * When (epoch ms) the object's specs and those of what it lists will have settled
+   * (bridge/settle.ts); undefined once they have. Only a manifest's or a group's run waits for it.
+   */
+  settlesAt?: number;
+}
+
+/** What to do about an object's run. */
+export type RunDecision =
+  /** Nothing: the run of these specs runs or has run. */
+  | { do: 'leave'; why: 'followed' | 'running these specs' | 'these specs have had their run' }
+  /** Send the planned run as a re-plan signal to the run `runId` (running `from`), then follow it. */
+  | { do: 'replan'; runId: string; from?: string }
+  /** Follow the running run: the object is reconciled again when it ends. */
+  | { do: 'follow'; why: 'another mode runs' | 'already re-planned' }
+  /** Reconcile again at `until`, when the specs have settled. */
+  | { do: 'wait'; until: number }
+  /** Start the planned run (if the API server holds no owner of the object that the cache lacks yet). */
+  | { do: 'start' };
+
+/**
+ * Whether an object's run starts, re-plans, is followed or left, or waits. A run exists for the
+ * object's current specs (their generations): it is left alone. A run still working on older
+ * specs of the same mode gets the new ones as a re-plan signal and starts over with them at its
+ * next safe point (see README, "Changing a spec while it deploys"); a run of the other mode
+ * finishes first, and the run is started when it ends. A paused run is running to Temporal: it
+ * is re-planned like any other. A run that ended (completed, failed, cancelled, terminated,
+ * timed out) with these specs has had its run: a failed one is retried by a person (the `retry`
+ * action), not by the bridge. A manifest's or group's run starts only once the specs have
+ * settled.
+ */
+export function decideRun({ object, planned, latest, settlesAt }: RunFacts): RunDecision {
+  if (latest === 'followed') return { do: 'leave', why: 'followed' };
+  // Specs name generations, which start at 1 again for an object created anew: a run for an
+  // earlier object of the name deployed nothing of this one.
+  const same =
+    latest !== null &&
+    latest.memo.specs === planned.specs &&
+    latest.memo.mode === planned.mode &&
+    !ranForAnother(latest, object);
+  if (latest?.running) {
+    if (same) return { do: 'leave', why: 'running these specs' };
+    if (latest.memo.mode !== planned.mode) return { do: 'follow', why: 'another mode runs' };
+    if (latest.memo.next === planned.specs) return { do: 'follow', why: 'already re-planned' };
+    return { do: 'replan', runId: latest.runId, from: latest.memo.specs };
+  }
+  if (same) return { do: 'leave', why: 'these specs have had their run' };
+  const settles = object.kind === 'ArmadaManifest' || object.kind === 'ArmadaChartGroup';
+  if (settles && settlesAt !== undefined) return { do: 'wait', until: settlesAt };
+  return { do: 'start' };
+}
