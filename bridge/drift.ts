@@ -10,7 +10,7 @@ import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../core/plan/drift';
 import { releaseWorkflowId } from '../core/plan/names';
 import { latestRun } from '../runs/control';
-import { chartServiceAccount } from './reconcile';
+import { chartServiceAccount } from './run-of';
 import type { BridgeContext } from './context';
 import { chartRelease } from './view';
 import type { ArmadaObject, Change, WatchedResource } from './watch';

@@ -6,7 +6,7 @@ import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
 import type { RunMemo } from '../core/plan/specs';
 import { decideLeftover } from '../core/bridge/decide-leftover';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
-import { runOf } from './reconcile';
+import { runOf } from './run-of';
 import type { BridgeContext } from './context';
 import { startObjectRun } from './start';
 import {

@@ -30,13 +30,6 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 /** What core/ may take from packages: pure code only (no I/O, no Temporal, no Kubernetes client). */
 const CORE_PACKAGES = /^(zod|@noble\/[\w-]+)(\/|$)/;
 
-/**
- * Cycles another part of issue 35 removes, so that this test passes meanwhile: `runOf` leaves
- * bridge/reconcile.ts for core/ (the bridge's pure decisions). The test above ignores them; the
- * one below fails once one is gone, so that its entry goes too.
- */
-const PENDING_CYCLES = ['bridge/reconcile.ts ↔ bridge/standalone.ts'];
-
 const folderOf = (file: string) => file.split('/')[0];
 
 /** Why an import breaks the layering, or undefined when it is allowed. */
@@ -166,11 +159,7 @@ describe('the product code', () => {
   const cycles = fileCycles(graph).map((cycle) => cycle.join(' ↔ '));
 
   it('has no file cycle', () => {
-    expect(cycles.filter((cycle) => !PENDING_CYCLES.includes(cycle))).toEqual([]);
-  });
-
-  it('still has each cycle listed as pending (an entry goes once its cycle is gone)', () => {
-    expect(PENDING_CYCLES.filter((cycle) => !cycles.includes(cycle))).toEqual([]);
+    expect(cycles).toEqual([]);
   });
 
   it('imports only along the layers', () => {
