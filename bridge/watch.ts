@@ -53,6 +53,12 @@ export interface WatchOptions<V = ArmadaObject> {
    * object arrives or changes, and from its last state when it is deleted.
    */
   view: (obj: ArmadaObject) => V;
+  /**
+   * Which objects the cache keeps (by their view); default all. An object not kept is dropped on
+   * arrival and reported to nobody; a cached one that stops being kept leaves without a 'delete'.
+   * Objects dropped once come back only with a change of theirs, or a new list (stop, start).
+   */
+  keep?: (view: V) => boolean;
   /** Every cached object is handed to onChange('resync') this often; default 300. */
   resyncSeconds?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -285,11 +291,15 @@ export class ObjectWatch<V = ArmadaObject> {
 
   private upsert(obj: ArmadaObject): void {
     const { namespace, name, resourceVersion } = obj.metadata;
-    let byName = this.objects.get(namespace);
-    if (!byName) this.objects.set(namespace, (byName = new Map()));
-    const previous = byName.get(name);
+    const previous = this.objects.get(namespace)?.get(name);
     if (previous && previous.resourceVersion === resourceVersion) return;
     const cached = this.cached(obj);
+    if (this.opts.keep && !this.opts.keep(cached.view)) {
+      if (previous) this.drop(previous);
+      return;
+    }
+    let byName = this.objects.get(namespace);
+    if (!byName) this.objects.set(namespace, (byName = new Map()));
     byName.set(name, cached);
     this.deliver(cached, previous ? 'update' : 'add', previous);
   }
@@ -301,10 +311,15 @@ export class ObjectWatch<V = ArmadaObject> {
 
   /** Drops an object from the cache, handing `last` (its last state) to onChange. */
   private remove(last: Cached<V>): void {
+    if (this.drop(last)) this.deliver(last, 'delete');
+  }
+
+  /** Drops an object from the cache without a word; false if it was not there. */
+  private drop(last: Cached<V>): boolean {
     const byName = this.objects.get(last.namespace);
-    if (!byName?.delete(last.name)) return;
+    if (!byName?.delete(last.name)) return false;
     if (byName.size === 0) this.objects.delete(last.namespace);
-    this.deliver(last, 'delete');
+    return true;
   }
 
   /** onChange must not break the cache: client-node would swallow its error and drop the event. */
