@@ -162,7 +162,9 @@ async function main(): Promise<void> {
           else if (specChanged) specChanges.changed(view.key);
           // The claims (and who drives what) follow the cache from the first list on.
           claims.observe(view as ObjectView, change);
-          if (driftWatches.length > 0 && change !== 'resync' && managedReleases.refresh()) relistDrift();
+          // Which releases the charts deploy follows from specs (a chart's, its owners' prefix).
+          const releasesMayChange = specChanged || change === 'delete';
+          if (driftWatches.length > 0 && releasesMayChange && managedReleases.refresh()) relistDrift();
           if (!listed) return;
           queue.add(view.key);
           if (specChanged || change === 'delete')
