@@ -78,8 +78,16 @@ interface RoundFigures {
   watchEvents?: number;
 }
 
-/** A bridge process watching `namespace` (its leader Lease there too); resolves once it leads and serves metrics. */
-async function startBridge(ctx: BenchContext, namespace: string, taskQueue: string) {
+/**
+ * A bridge process watching `namespace` (its leader Lease there too), with extra environment;
+ * resolves once it leads and serves metrics.
+ */
+export async function startBridge(
+  ctx: BenchContext,
+  namespace: string,
+  taskQueue: string,
+  env: NodeJS.ProcessEnv = {},
+) {
   grantAnyNamespace(namespace);
   const bridge = startNode('bridge/main.js', {
     TEMPORAL_ADDRESS: ctx.temporalAddress,
@@ -88,6 +96,7 @@ async function startBridge(ctx: BenchContext, namespace: string, taskQueue: stri
     ARMADA_LEASE_NAMESPACE: namespace,
     ARMADA_METRICS_PORT: '0',
     KUBECONFIG: ctx.kubeconfig,
+    ...env,
   });
   await bridge.printed('"message":"leading: watching"');
   const port = /"message":"metrics listening","port":(\d+)/.exec(bridge.output())?.[1];
@@ -96,7 +105,7 @@ async function startBridge(ctx: BenchContext, namespace: string, taskQueue: stri
 }
 
 /** A fresh namespace for one round. */
-async function roundNamespace(what: string, n: number): Promise<string> {
+export async function roundNamespace(what: string, n: number): Promise<string> {
   const namespace = `${what}-${randomUUID().slice(0, 6)}-${n}`;
   await kubeConfig()
     .makeApiClient(CoreV1Api)

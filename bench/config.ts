@@ -42,6 +42,13 @@ export function loadSizes() {
       /** `stub`: Helm calls return at once (the default; the bridge is measured, not Helm); `real`: the product's worker. */
       helm: choice('BENCH_BRIDGE_HELM', ['stub', 'real'] as const, 'stub'),
     },
+    bridgeMemory: {
+      /** Helm-labelled ConfigMaps of releases the bridge does not manage, in its drift namespace. */
+      unmanaged: int('BENCH_BRIDGE_UNMANAGED', 5000),
+      /** Rounds, each with two fresh bridge processes side by side. */
+      rounds: int('BENCH_BRIDGE_MEMORY_ROUNDS', 3),
+      createConcurrency: int('BENCH_CREATE_CONCURRENCY', 50),
+    },
     concurrency: {
       /** Canary workflows running at once on one worker. */
       canaries: int('BENCH_CANARIES', 1000),

@@ -3,6 +3,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import path from 'node:path';
 import { startTemporal } from '../test/helpers/temporal';
 import { runBridge } from './bridge';
+import { runBridgeMemory } from './bridge-memory';
 import { runConcurrency } from './concurrency';
 import { loadSizes, selectedBenchmarks, type Sizes } from './config';
 import type { BenchContext } from './context';
@@ -60,11 +61,16 @@ const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes
       run: (ctx, s) => runWorkerStart(ctx, s.workerStart),
     },
     8: { title: 'crash recovery', sizes: (s) => s.recovery, run: (ctx, s) => runRecovery(ctx, s.recovery) },
+    9: {
+      title: 'bridge memory',
+      sizes: (s) => s.bridgeMemory,
+      run: (ctx, s) => runBridgeMemory(ctx, s.bridgeMemory),
+    },
   };
 
 /**
  * `npm run bench` (through bench/run.sh, which builds the tools and dist/ and starts the sandbox
- * for benchmarks 2, 4, 6 and 8, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
+ * for benchmarks 2, 4, 6, 8 and 9, and the Temporal cluster on PostgreSQL for 6): starts a Temporal dev server of its own, runs the selected
  * benchmarks, writes bench/results/latest.json and prints a summary table.
  */
 async function main(): Promise<number> {

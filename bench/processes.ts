@@ -47,9 +47,17 @@ export function startNode(script: string, env: NodeJS.ProcessEnv = {}): BenchPro
 }
 
 /** VmHWM of a process (Linux): its peak resident set size, in bytes. */
-export function peakRss(pid: number): number | undefined {
+export const peakRss = (pid: number) => procStatusBytes(pid, 'VmHWM');
+
+/** VmRSS of a process (Linux): its resident set size now, in bytes. */
+export const currentRss = (pid: number) => procStatusBytes(pid, 'VmRSS');
+
+/** A size field of `/proc/<pid>/status`, in bytes; undefined once the process has exited. */
+function procStatusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
   try {
-    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
     return match ? Number(match[1]) * 1024 : undefined;
   } catch {
     return undefined;

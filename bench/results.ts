@@ -29,6 +29,7 @@ export const BENCHMARKS = {
   6: 'servers',
   7: 'workerStart',
   8: 'recovery',
+  9: 'bridgeMemory',
 } as const;
 
 /** The benchmark numbers, in order. */
@@ -176,6 +177,16 @@ export function summaryRows(results: Results): string[][] {
     ]);
     rows.push(['2 bridge', 'bridge peak RSS', mib(two.bridgePeakRssMiB), '', '']);
     rows.push(['2 bridge', 'worker peak RSS', mib(two.workerPeakRssMiB), '', '']);
+  }
+  const nine = b.bridgeMemory?.figures;
+  if (nine) {
+    rows.push([
+      '9 bridge memory',
+      'bridge RSS, unmanaged Helm objects / none (settled; peak)',
+      `${times(nine.settledRssRatio)}; ${times(nine.peakRssRatio)}`,
+      '≤ 1.2×',
+      met(nine.target),
+    ]);
   }
   const three = b.concurrency?.figures;
   if (three) {

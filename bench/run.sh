@@ -2,7 +2,7 @@
 # The benchmark command (npm run bench [-- 1 3]). On a fresh clone it installs the npm
 # dependencies and builds the local tools (deploy/lib.sh), compiles dist/, starts a sandbox
 # cluster of its own (.sandbox/bench/, never the one `npm start` or `npm test` runs) when
-# benchmark 2, 4, 6 or 8 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
+# benchmark 2, 4, 6, 8 or 9 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
 # .temporal-cluster/bench/), builds benchmark 4's peers (Flux, helmfile) when 4 is selected,
 # runs the benchmarks (bench/main.ts starts its own Temporal dev server), stops everything it
 # started, and leaves the figures in bench/results/latest.json.
@@ -21,9 +21,9 @@ bash deploy/build.sh
 export ARMADA_BENCH_RUN="bench-$$-$RANDOM"
 export SANDBOX_DIR="$root/.sandbox/bench"
 
-selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8}}"
+selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8,9}}"
 sandbox=false
-[[ $selection =~ [2468] ]] && sandbox=true
+[[ $selection =~ [24689] ]] && sandbox=true
 # Benchmark 4 runs Flux and helmfile beside us (BENCH_PEERS=0: not): their tools are built here
 # only, never by npm test or npm start.
 if [[ $selection =~ 4 && ${BENCH_PEERS:-1} != 0 ]]; then bash deploy/tools/build.sh peers >/dev/null; fi

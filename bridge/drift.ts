@@ -1,4 +1,4 @@
-import { isDeepStrictEqual } from 'node:util';
+import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import {
   CANARY_LABEL,
@@ -6,13 +6,14 @@ import {
   RELEASE_NAME_ANNOTATION,
   RELEASE_NAMESPACE_ANNOTATION,
 } from '../core/labels';
+import { stableJson } from '../core/stable-json';
 import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../core/plan/drift';
 import { releaseWorkflowId } from '../core/plan/names';
 import { latestRun } from '../runs/control';
 import { chartServiceAccount } from './run-of';
 import type { BridgeContext } from './context';
-import { chartRelease } from './view';
+import { chartRelease, type Cache } from './view';
 import type { ArmadaObject, Change, WatchedResource } from './watch';
 
 const HELM_SELECTOR = `${MANAGED_BY_LABEL}=Helm`;
@@ -58,6 +59,53 @@ interface Write {
 }
 
 /**
+ * What the bridge keeps of one Helm-managed object it watches for drift: what driftOf judges a
+ * change by, and nothing else (no spec, no data, no managedFields). An object whose release no
+ * ArmadaChart deploys is not kept at all (ManagedReleases).
+ *
+ * The watch still reads each object in full and builds this view on arrival. A metadata-only
+ * watch (PartialObjectMetadata) was weighed and left out: ConfigMaps and Services have no
+ * generation, so telling a change of their content from a change of their labels needs the
+ * content (a hash of it suffices); and for the workloads the full object lives only until its
+ * view is built, so it costs a moment's garbage, not memory kept (see README "Benchmarks": bridge
+ * RSS with 5,000 unmanaged Helm objects).
+ */
+export interface DriftView {
+  namespace: string;
+  name: string;
+  /** The release it belongs to (helmReleaseOf). */
+  release?: { namespace: string; release: string };
+  canary: boolean;
+  generation?: number;
+  /** The newest write to the object itself by Helm (ms since the epoch). */
+  helmWrite?: number;
+  /** The newest write to the object itself by any other field manager. */
+  foreignWrite?: Write;
+  /** For a kind without a generation: sha256 of what Helm deployed (all but metadata and status). */
+  content?: string;
+}
+
+/** The view driftOf judges an object by (see DriftView). */
+export function driftViewOf(obj: ArmadaObject): DriftView {
+  const { namespace, name, generation, labels } = obj.metadata;
+  return {
+    namespace,
+    name,
+    release: helmReleaseOf(obj),
+    canary: Boolean(labels?.[CANARY_LABEL]),
+    generation,
+    helmWrite: newestWrite(obj, true)?.time,
+    foreignWrite: newestWrite(obj, false),
+    content:
+      generation === undefined
+        ? createHash('sha256')
+            .update(stableJson(deployed(obj)))
+            .digest('hex')
+        : undefined,
+  };
+}
+
+/**
  * The newest write to the object itself (not its status or scale subresource) by Helm, or by
  * any other field manager. Times have a resolution of one second.
  */
@@ -72,7 +120,22 @@ function newestWrite(obj: ArmadaObject, byHelm: boolean): Write | undefined {
 }
 
 /**
- * Whether a change to a Helm-managed object is drift, judged from the object alone:
+ * What Helm deployed of an object: all of it but its metadata and status (and its apiVersion and
+ * kind, which the items of a list leave out and watch events carry).
+ */
+function deployed({
+  metadata: _metadata,
+  status: _status,
+  apiVersion: _apiVersion,
+  kind: _kind,
+  ...content
+}: ArmadaObject): object {
+  return content;
+}
+
+/**
+ * Whether a change to a Helm-managed object is drift, judged from its view (DriftView) before
+ * and after:
  * - deleted: always (a deploy or uninstall deleting objects is told apart later: the bridge
  *   waits for the release's run to end, and the drift run keeps only objects still in the
  *   release's current revision);
@@ -86,34 +149,66 @@ function newestWrite(obj: ArmadaObject, byHelm: boolean): Write | undefined {
  */
 export function driftOf(
   resource: WatchedResource,
-  obj: ArmadaObject,
+  view: DriftView,
   change: Change,
-  previous?: ArmadaObject,
+  previous?: DriftView,
 ): DriftedObject | undefined {
-  if (obj.metadata.labels?.[CANARY_LABEL]) return undefined;
+  if (view.canary) return undefined;
   const id = {
     apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
     kind: resource.kind,
-    namespace: obj.metadata.namespace,
-    name: obj.metadata.name,
+    namespace: view.namespace,
+    name: view.name,
   };
   if (change === 'delete') return { ...id, change: 'deleted' };
   if (change !== 'update' || !previous) return undefined;
-  const [generation, before] = [obj.metadata.generation, previous.metadata.generation];
+  const [generation, before] = [view.generation, previous.generation];
   if (generation !== undefined && before !== undefined && generation <= before) return undefined;
   // A kind without a generation (a Service, a ConfigMap) changed what Helm deployed only when
   // something but its metadata and status did: labels and annotations are never drift.
-  if (generation === undefined && isDeepStrictEqual(deployed(obj), deployed(previous))) return undefined;
-  const foreign = newestWrite(obj, false);
-  if (!foreign || foreign.time < (newestWrite(obj, true)?.time ?? 0)) return undefined;
-  const foreignBefore = newestWrite(previous, false);
+  if (generation === undefined && view.content === previous.content) return undefined;
+  const foreign = view.foreignWrite;
+  if (!foreign || foreign.time < (view.helmWrite ?? 0)) return undefined;
+  const foreignBefore = previous.foreignWrite;
   if (foreignBefore?.manager === foreign.manager && foreignBefore.time === foreign.time) return undefined;
   return { ...id, change: 'edited', by: foreign.manager };
 }
 
-/** What Helm deployed of an object: all of it but its metadata and status. */
-function deployed({ metadata: _metadata, status: _status, ...content }: ArmadaObject): object {
-  return content;
+/**
+ * The releases the bridge's ArmadaCharts deploy (their release keys): the drift watches keep
+ * objects of these releases only, and drop the others on arrival. It remembers which releases
+ * it dropped objects of (their keys, not the objects), so that a chart taking over a release
+ * already in the cluster has the drift watches list its objects again.
+ */
+export class ManagedReleases {
+  private managed = new Set<string>();
+  private readonly dropped = new Set<string>();
+
+  constructor(private readonly cache: Cache) {}
+
+  /** Whether the drift watches keep this object: Helm wrote it for a release the bridge manages. */
+  keeps(view: DriftView): boolean {
+    if (!view.release) return false;
+    const key = releaseKey(view.release.namespace, view.release.release);
+    if (this.managed.has(key)) return true;
+    this.dropped.add(key);
+    return false;
+  }
+
+  /**
+   * Reads the releases again from the cached ArmadaCharts; true when one of those whose objects
+   * were dropped joined (the drift watches must list them again to judge their next change).
+   */
+  refresh(): boolean {
+    this.managed = new Set();
+    for (const chart of this.cache.objects('ArmadaChart').list()) {
+      const deploys = chart.deleting ? undefined : chartRelease(this.cache, chart);
+      if (deploys) this.managed.add(releaseKey(deploys.namespace, deploys.release));
+    }
+    const rejoined = [...this.dropped].filter((key) => this.managed.has(key));
+    for (const key of rejoined) this.dropped.delete(key);
+    return rejoined.length > 0;
+  }
 }
 
 /** Drifted objects waiting for their release's drift run, by release key. */
@@ -121,9 +216,9 @@ export class DriftTracker {
   private readonly waiting = new Map<string, DriftedObject[]>();
 
   /** Notes a change to a watched object; returns the release key to queue when it drifted. */
-  observe(resource: WatchedResource, obj: ArmadaObject, change: Change, previous?: ArmadaObject) {
-    const release = helmReleaseOf(obj);
-    const drifted = release && driftOf(resource, obj, change, previous);
+  observe(resource: WatchedResource, view: DriftView, change: Change, previous?: DriftView) {
+    const { release } = view;
+    const drifted = release && driftOf(resource, view, change, previous);
     if (!release || !drifted) return undefined;
     const key = releaseKey(release.namespace, release.release);
     this.putBack(key, [drifted]);

@@ -11,7 +11,15 @@ import { stopOnSignals } from '../runs/signals';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
 import { BridgeMetrics, serveMetrics } from './metrics';
-import { DRIFT_RESOURCES, DriftTracker, handleDrift, isReleaseKey } from './drift';
+import {
+  DRIFT_RESOURCES,
+  DriftTracker,
+  ManagedReleases,
+  driftViewOf,
+  handleDrift,
+  isReleaseKey,
+  type DriftView,
+} from './drift';
 import { FreezeBroadcast } from './freeze';
 import { policyViewOf, type PolicyView } from '../api/policy-rules';
 import { steeringSignerFromEnv } from '../runs/steering-key';
@@ -118,7 +126,22 @@ async function main(): Promise<void> {
     steering: steeringSignerFromEnv(),
   };
 
-  let stopDriftWatches = () => {};
+  const managedReleases = new ManagedReleases(context);
+  let driftWatches: ObjectWatch<DriftView>[] = [];
+  let driftListed = false;
+  let relistDriftOnceListed = false;
+  /** Lists Helm's objects again: a release whose objects were dropped is now the bridge's. */
+  const relistDrift = () => {
+    if (!driftListed) {
+      relistDriftOnceListed = true;
+      return;
+    }
+    for (const watch of driftWatches) {
+      watch.stop();
+      // It rejects only when stopped again before the list is done: the next start lists anew.
+      watch.start().catch(() => undefined);
+    }
+  };
   const lead = async () => {
     log('info', 'leading: watching', { namespaces: config.ARMADA_NAMESPACES });
     // Nothing is reconciled until every cache is filled: whether a chart runs on its own or
@@ -140,6 +163,9 @@ async function main(): Promise<void> {
           else if (specChanged) specChanges.changed(view.key);
           // The claims (and who drives what) follow the cache from the first list on.
           claims.observe(view as ObjectView, change);
+          // Which releases the charts deploy follows from specs (a chart's, its owners' prefix).
+          const releasesMayChange = specChanged || change === 'delete';
+          if (driftWatches.length > 0 && releasesMayChange && managedReleases.refresh()) relistDrift();
           if (!listed) return;
           queue.add(view.key);
           if (specChanged || change === 'delete')
@@ -168,26 +194,34 @@ async function main(): Promise<void> {
       },
       log,
     });
-    // Helm's objects, for drift: only updates and deletions after the first list count.
-    const driftWatches = DRIFT_RESOURCES.map(
+    await Promise.all([...Object.values(watches), policyWatch].map((w) => w.start()));
+    // Helm's objects, for drift: only those of releases the ArmadaCharts deploy are kept (known
+    // once the charts are listed), and only updates and deletions after the first list count.
+    managedReleases.refresh();
+    driftWatches = DRIFT_RESOURCES.map(
       (resource) =>
-        new ObjectWatch({
+        new ObjectWatch<DriftView>({
           kubeConfig: kc,
           resource,
           namespaces: config.ARMADA_DRIFT_NAMESPACES,
           resyncSeconds: config.ARMADA_RESYNC_SECONDS,
-          view: (obj) => obj,
-          onChange: (obj, change, previous) => {
+          view: driftViewOf,
+          keep: (view) => managedReleases.keeps(view),
+          onChange: (view, change, previous) => {
             if (!listed) return;
-            const key = drift.observe(resource, obj, change, previous);
+            const key = drift.observe(resource, view, change, previous);
             if (key) queue.add(key);
           },
           log,
         }),
     );
-    stopDriftWatches = () => driftWatches.forEach((w) => w.stop());
-    await Promise.all([...Object.values(watches), policyWatch, ...driftWatches].map((w) => w.start()));
+    await Promise.all(driftWatches.map((w) => w.start()));
+    driftListed = true;
+    if (relistDriftOnceListed) relistDrift();
     listed = true;
+    log('info', 'watches listed', {
+      driftObjectsKept: driftWatches.reduce((sum, watch) => sum + watch.list().length, 0),
+    });
     freezes.policiesChanged(policyWatch.list());
     for (const kind of kindNames)
       for (const view of watches[kind].list()) {
@@ -230,7 +264,7 @@ async function main(): Promise<void> {
     log('info', 'shutting down', { signal });
     for (const watch of Object.values(watches)) watch.stop();
     policyWatch?.stop();
-    stopDriftWatches();
+    for (const watch of driftWatches) watch.stop();
     served.server.close();
     await queue.stop();
     await elector.stop();

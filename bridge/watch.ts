@@ -53,6 +53,12 @@ export interface WatchOptions<V = ArmadaObject> {
    * object arrives or changes, and from its last state when it is deleted.
    */
   view: (obj: ArmadaObject) => V;
+  /**
+   * Which objects the cache keeps (by their view); default all. An object not kept is dropped on
+   * arrival and reported to nobody; a cached one that stops being kept leaves without a 'delete'.
+   * Objects dropped once come back only with a change of theirs, or a new list (stop, start).
+   */
+  keep?: (view: V) => boolean;
   /** Every cached object is handed to onChange('resync') this often; default 300. */
   resyncSeconds?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -78,9 +84,12 @@ interface Scope {
 }
 
 interface ObjectList {
-  metadata?: { resourceVersion?: string };
+  metadata?: { resourceVersion?: string; continue?: string };
   items: ArmadaObject[];
 }
+
+/** Objects per page of a list. */
+const LIST_PAGE = 500;
 
 /** A watch the API server ended without error is opened again from its resourceVersion at once. */
 const WATCH_SECONDS = 300;
@@ -195,28 +204,46 @@ export class ObjectWatch<V = ArmadaObject> {
     }
   }
 
-  /** Lists the scope, reports the difference to the cache, and sets where the watch starts. */
+  /**
+   * Lists the scope, reports the difference to the cache, and sets where the watch starts. The
+   * list comes in pages of LIST_PAGE objects, each made into views before the next is asked for,
+   * so that a list of many objects the cache keeps little of (or none) never holds them all.
+   */
   private async relist(scope: Scope, signal: AbortSignal): Promise<void> {
-    const list = await this.listScope(scope.namespace, abortWith(signal));
-    signal.throwIfAborted();
-    const resourceVersion = list.metadata?.resourceVersion;
+    const listedKeys = new Set<string>();
+    let resourceVersion: string | undefined;
+    let next: string | undefined;
+    do {
+      const page = await this.listScope(scope.namespace, next, abortWith(signal));
+      signal.throwIfAborted();
+      for (const obj of page.items) {
+        listedKeys.add(`${obj.metadata.namespace}/${obj.metadata.name}`);
+        this.upsert(obj);
+      }
+      resourceVersion = page.metadata?.resourceVersion;
+      next = page.metadata?.continue || undefined;
+    } while (next);
     if (!resourceVersion) throw new Error(`the list of ${this.opts.resource.plural} has no resourceVersion`);
-    const listedKeys = new Set(list.items.map((obj) => `${obj.metadata.namespace}/${obj.metadata.name}`));
     for (const cached of this.entries(scope.namespace)) {
       if (!listedKeys.has(`${cached.namespace}/${cached.name}`)) this.remove(cached);
     }
-    for (const obj of list.items) this.upsert(obj);
     scope.resourceVersion = resourceVersion;
     scope.failures = 0;
   }
 
   /**
-   * One list request. Custom and named-group resources come back as the API server wrote them;
-   * the core group has no generic path in client-node, so its lists go through
-   * KubernetesObjectApi (typed objects, not abortable: a stop waits for the list to return).
+   * One page of a list, from `next` (a continue token) or from the start. Custom and named-group
+   * resources come back as the API server wrote them; the core group has no generic path in
+   * client-node, so its lists go through KubernetesObjectApi (typed objects, not abortable: a
+   * stop waits for the page to return). An expired continue token is a 410: listed again.
    */
-  private async listScope(namespace: string | undefined, options: ConfigurationOptions): Promise<ObjectList> {
+  private async listScope(
+    namespace: string | undefined,
+    next: string | undefined,
+    options: ConfigurationOptions,
+  ): Promise<ObjectList> {
     const { group, version, plural, kind, labelSelector } = this.opts.resource;
+    const page = { labelSelector, limit: LIST_PAGE, _continue: next };
     if (!group) {
       return (await this.objectApi.list(
         version,
@@ -227,12 +254,14 @@ export class ObjectWatch<V = ArmadaObject> {
         undefined,
         undefined,
         labelSelector,
+        LIST_PAGE,
+        next,
       )) as unknown as ObjectList;
     }
     return (await (namespace === undefined
-      ? this.customObjects.listClusterCustomObject({ group, version, plural, labelSelector }, options)
+      ? this.customObjects.listClusterCustomObject({ group, version, plural, ...page }, options)
       : this.customObjects.listNamespacedCustomObject(
-          { group, version, namespace, plural, labelSelector },
+          { group, version, namespace, plural, ...page },
           options,
         ))) as ObjectList;
   }
@@ -285,11 +314,15 @@ export class ObjectWatch<V = ArmadaObject> {
 
   private upsert(obj: ArmadaObject): void {
     const { namespace, name, resourceVersion } = obj.metadata;
-    let byName = this.objects.get(namespace);
-    if (!byName) this.objects.set(namespace, (byName = new Map()));
-    const previous = byName.get(name);
+    const previous = this.objects.get(namespace)?.get(name);
     if (previous && previous.resourceVersion === resourceVersion) return;
     const cached = this.cached(obj);
+    if (this.opts.keep && !this.opts.keep(cached.view)) {
+      if (previous) this.drop(previous);
+      return;
+    }
+    let byName = this.objects.get(namespace);
+    if (!byName) this.objects.set(namespace, (byName = new Map()));
     byName.set(name, cached);
     this.deliver(cached, previous ? 'update' : 'add', previous);
   }
@@ -301,10 +334,15 @@ export class ObjectWatch<V = ArmadaObject> {
 
   /** Drops an object from the cache, handing `last` (its last state) to onChange. */
   private remove(last: Cached<V>): void {
+    if (this.drop(last)) this.deliver(last, 'delete');
+  }
+
+  /** Drops an object from the cache without a word; false if it was not there. */
+  private drop(last: Cached<V>): boolean {
     const byName = this.objects.get(last.namespace);
-    if (!byName?.delete(last.name)) return;
+    if (!byName?.delete(last.name)) return false;
     if (byName.size === 0) this.objects.delete(last.namespace);
-    this.deliver(last, 'delete');
+    return true;
   }
 
   /** onChange must not break the cache: client-node would swallow its error and drop the event. */

@@ -1,7 +1,7 @@
 import { releaseWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
-import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
@@ -34,6 +34,8 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   const crs = uniqueName('drift');
   const releases = uniqueName('drift-rel');
   const harness = sharedWorker();
+  /** The ArmadaPolicy that lets the charts of `crs` take over a release helm installed. */
+  const adoption = `adopt-${crs}`;
   let bridge: ProductProcess;
 
   /** An ArmadaChart of the example hello chart; its Deployment and Service are named `name`. */
@@ -61,6 +63,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   });
   afterAll(async () => {
     await bridge?.stop();
+    await kubectl('delete', 'armadapolicy', adoption, '--ignore-not-found');
     await kubectl('delete', 'namespace', releases, '--wait=false').catch(() => '');
     await kubectl('delete', 'namespace', crs, '--wait=false');
   });
@@ -201,6 +204,29 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
       'm20',
     );
     expect(await deployedMessage()).toBe('m20');
+  });
+
+  it('a release helm installed before its ArmadaChart: once the chart takes it over, its objects are watched (the bridge dropped them as another release’s)', async () => {
+    // The bridge keeps Helm objects of the releases its charts deploy only; this release's were
+    // dropped as they arrived, and the deploy that takes it over rewrites none of them.
+    await helm('install', 'adopted', 'examples/charts/hello', '-n', releases, '--set', 'replicaCount=1');
+    await applyPolicy(adoption, { namespaces: [crs], allow_adoption: true });
+    await applyObjects(crs, [helloChart('adopted', releases, { drift: 'report', adopt: true })]);
+    await satisfied('adopted');
+    await kubectl('delete', 'deployment', 'adopted', '-n', releases, '--wait=true');
+    const messages = await eventually(
+      'the DriftDetected Event',
+      async () => {
+        const found = await eventMessages(crs, 'adopted', 'DriftDetected');
+        return found.length ? found : undefined;
+      },
+      { process: bridge, timeoutMs: 30_000 },
+    );
+    expect(messages).toEqual([
+      expect.stringMatching(
+        /^Deployment adopted deleted \(release .*\/adopted, revision 2\); not repaired \(drift: report\)$/,
+      ),
+    ]);
   });
 
   it('with drift: report, a deleted Deployment stays deleted and a Warning Event says so', async () => {

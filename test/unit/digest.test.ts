@@ -2,11 +2,11 @@ import { createHash, createHmac } from 'node:crypto';
 import {
   comparableDigest,
   keyedDigest,
-  stableJson,
   treeDigest,
   unkeyedReleaseDigest,
   type TreeFile,
 } from '../../activities/charts/digest';
+import { stableJson } from '../../core/stable-json';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const file = (path: string, text: string): TreeFile => ({ path, content: Buffer.from(text) });

@@ -1,7 +1,16 @@
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { inManifest } from '../../activities/helm/drift';
-import { DRIFT_RESOURCES, DriftTracker, driftOf, helmReleaseOf, releaseKey } from '../../bridge/drift';
-import type { ArmadaObject } from '../../bridge/watch';
+import {
+  DRIFT_RESOURCES,
+  DriftTracker,
+  ManagedReleases,
+  driftOf,
+  driftViewOf,
+  helmReleaseOf,
+  releaseKey,
+} from '../../bridge/drift';
+import type { Cache, ObjectView } from '../../bridge/view';
+import type { ArmadaObject, Change, WatchedResource } from '../../bridge/watch';
 import { describeDrift, mergeDrift, type DriftedObject } from '../../core/plan/drift';
 
 const deployments = DRIFT_RESOURCES.find((r) => r.kind === 'Deployment')!;
@@ -43,6 +52,10 @@ function object(
   };
 }
 
+/** driftOf on the views the bridge keeps of the objects. */
+const judge = (resource: WatchedResource, after: ArmadaObject, change: Change, before?: ArmadaObject) =>
+  driftOf(resource, driftViewOf(after), change, before && driftViewOf(before));
+
 const edited = (by: string): DriftedObject => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -54,7 +67,7 @@ const edited = (by: string): DriftedObject => ({
 
 describe('driftOf', () => {
   it('a deletion is drift (whether Helm deleted it is decided later, against the release)', () => {
-    expect(driftOf(deployments, object(), 'delete')).toEqual({
+    expect(judge(deployments, object(), 'delete')).toEqual({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       namespace: 'apps',
@@ -69,7 +82,7 @@ describe('driftOf', () => {
       generation: 2,
       writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-edit', '2026-11-22T10:05:00Z')],
     });
-    expect(driftOf(deployments, after, 'update', before)).toEqual(edited('kubectl-edit'));
+    expect(judge(deployments, after, 'update', before)).toEqual(edited('kubectl-edit'));
   });
 
   it('an edit within the second of Helm’s last write still counts', () => {
@@ -77,7 +90,7 @@ describe('driftOf', () => {
       generation: 2,
       writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-set', '2026-11-22T10:00:00Z')],
     });
-    expect(driftOf(deployments, after, 'update', object({ generation: 1 }))).toEqual(edited('kubectl-set'));
+    expect(judge(deployments, after, 'update', object({ generation: 1 }))).toEqual(edited('kubectl-set'));
   });
 
   it('Helm’s own upgrade is not drift, even after an earlier edit', () => {
@@ -89,7 +102,7 @@ describe('driftOf', () => {
       generation: 3,
       writes: [write('helm', '2026-11-22T10:09:00Z'), write('kubectl-edit', '2026-11-22T10:05:00Z')],
     });
-    expect(driftOf(deployments, after, 'update', before)).toBeUndefined();
+    expect(judge(deployments, after, 'update', before)).toBeUndefined();
   });
 
   it('kubectl scale (the scale subresource) and status writes are not drift', () => {
@@ -101,7 +114,7 @@ describe('driftOf', () => {
         write('kube-controller-manager', '2026-11-22T10:05:01Z', 'status'),
       ],
     });
-    expect(driftOf(deployments, after, 'update', object({ generation: 1 }))).toBeUndefined();
+    expect(judge(deployments, after, 'update', object({ generation: 1 }))).toBeUndefined();
   });
 
   it('a metadata write that leaves the generation alone (a controller annotating) is not drift', () => {
@@ -112,7 +125,7 @@ describe('driftOf', () => {
         write('kube-controller-manager', '2026-11-22T10:00:01Z'),
       ],
     });
-    expect(driftOf(deployments, after, 'update', object({ generation: 1 }))).toBeUndefined();
+    expect(judge(deployments, after, 'update', object({ generation: 1 }))).toBeUndefined();
   });
 
   it('for a kind without a generation (a Service), a new write by another manager is drift, once', () => {
@@ -120,14 +133,14 @@ describe('driftOf', () => {
       writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-edit', '2026-11-22T10:05:00Z')],
       spec: { replicas: 3 },
     });
-    expect(driftOf(services, first, 'update', object())).toMatchObject({
+    expect(judge(services, first, 'update', object())).toMatchObject({
       kind: 'Service',
       apiVersion: 'v1',
       change: 'edited',
       by: 'kubectl-edit',
     });
     // The same write seen again (a later update by nobody new) is not reported twice.
-    expect(driftOf(services, first, 'update', first)).toBeUndefined();
+    expect(judge(services, first, 'update', first)).toBeUndefined();
   });
 
   it('for a kind without a generation, a write of metadata alone (kubectl annotate, kubectl label) is not drift', () => {
@@ -135,19 +148,19 @@ describe('driftOf', () => {
       writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-annotate', '2026-11-22T10:05:00Z')],
       annotations: { team: 'x' },
     });
-    expect(driftOf(services, annotated, 'update', object())).toBeUndefined();
+    expect(judge(services, annotated, 'update', object())).toBeUndefined();
     const labelled = object({
       writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-label', '2026-11-22T10:05:00Z')],
       labels: { team: 'x' },
     });
-    expect(driftOf(services, labelled, 'update', object())).toBeUndefined();
+    expect(judge(services, labelled, 'update', object())).toBeUndefined();
   });
 
   it('adds, resyncs and canary copies are never drift', () => {
-    expect(driftOf(deployments, object(), 'add')).toBeUndefined();
-    expect(driftOf(deployments, object(), 'resync')).toBeUndefined();
+    expect(judge(deployments, object(), 'add')).toBeUndefined();
+    expect(judge(deployments, object(), 'resync')).toBeUndefined();
     const copy = object({ labels: { 'armada.airshipit.org/canary': 'true' } });
-    expect(driftOf(deployments, copy, 'delete')).toBeUndefined();
+    expect(judge(deployments, copy, 'delete')).toBeUndefined();
   });
 });
 
@@ -163,17 +176,92 @@ describe('helmReleaseOf', () => {
   });
 });
 
+describe('driftViewOf', () => {
+  it('keeps what the judgement needs: no spec, no data, no managedFields', () => {
+    const view = driftViewOf(
+      object({
+        generation: 4,
+        writes: [write('helm', '2026-11-22T10:00:00Z'), write('kubectl-edit', '2026-11-22T10:05:00Z')],
+      }),
+    );
+    expect(view).toEqual({
+      namespace: 'apps',
+      name: 'web',
+      release: { namespace: 'apps', release: 'web' },
+      canary: false,
+      generation: 4,
+      helmWrite: Date.parse('2026-11-22T10:00:00Z'),
+      foreignWrite: { manager: 'kubectl-edit', time: Date.parse('2026-11-22T10:05:00Z') },
+      content: undefined,
+    });
+  });
+
+  it('for a kind without a generation, a hash of the content: the same whatever the key order or apiVersion/kind, changed by the data', () => {
+    const configMap = (data: Record<string, string>, from: 'list' | 'watch'): ArmadaObject =>
+      ({
+        ...(from === 'watch' && { apiVersion: 'v1', kind: 'ConfigMap' }),
+        data,
+        metadata: { name: 'web', namespace: 'apps', resourceVersion: from },
+      }) as ArmadaObject;
+    const listed = driftViewOf(configMap({ a: '1', b: '2' }, 'list'));
+    expect(listed.content).toMatch(/^[0-9a-f]{64}$/);
+    expect(driftViewOf(configMap({ b: '2', a: '1' }, 'watch')).content).toBe(listed.content);
+    expect(driftViewOf(configMap({ a: '1', b: '3' }, 'watch')).content).not.toBe(listed.content);
+  });
+});
+
+describe('ManagedReleases', () => {
+  const chartView = (name: string, release: string) =>
+    ({
+      kind: 'ArmadaChart',
+      namespace: 'crs',
+      name,
+      deleting: false,
+      release: { namespace: 'apps', release },
+    }) as ObjectView<'ArmadaChart'>;
+  let charts: ObjectView<'ArmadaChart'>[] = [];
+  const cache = {
+    objects: () => ({ get: () => undefined, list: () => charts }),
+    claims: { owner: () => undefined },
+  } as unknown as Cache;
+  const ofRelease = (release: string) =>
+    driftViewOf(object({ annotations: { 'meta.helm.sh/release-name': release } }));
+
+  it('keeps objects of the releases the ArmadaCharts deploy only; a release whose objects were dropped asks for a new list when it joins', () => {
+    charts = [chartView('web', 'web')];
+    const managed = new ManagedReleases(cache);
+    managed.refresh();
+    expect(managed.keeps(ofRelease('web'))).toBe(true);
+    expect(managed.keeps(ofRelease('other'))).toBe(false);
+    const notHelm = driftViewOf(object());
+    notHelm.release = undefined;
+    expect(managed.keeps(notHelm)).toBe(false);
+    // A new release with nothing dropped: no new list.
+    charts = [...charts, chartView('fresh', 'fresh')];
+    expect(managed.refresh()).toBe(false);
+    // A chart taking over a release already in the cluster: its objects are listed again, once.
+    charts = [...charts, chartView('adopt', 'other')];
+    expect(managed.refresh()).toBe(true);
+    expect(managed.keeps(ofRelease('other'))).toBe(true);
+    expect(managed.refresh()).toBe(false);
+    // A deleted chart's release is no longer kept.
+    charts = charts.filter((c) => c.name !== 'web');
+    managed.refresh();
+    expect(managed.keeps(ofRelease('web'))).toBe(false);
+  });
+});
+
 describe('DriftTracker', () => {
   it('collects drifted objects per release until taken; put back, they merge with newer ones', () => {
     const tracker = new DriftTracker();
-    expect(tracker.observe(deployments, object(), 'add')).toBeUndefined();
-    const key = tracker.observe(deployments, object(), 'delete');
+    expect(tracker.observe(deployments, driftViewOf(object()), 'add')).toBeUndefined();
+    const key = tracker.observe(deployments, driftViewOf(object()), 'delete');
     expect(key).toBe(releaseKey('apps', 'web'));
     const taken = tracker.take(key!);
     expect(taken.map((o) => o.change)).toEqual(['deleted']);
     expect(tracker.take(key!)).toEqual([]);
     tracker.putBack(key!, taken);
-    tracker.observe(services, object(), 'delete');
+    tracker.observe(services, driftViewOf(object()), 'delete');
     expect(tracker.take(key!).map((o) => `${o.kind} ${o.change}`)).toEqual([
       'Deployment deleted',
       'Service deleted',
