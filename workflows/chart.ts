@@ -486,7 +486,11 @@ async function writeRelease(
   // What helm reported is the release now, carrying the digest it was asked to record: no
   // observe before its checks.
   state.current = { ...wrote, digest: prepared.digest };
-  state.written.checks = { revision: wrote.revision, wait: true, test: requests.test !== undefined };
+  state.written.checks = {
+    revision: wrote.revision,
+    wait: requests.waits,
+    test: requests.test !== undefined,
+  };
   return 'decide';
 }
 

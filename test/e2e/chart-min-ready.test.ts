@@ -25,7 +25,7 @@ const core = kc.makeApiClient(CoreV1Api);
 const isReady = (pod: V1Pod) =>
   pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
-describe('a chart whose wait has min_ready "50%" waits for half the pods of its Deployment (dev server, real worker, helm, sandbox)', () => {
+describe('a chart whose wait has min_ready "50%" waits for half the pods of its Deployment, and one with no resources not at all (dev server, real worker, helm, sandbox)', () => {
   const namespace = uniqueName('min-ready');
   const harness = sharedWorker();
 
@@ -35,8 +35,16 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
   const availableOf = async (release: string) =>
     (await apps.readNamespacedDeployment({ namespace, name: release })).status?.availableReplicas ?? 0;
 
-  /** Starts the chart's run: 4 replicas, none schedulable, a wait for "50%" of the Deployment's pods. */
-  async function start(release: string, timeoutSeconds: number): Promise<WorkflowHandle> {
+  /** Starts the chart's run: 4 replicas, none schedulable, a wait for "50%" of the Deployment's pods (or `wait`). */
+  async function start(
+    release: string,
+    timeoutSeconds: number,
+    wait: Record<string, unknown> = {
+      resources: [
+        { type: 'deployment', labels: { 'app.kubernetes.io/instance': release }, min_ready: '50%' },
+      ],
+    },
+  ): Promise<WorkflowHandle> {
     const run: ChartRun = {
       chart: release,
       release,
@@ -44,12 +52,7 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
       spec: armadaChartSpec.parse(
         helloChart(release, namespace, {
           values: { replicaCount: REPLICAS, nodeSelector: nowhere },
-          wait: {
-            timeout: timeoutSeconds,
-            resources: [
-              { type: 'deployment', labels: { 'app.kubernetes.io/instance': release }, min_ready: '50%' },
-            ],
-          },
+          wait: { timeout: timeoutSeconds, ...wait },
         }).spec,
       ),
     };
@@ -130,5 +133,17 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
     expect(pods.filter(isReady)).toHaveLength(2);
     expect(pods.filter((p) => !isReady(p)).map((p) => p.status?.phase)).toEqual(['Pending', 'Pending']);
     expect(await availableOf(release)).toBe(2);
+  });
+
+  it("skips the Armada wait when wait.resources is [] (Armada's wait for nothing): installed with no pod ready", async () => {
+    const release = uniqueName('none');
+    const handle = await start(release, 120, { resources: [] });
+    expect(await handle.result()).toMatchObject({ release, namespace, action: 'installed', revision: 1 });
+
+    const { events } = await handle.fetchHistory();
+    const scheduled = (events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+    expect(scheduled).toContain('helmUpgradeInstall');
+    expect(scheduled).not.toContain('waitForResources');
+    expect((await podsOf(release)).filter(isReady)).toHaveLength(0);
   });
 });

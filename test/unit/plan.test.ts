@@ -327,6 +327,7 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
       noHooks: undefined,
     });
     expect(r.wait).toEqual({ ...ref, wait: undefined, timeoutSeconds: 900 });
+    expect(r.waits).toBe(true);
     expect(r.rollback(4)).toEqual({ ...ref, revision: 4, timeoutSeconds: 900 });
     expect(r.recoverByUninstall).toEqual({ ...ref, timeoutSeconds: 900 });
     expect(r.uninstall).toEqual({ ...ref, timeoutSeconds: undefined });
@@ -355,6 +356,21 @@ describe('helmRequests (an ArmadaChart spec → what helm is asked)', () => {
     expect(r.rollback(1).timeoutSeconds).toBe(60);
     expect(r.test).toEqual({ ...ref, timeoutSeconds: 30 });
     expect(r.uninstall).toEqual({ ...ref, timeoutSeconds: 20 });
+  });
+
+  it.each([
+    ['no wait spec: jobs and pods of the namespace', undefined, true],
+    ['labels only', { labels: { app: 'web' } }, true],
+    [
+      "with helm's own wait too: its scope is the release, not the namespace",
+      { native: { enabled: true } },
+      true,
+    ],
+    ['an entry', { resources: [{ type: 'deployment', min_ready: 1 }] }, true],
+    ["resources: [] (Armada's wait for nothing)", { resources: [] }, false],
+    ["resources: [] with helm's own wait", { resources: [], native: { enabled: true } }, false],
+  ])('owes a written revision the Armada wait unless it checks nothing: %s', (_, wait, waits) => {
+    expect(helmRequests(ref, spec(wait && { wait }), chartObject).waits).toBe(waits);
   });
 
   it("carries values_from as references to read in the ArmadaChart's own namespace, to every request that needs values", () => {
