@@ -38,7 +38,8 @@ if [[ -z ${TEMPORAL_ADDRESS:-} ]]; then
     for (const key of require("./dist/workflows/search-attributes").searchAttributes)
       console.log(`--search-attribute=${key.name}=Keyword`);')
   temporal server start-dev --ip 127.0.0.1 --port 7233 --ui-port 8233 \
-    --db-filename .data/temporal.db --log-level warn "${search_attributes[@]}" &
+    --db-filename .data/temporal.db --log-level warn "${search_attributes[@]}" \
+    --dynamic-config-value system.enableActivityEagerExecution=true &
   started+=($!)
   export TEMPORAL_ADDRESS=127.0.0.1:7233
   until temporal operator cluster health --address "$TEMPORAL_ADDRESS" >/dev/null 2>&1; do

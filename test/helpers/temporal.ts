@@ -77,6 +77,9 @@ export async function startDevServer(
       ...(dbFile === undefined ? [] : ['--db-filename', dbFile]),
       '--log-level',
       'error',
+      // As the cluster of deploy/temporal-cluster runs (config/dynamic.yaml says why).
+      '--dynamic-config-value',
+      'system.enableActivityEagerExecution=true',
       ...searchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
     ],
     {},
