@@ -65,6 +65,10 @@ export function loadSizes() {
       /** Rounds Flux at 30 s runs in (the first ones): its run is mostly 30 s requeues. */
       flux30sRounds: int('BENCH_FLUX30_ROUNDS', 2),
     },
+    baselineBuild: {
+      /** Alternating rounds of HEAD and the baseline build for benchmarks 1 to 3 (each round one whole run of each). */
+      rounds: int('BENCH_BASELINE_ROUNDS', 5),
+    },
     servers: {
       /** 1: benchmark 6 measures the dev server again rather than take benchmarks 1 and 4 of the same run. */
       devAgain: int('BENCH_SERVERS_DEV_AGAIN', 0, 0) === 1,

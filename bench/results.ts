@@ -83,6 +83,7 @@ const met = (target: unknown) => {
 
 /** Benchmark 4's peers: the form's name in the figures (`<name>Ms`, the ratios' keys), and a label. */
 const PEERS = [
+  ['engineBaseline', 'baseline build'],
   ['flux30s', 'Flux (30 s)'],
   ['flux5s', 'Flux (5 s)'],
   ['helmfile', 'helmfile'],
