@@ -324,7 +324,7 @@ export async function runHelmLoop(
         },
       ];
       if (flux)
-        for (const form of flux.forms)
+        for (const form of flux.forms.filter((f) => f.requeueDependency !== '30s' || flux30sRounds > 0))
           forms.push({
             name: `flux${form.requeueDependency}`,
             ...(form.requeueDependency === '30s' && { rounds: flux30sRounds }),
