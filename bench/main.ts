@@ -15,7 +15,7 @@ import { runOverhead } from './overhead';
 import { writePlots } from './plot';
 import { runProfile } from './profile';
 import { runServers } from './servers';
-import { targetsMarkdown, writeTargets } from './targets';
+import { targetsMarkdown } from './targets';
 import { runRecovery } from './recovery';
 import { runWorkerStart } from './worker-start';
 import { repo } from './processes';
@@ -26,6 +26,7 @@ import {
   resultsFilePath,
   summaryRows,
   writeResults,
+  writeTargets,
   type BenchmarkResult,
   type Results,
 } from './results';

@@ -4,6 +4,7 @@ import { format, resolveConfig } from 'prettier';
 import type { Machine } from './machine';
 import { repo } from './processes';
 import type { Summary } from './stats';
+import { targetsMarkdown } from './targets';
 
 /** One benchmark's figures as the results file keeps them. */
 export interface BenchmarkResult {
@@ -62,6 +63,14 @@ export async function writeResults(file: string, results: Results): Promise<void
   await mkdir(path.dirname(file), { recursive: true });
   const options = (await resolveConfig(file)) ?? {};
   await writeFile(file, await format(JSON.stringify(merged), { ...options, filepath: file }));
+}
+
+/** Writes issue 35's targets table (targets.md) next to the results file, formatted as Prettier wants it. */
+export async function writeTargets(resultsFile: string, results: Partial<Results>): Promise<string> {
+  const file = path.join(path.dirname(resultsFile), 'targets.md');
+  const options = (await resolveConfig(file)) ?? {};
+  await writeFile(file, await format(targetsMarkdown(results), { ...options, filepath: file }));
+  return file;
 }
 
 type Figures = Record<string, unknown>;

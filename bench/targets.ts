@@ -1,6 +1,3 @@
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { format, resolveConfig } from 'prettier';
 import type { ComparedFigure } from './baseline-build';
 import type { Results } from './results';
 import type { Summary } from './stats';
@@ -148,12 +145,4 @@ export function targetsMarkdown(results: Partial<Results>): string {
       : '',
     '',
   ].join('\n');
-}
-
-/** Writes targets.md next to the results file, formatted as the project's Prettier check wants it. */
-export async function writeTargets(resultsFile: string, results: Partial<Results>): Promise<string> {
-  const file = path.join(path.dirname(resultsFile), 'targets.md');
-  const options = (await resolveConfig(file)) ?? {};
-  await writeFile(file, await format(targetsMarkdown(results), { ...options, filepath: file }));
-  return file;
 }
