@@ -62,8 +62,12 @@ export function loadSizes() {
       pairs: int('BENCH_PAIRS', 5),
       /** 1: Flux (30 s and 5 s) and helmfile run beside armadactl and the helm loop; 0: only those two. */
       peers: int('BENCH_PEERS', 1, 0) === 1,
-      /** Rounds Flux at 30 s runs in (the first ones): its run is mostly 30 s requeues. */
-      flux30sRounds: int('BENCH_FLUX30_ROUNDS', 2),
+      /** Rounds Flux at 30 s runs in (the first ones; 0: none): its run is mostly 30 s requeues. */
+      flux30sRounds: int('BENCH_FLUX30_ROUNDS', 2, 0),
+    },
+    baselineBuild: {
+      /** Alternating rounds of HEAD and the baseline build for benchmarks 1 to 3 (each round one whole run of each). */
+      rounds: int('BENCH_BASELINE_ROUNDS', 5),
     },
     servers: {
       /** 1: benchmark 6 measures the dev server again rather than take benchmarks 1 and 4 of the same run. */

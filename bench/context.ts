@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../test/helpers/temporal';
 import { bundleWorkflows } from '../worker/bundle';
+import type { Baseline } from './baseline-build';
 import { startNode, type BenchProcess } from './processes';
 import type { ThisRun } from './servers';
 import { histogramFigures, metricValue, scrape, type HistogramFigures } from './prometheus';
@@ -18,6 +19,8 @@ export interface BenchContext {
   bundlePath: string;
   /** KUBECONFIG of the benchmark's own sandbox cluster (benchmarks 2 and 4 only). */
   kubeconfig?: string;
+  /** The baseline build measured beside HEAD (bench/baseline-build.sh), if any. */
+  baseline?: Baseline;
   /** The entries of the benchmarks this run has finished so far (benchmark 6 reuses 1's and 4's). */
   thisRun?: ThisRun;
   log(line: string): void;

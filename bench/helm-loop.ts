@@ -11,6 +11,7 @@ import { applicableDocuments } from '../cli/documents';
 import { manifestWorkflowId } from '../runs/targets';
 import { planManifest } from '../core/plan/manifest';
 import type { ManifestPlan } from '../core/plan/plans';
+import { baselineContext, baselineModule, type Baseline } from './baseline-build';
 import { activitySpans, applyBreakdown, medianBreakdown, type ApplyBreakdown } from './breakdown';
 import { startRealWorker } from './bridge';
 import type { Sizes } from './config';
@@ -192,6 +193,79 @@ interface Form {
   rounds?: number;
 }
 
+/** A build whose armadactl and worker benchmark 4 runs: HEAD's, or the baseline build's. */
+interface EngineBuild {
+  /** The form's name: `engine` (HEAD), `engineBaseline`. */
+  name: string;
+  armadactl: string;
+  worker: { taskQueue: string; stop(): Promise<void> };
+}
+
+/** Starts a build's worker (its own dist/, on a task queue of its own). */
+async function engineBuild(ctx: BenchContext, baseline?: Baseline): Promise<EngineBuild> {
+  const taskQueue = `bench-helm-${baseline ? 'baseline-' : ''}${randomUUID().slice(0, 8)}`;
+  if (!baseline)
+    return {
+      name: 'engine',
+      armadactl: path.join(repo, 'bin/armadactl.js'),
+      worker: await startRealWorker(ctx, taskQueue),
+    };
+  // The baseline's own benchmark code starts its own worker process.
+  const start = baselineModule(baseline, 'bridge').startRealWorker as typeof startRealWorker;
+  return {
+    name: 'engineBaseline',
+    armadactl: path.join(baseline.root, 'bin/armadactl.js'),
+    worker: await start(baselineContext(ctx, baseline), taskQueue),
+  };
+}
+
+/** armadactl start → the run's first activity scheduled (the CLI's start and the run's first gap). */
+export const startToFirstActivity = (b: ApplyBreakdown) => b.cliStartMs + b.gapsMs.beforeFirstActivity;
+
+/**
+ * The armadactl form of a build: `armadactl apply -f <manifest> --wait` against its worker, with
+ * the run's own time, activities and breakdown read from its histories after each apply.
+ */
+function engineForm(ctx: BenchContext, build: EngineBuild, plan: ManifestPlan, file: string) {
+  const workflowId = manifestWorkflowId(plan.namespace, plan.manifest);
+  const form = {
+    name: build.name,
+    workflowMs: [] as number[],
+    activities: [] as { type: string; ms: number }[],
+    breakdowns: [] as ApplyBreakdown[],
+    /** Drops what the warm-up recorded. */
+    forget() {
+      form.workflowMs.length = 0;
+      form.activities.length = 0;
+      form.breakdowns.length = 0;
+    },
+    async run() {
+      await uninstall(plan);
+      const cliStart = Date.now();
+      const ms = await timed(process.execPath, [build.armadactl, 'apply', '-f', file, '--wait'], {
+        TEMPORAL_ADDRESS: ctx.temporalAddress,
+        ARMADA_TASK_QUEUE: build.worker.taskQueue,
+      });
+      const cliEnd = Date.now();
+      const tree = await workflowTree(ctx.client, workflowId);
+      const span = runSpan(tree.get(workflowId)!);
+      form.workflowMs.push(span.close - span.start);
+      form.activities.push(...[...tree.values()].flatMap(activityDurations));
+      form.breakdowns.push(
+        applyBreakdown({
+          cliStart,
+          cliEnd,
+          runStart: span.start,
+          runClose: span.close,
+          activities: activitySpans(tree),
+        }),
+      );
+      return ms;
+    },
+  };
+  return form;
+}
+
 /** The Flux forms: Flux's default re-check of an unmet `dependsOn`, and the 5 s its maintainers suggest. */
 const FLUX_REQUEUE_DEPENDENCIES = ['30s', '5s'];
 
@@ -214,9 +288,11 @@ export async function runHelmLoop(
   const peers = sizes.peers ?? false;
   const flux30sRounds = Math.min(sizes.flux30sRounds ?? sizes.pairs, sizes.pairs);
   const dir = await mkdtemp(path.join(tmpdir(), 'armada-bench-helm-'));
-  const worker = await startRealWorker(ctx, `bench-helm-${randomUUID().slice(0, 8)}`);
+  const builds = [await engineBuild(ctx)];
+  if (ctx.baseline) builds.push(await engineBuild(ctx, ctx.baseline));
   let flux: Flux | undefined;
   const results: Record<string, unknown> = {
+    ...(ctx.baseline && { baselineBuild: { ref: ctx.baseline.ref, sha: ctx.baseline.sha } }),
     what: `${EXAMPLE} (real charts, real helm, sandbox cluster): armadactl apply --wait vs a serial helm upgrade --install --wait script${peers ? `, Flux HelmReleases chained by dependsOn (helm-controller --requeue-dependency=${FLUX_REQUEUE_DEPENDENCIES.join(' and ')}) and helmfile sync with needs` : ''}; ${sizes.pairs} rounds, each form once per round in rotated order, after one warm-up each${peers ? ` (Flux at 30 s: in the first ${flux30sRounds} rounds, without a warm-up)` : ''}`,
   };
   try {
@@ -236,37 +312,9 @@ export async function runHelmLoop(
           log: ctx.log,
         });
 
-      const workflowId = manifestWorkflowId(plan.namespace, plan.manifest);
-      const engineWorkflowMs: number[] = [];
-      const engineActivities: { type: string; ms: number }[] = [];
-      const engineBreakdowns: ApplyBreakdown[] = [];
+      const engines = builds.map((build) => engineForm(ctx, build, plan, file));
       const forms: Form[] = [
-        {
-          name: 'engine',
-          async run() {
-            await uninstall(plan);
-            const cliStart = Date.now();
-            const ms = await timed(process.execPath, ['bin/armadactl.js', 'apply', '-f', file, '--wait'], {
-              TEMPORAL_ADDRESS: ctx.temporalAddress,
-              ARMADA_TASK_QUEUE: worker.taskQueue,
-            });
-            const cliEnd = Date.now();
-            const tree = await workflowTree(ctx.client, workflowId);
-            const span = runSpan(tree.get(workflowId)!);
-            engineWorkflowMs.push(span.close - span.start);
-            engineActivities.push(...[...tree.values()].flatMap(activityDurations));
-            engineBreakdowns.push(
-              applyBreakdown({
-                cliStart,
-                cliEnd,
-                runStart: span.start,
-                runClose: span.close,
-                activities: activitySpans(tree),
-              }),
-            );
-            return ms;
-          },
-        },
+        ...engines,
         {
           name: 'script',
           async run() {
@@ -276,7 +324,7 @@ export async function runHelmLoop(
         },
       ];
       if (flux)
-        for (const form of flux.forms)
+        for (const form of flux.forms.filter((f) => f.requeueDependency !== '30s' || flux30sRounds > 0))
           forms.push({
             name: `flux${form.requeueDependency}`,
             ...(form.requeueDependency === '30s' && { rounds: flux30sRounds }),
@@ -307,9 +355,7 @@ export async function runHelmLoop(
 
       // One untimed warm-up of each form that runs every round.
       for (const form of forms) if (form.rounds === undefined) await form.run();
-      engineWorkflowMs.length = 0;
-      engineActivities.length = 0;
-      engineBreakdowns.length = 0;
+      for (const engine of engines) engine.forget();
       const timings = new Map<string, number[]>(forms.map((f) => [f.name, []]));
       for (let r = 0; r < sizes.pairs; r++) {
         const thisRound = rotation(forms, r).filter((form) => r < (form.rounds ?? sizes.pairs));
@@ -319,14 +365,27 @@ export async function runHelmLoop(
         );
       }
       await uninstall(plan);
+      const [head, ...others] = engines;
       results[variant] = {
-        ...variantFigures(plan, timings, engineWorkflowMs, engineActivities),
-        engineBreakdownMs: medianBreakdown(engineBreakdowns),
+        ...variantFigures(plan, timings, head.workflowMs, head.activities),
+        engineBreakdownMs: medianBreakdown(head.breakdowns),
+        ...Object.fromEntries(
+          engines.map((e) => [
+            `${e.name}StartToFirstActivityMs`,
+            summarize(e.breakdowns.map(startToFirstActivity)),
+          ]),
+        ),
+        ...Object.fromEntries(
+          others.flatMap((e) => [
+            [`${e.name}WorkflowMs`, summarize(e.workflowMs)],
+            [`${e.name}BreakdownMs`, medianBreakdown(e.breakdowns)],
+          ]),
+        ),
       };
     }
     return results;
   } finally {
     await flux?.stop();
-    await worker.stop();
+    for (const build of builds) await build.worker.stop();
   }
 }

@@ -1,7 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTemporal } from '../test/helpers/temporal';
+import { baselineFromEnv, runVersusBaseline, type VersusSpec } from './baseline-build';
 import { runBridge } from './bridge';
 import { runBridgeMemory } from './bridge-memory';
 import { runConcurrency } from './concurrency';
@@ -13,6 +15,7 @@ import { runOverhead } from './overhead';
 import { writePlots } from './plot';
 import { runProfile } from './profile';
 import { runServers } from './servers';
+import { targetsMarkdown } from './targets';
 import { runRecovery } from './recovery';
 import { runWorkerStart } from './worker-start';
 import { repo } from './processes';
@@ -23,6 +26,7 @@ import {
   resultsFilePath,
   summaryRows,
   writeResults,
+  writeTargets,
   type BenchmarkResult,
   type Results,
 } from './results';
@@ -31,42 +35,81 @@ const log = (line: string) => console.log(line);
 
 type Runner = (ctx: BenchContext, sizes: Sizes) => Promise<Record<string, unknown>>;
 
-const runners: Record<keyof typeof BENCHMARKS, { title: string; sizes: (s: Sizes) => unknown; run: Runner }> =
-  {
-    1: {
-      title: 'orchestration overhead',
-      sizes: (s) => s.overhead,
-      run: (ctx, s) => runOverhead(ctx, s.overhead),
+interface BenchmarkRunner {
+  title: string;
+  sizes: (s: Sizes) => unknown;
+  run: Runner;
+  /** With a baseline build: how the benchmark runs beside it (alternating rounds, compared figures). */
+  versus?: VersusSpec;
+}
+
+const runners: Record<keyof typeof BENCHMARKS, BenchmarkRunner> = {
+  1: {
+    title: 'orchestration overhead',
+    sizes: (s) => s.overhead,
+    run: (ctx, s) => runOverhead(ctx, s.overhead),
+    versus: {
+      module: 'overhead',
+      runner: 'runOverhead',
+      figures: {
+        groupTransitionInRoundTrips: ['groupTransitionInRoundTrips'],
+        groupTransitionP50Ms: ['groupTransitionMs', 'p50'],
+        workflowTaskRoundTripP50Ms: ['workflowTaskRoundTripMs', 'p50'],
+      },
+      plotted: ['groupTransitionMs', 'groupTransitionPercentilesMs'],
     },
-    2: { title: 'bridge latency', sizes: (s) => s.bridge, run: (ctx, s) => runBridge(ctx, s.bridge) },
-    3: {
-      title: 'concurrency',
-      sizes: (s) => s.concurrency,
-      run: (ctx, s) => runConcurrency(ctx, s.concurrency),
+  },
+  2: {
+    title: 'bridge latency',
+    sizes: (s) => s.bridge,
+    run: (ctx, s) => runBridge(ctx, s.bridge),
+    versus: {
+      module: 'bridge',
+      runner: 'runBridge',
+      figures: {
+        startedP99VsBaseline: ['startedP99VsBaseline'],
+        createdToStartedP99Ms: ['createdToStartedMs', 'p99'],
+        bareLoopRequestToStartedP99Ms: ['baselineRequestToStartedMs', 'p99'],
+      },
     },
-    4: {
-      title: 'end to end against plain Helm',
-      sizes: (s) => s.helm,
-      run: (ctx, s) => runHelmLoop(ctx, s.helm),
+  },
+  3: {
+    title: 'concurrency',
+    sizes: (s) => s.concurrency,
+    run: (ctx, s) => runConcurrency(ctx, s.concurrency),
+    versus: {
+      module: 'concurrency',
+      runner: 'runConcurrency',
+      figures: {
+        timerLatenessP99VsTimersOnly: ['timerLatenessP99VsTimersOnly'],
+        timerLatenessP99Ms: ['timerLatenessMs', 'p99'],
+        timersOnlyTimerLatenessP99Ms: ['timersOnly', 'timerLatenessMs', 'p99'],
+      },
     },
-    5: { title: 'profile and improve', sizes: (s) => s.overhead, run: runProfile },
-    6: {
-      title: 'PostgreSQL cluster against the dev server',
-      sizes: (s) => ({ overhead: s.overhead, helm: s.helm, servers: s.servers }),
-      run: runServers,
-    },
-    7: {
-      title: 'worker start',
-      sizes: (s) => s.workerStart,
-      run: (ctx, s) => runWorkerStart(ctx, s.workerStart),
-    },
-    8: { title: 'crash recovery', sizes: (s) => s.recovery, run: (ctx, s) => runRecovery(ctx, s.recovery) },
-    9: {
-      title: 'bridge memory',
-      sizes: (s) => s.bridgeMemory,
-      run: (ctx, s) => runBridgeMemory(ctx, s.bridgeMemory),
-    },
-  };
+  },
+  4: {
+    title: 'end to end against plain Helm',
+    sizes: (s) => s.helm,
+    run: (ctx, s) => runHelmLoop(ctx, s.helm),
+  },
+  5: { title: 'profile and improve', sizes: (s) => s.overhead, run: runProfile },
+  6: {
+    title: 'PostgreSQL cluster against the dev server',
+    sizes: (s) => ({ overhead: s.overhead, helm: s.helm, servers: s.servers }),
+    run: runServers,
+  },
+  7: {
+    title: 'worker start',
+    sizes: (s) => s.workerStart,
+    run: (ctx, s) => runWorkerStart(ctx, s.workerStart),
+  },
+  8: { title: 'crash recovery', sizes: (s) => s.recovery, run: (ctx, s) => runRecovery(ctx, s.recovery) },
+  9: {
+    title: 'bridge memory',
+    sizes: (s) => s.bridgeMemory,
+    run: (ctx, s) => runBridgeMemory(ctx, s.bridgeMemory),
+  },
+};
 
 /**
  * `npm run bench` (through bench/run.sh, which builds the tools and dist/ and starts the sandbox
@@ -96,6 +139,7 @@ async function main(): Promise<number> {
       temporalAddress: temporal.address,
       bundlePath,
       kubeconfig: process.env.KUBECONFIG,
+      baseline: baselineFromEnv(),
       thisRun: results.benchmarks,
       log,
     };
@@ -104,13 +148,27 @@ async function main(): Promise<number> {
       const runner = runners[n];
       log(`\nbench ${n}: ${runner.title}`);
       const t0 = Date.now();
+      // With a baseline build, benchmarks that compare builds run in alternating rounds of both.
+      const versus = ctx.baseline && runner.versus;
       const entry: BenchmarkResult = {
         date: new Date().toISOString(),
         durationSeconds: 0,
-        sizes: runner.sizes(sizes),
+        sizes: versus
+          ? { ...(runner.sizes(sizes) as object), baselineBuildRounds: sizes.baselineBuild.rounds }
+          : runner.sizes(sizes),
       };
       try {
-        entry.figures = await runner.run(ctx, sizes);
+        entry.figures =
+          ctx.baseline && versus
+            ? await runVersusBaseline(
+                ctx,
+                ctx.baseline,
+                sizes.baselineBuild.rounds,
+                (c) => runner.run(c, sizes),
+                versus,
+                runner.sizes(sizes),
+              )
+            : await runner.run(ctx, sizes);
       } catch (err) {
         failed++;
         entry.error = err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -133,6 +191,10 @@ async function main(): Promise<number> {
     return [];
   });
   if (plots.length) log(`plots: ${plots.map((p) => path.relative(repo, p)).join(', ')}`);
+  // Issue 35's targets table, from the whole results file (benchmarks not run keep their figures).
+  const merged = JSON.parse(await readFile(file, 'utf8')) as Results;
+  log(`\n${targetsMarkdown(merged)}`);
+  log(`targets: ${path.relative(repo, await writeTargets(file, merged))}`);
   return failed ? 1 : 0;
 }
 

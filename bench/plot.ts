@@ -330,6 +330,7 @@ const humanize = (key: string) =>
 /** The forms benchmark 4 may report, in the order they are drawn; any other end-to-end summary follows. */
 const FORMS: { match: RegExp; label: string }[] = [
   { match: /^engineMs$/, label: 'armada-temporal' },
+  { match: /^engineBaselineMs$/, label: 'armada-temporal, baseline build' },
   { match: /^scriptMs$/, label: 'serial helm loop' },
   { match: /flux\D*30(?!\d)/i, label: 'Flux 30 s' },
   { match: /flux\D*5(?!\d)/i, label: 'Flux 5 s' },

@@ -4,6 +4,7 @@ import { format, resolveConfig } from 'prettier';
 import type { Machine } from './machine';
 import { repo } from './processes';
 import type { Summary } from './stats';
+import { targetsMarkdown } from './targets';
 
 /** One benchmark's figures as the results file keeps them. */
 export interface BenchmarkResult {
@@ -64,6 +65,14 @@ export async function writeResults(file: string, results: Results): Promise<void
   await writeFile(file, await format(JSON.stringify(merged), { ...options, filepath: file }));
 }
 
+/** Writes issue 35's targets table (targets.md) next to the results file, formatted as Prettier wants it. */
+export async function writeTargets(resultsFile: string, results: Partial<Results>): Promise<string> {
+  const file = path.join(path.dirname(resultsFile), 'targets.md');
+  const options = (await resolveConfig(file)) ?? {};
+  await writeFile(file, await format(targetsMarkdown(results), { ...options, filepath: file }));
+  return file;
+}
+
 type Figures = Record<string, unknown>;
 
 const get = (figures: Figures | undefined, ...keys: string[]): unknown =>
@@ -83,6 +92,7 @@ const met = (target: unknown) => {
 
 /** Benchmark 4's peers: the form's name in the figures (`<name>Ms`, the ratios' keys), and a label. */
 const PEERS = [
+  ['engineBaseline', 'baseline build'],
   ['flux30s', 'Flux (30 s)'],
   ['flux5s', 'Flux (5 s)'],
   ['helmfile', 'helmfile'],

@@ -5,7 +5,9 @@
 # benchmark 2, 4, 6, 8 or 9 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
 # .temporal-cluster/bench/), builds benchmark 4's peers (Flux, helmfile) when 4 is selected,
 # runs the benchmarks (bench/main.ts starts its own Temporal dev server), stops everything it
-# started, and leaves the figures in bench/results/latest.json.
+# started, and leaves the figures in bench/results/latest.json. For benchmarks 1 to 4 it also
+# builds the baseline build (bench/baseline-build.sh: BENCH_BASELINE_REF, default 0171bf6; none: no
+# baseline), measured side by side with HEAD.
 # Sizes and the selection come from BENCH_* variables: see bench/README.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,7 +21,7 @@ bash deploy/build.sh
 # Every process this run starts inherits this marker, so cleanup finds exactly them, even
 # orphans of a crashed driver (the dev server, workers, bridges).
 export ARMADA_BENCH_RUN="bench-$$-$RANDOM"
-export SANDBOX_DIR="$root/.sandbox/bench"
+export SANDBOX_DIR="${BENCH_SANDBOX_DIR:-$root/.sandbox/bench}"
 
 selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8,9}}"
 sandbox=false
@@ -27,6 +29,10 @@ sandbox=false
 # Benchmark 4 runs Flux and helmfile beside us (BENCH_PEERS=0: not): their tools are built here
 # only, never by npm test or npm start.
 if [[ $selection =~ 4 && ${BENCH_PEERS:-1} != 0 ]]; then bash deploy/tools/build.sh peers >/dev/null; fi
+if [[ $selection =~ [1234] ]]; then
+  BENCH_BASELINE_DIR=$(bash bench/baseline-build.sh)
+  export BENCH_BASELINE_DIR
+fi
 # Benchmark 6: the Temporal cluster on PostgreSQL (deploy/temporal-cluster), fresh for the run.
 cluster=false
 [[ $selection =~ 6 ]] && cluster=true
