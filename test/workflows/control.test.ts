@@ -46,6 +46,25 @@ describe('run control (stubbed activities, real dev server)', () => {
       args: [{ plan }],
       ...(memo && { memo }),
     });
+  /** A standalone chart's run of a local chart, under its release's workflow ID, its spec with `extra`. */
+  const startChart = (namespace: string, release: string, extra: Record<string, unknown> = {}) =>
+    harness().client.workflow.start(chartWorkflow, {
+      taskQueue: harness().taskQueue,
+      workflowId: `helm:${namespace}/${release}`,
+      args: [
+        {
+          chart: release,
+          release,
+          namespace,
+          spec: armadaChartSpec.parse({
+            release,
+            namespace,
+            source: { type: 'local', location: 'x' },
+            ...extra,
+          }),
+        },
+      ],
+    });
 
   it("a standalone chart's rollback after a re-plan puts the release back as it was before the first run", async () => {
     // Issue 32.1 for a chart: its continued run rolled back only its own write.
@@ -232,23 +251,7 @@ describe('run control (stubbed activities, real dev server)', () => {
       { kind: 'allow', schedule: `${at.getUTCSeconds()} * * * * *`, duration: '30s', time_zone: 'UTC' },
     ];
     const opening = nextOpening(windows, Date.now())!;
-    const handle = await harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: `helm:${namespace}/${release}`,
-      args: [
-        {
-          chart: release,
-          release,
-          namespace,
-          spec: armadaChartSpec.parse({
-            release,
-            namespace,
-            source: { type: 'local', location: 'x' },
-            windows,
-          }),
-        },
-      ],
-    });
+    const handle = await startChart(namespace, release, { windows });
     const held = await eventually('held outside its windows', async () => (await progressOf(handle)).held);
     expect(held).toMatchObject({ for: 'window', until: new Date(opening).toISOString() });
     expect(fake.calls.filter((c) => c.release === release && c.name === 'upgrade')).toEqual([]);
@@ -260,18 +263,7 @@ describe('run control (stubbed activities, real dev server)', () => {
     const namespace = uniqueName('ns');
     const release = uniqueName('cancel');
     fake.close();
-    const handle = await harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: `helm:${namespace}/${release}`,
-      args: [
-        {
-          chart: release,
-          release,
-          namespace,
-          spec: armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: 'x' } }),
-        },
-      ],
-    });
+    const handle = await startChart(namespace, release);
     await eventually('helm running', async () =>
       fake.calls.some((c) => c.release === release && c.name === 'upgrade') ? true : undefined,
     );

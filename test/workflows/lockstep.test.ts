@@ -5,7 +5,8 @@ import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
 import type { DeployedVersion } from '../../core/contracts/kube';
 import { groupWorkflow, manifestWorkflow } from '../../workflows';
-import type { CanaryOutcome, DeployerOutcome } from '../../core/contracts/workflows';
+import type { CanaryOutcome, DeployerOutcome, ManifestRun } from '../../core/contracts/workflows';
+import type { GroupPlan } from '../../core/plan/plans';
 import {
   approveUpdate,
   canaryProgressQuery,
@@ -135,8 +136,12 @@ async function startManifest(
   members: string[],
   steps: Steps,
 ): Promise<WorkflowHandle<typeof manifestWorkflow>> {
-  const group = lockstepGroup(members, steps);
-  return harness().client.workflow.start(manifestWorkflow, {
+  return harness().client.workflow.start(manifestWorkflow, manifestStart(lockstepGroup(members, steps)));
+}
+
+/** How a manifest run of the one group `group` starts. */
+function manifestStart(group: GroupPlan) {
+  return {
     taskQueue: harness().taskQueue,
     workflowId: uniqueName('m'),
     args: [
@@ -144,13 +149,13 @@ async function startManifest(
         plan: {
           manifest: uniqueName('m'),
           namespace: 'default',
-          onFailure: 'stop',
-          targetState: 'deployed',
+          onFailure: 'stop' as const,
+          targetState: 'deployed' as const,
           groups: [group],
         },
       },
-    ],
-  });
+    ] as [ManifestRun],
+  };
 }
 
 /** A Deployer's run, which the group started under the Deployer's own workflow ID. */
@@ -357,19 +362,7 @@ describe('lockstep canaries (canary_lockstep on a group)', () => {
     const freeze = { by: 'ops', reason: 'release freeze' };
     // Frozen from its first task on: it holds before its one group.
     const manifest = await harness().client.workflow.signalWithStart(manifestWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: uniqueName('m'),
-      args: [
-        {
-          plan: {
-            manifest: uniqueName('m'),
-            namespace: 'default',
-            onFailure: 'stop',
-            targetState: 'deployed',
-            groups: [group],
-          },
-        },
-      ],
+      ...manifestStart(group),
       signal: freezeSignal,
       signalArgs: [freeze],
     });
