@@ -29,6 +29,14 @@ import { nextOpening } from '../../core/plan/windows';
 /** A manifest of "platform" (a, b) then "apps" (c, d) behind an approval gate. */
 const gatedPlan = (namespace?: string) => demoPlan({ approval: { before: ['apps'] } }, namespace);
 
+/** A standalone chart's run input for a local chart, its spec with `extra`. */
+const chartInput = (namespace: string, release: string, extra: Record<string, unknown> = {}) => ({
+  chart: release,
+  release,
+  namespace,
+  spec: armadaChartSpec.parse({ release, namespace, source: { type: 'local', location: 'x' }, ...extra }),
+});
+
 const progressOf = (handle: WorkflowHandle) => handle.query(progressQuery) as Promise<Progress>;
 const until = (what: string, handle: WorkflowHandle, check: (p: Progress) => boolean) =>
   eventually(what, async () => ((await check(await progressOf(handle))) ? true : undefined), {
@@ -51,19 +59,7 @@ describe('run control (stubbed activities, real dev server)', () => {
     harness().client.workflow.start(chartWorkflow, {
       taskQueue: harness().taskQueue,
       workflowId: `helm:${namespace}/${release}`,
-      args: [
-        {
-          chart: release,
-          release,
-          namespace,
-          spec: armadaChartSpec.parse({
-            release,
-            namespace,
-            source: { type: 'local', location: 'x' },
-            ...extra,
-          }),
-        },
-      ],
+      args: [chartInput(namespace, release, extra)],
     });
 
   it("a standalone chart's rollback after a re-plan puts the release back as it was before the first run", async () => {
@@ -71,26 +67,10 @@ describe('run control (stubbed activities, real dev server)', () => {
     const namespace = uniqueName('ns');
     const release = uniqueName('chain');
     fake.releases.set(release, { revision: 4, status: 'deployed', digest: 'old', lastDeployedRevision: 4 });
-    const input = (v: number) => ({
-      chart: release,
-      release,
-      namespace,
-      spec: armadaChartSpec.parse({
-        release,
-        namespace,
-        source: { type: 'local', location: 'x' },
-        values: { v },
-      }),
-    });
+    const input = (v: number) => chartInput(namespace, release, { values: { v } });
     const upgradesOf = () => fake.calls.filter((c) => c.name === 'upgrade' && c.release === release);
     fake.close();
-    const workflowId = `helm:${namespace}/${release}`;
-    await harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId,
-      args: [input(2)],
-    });
-    const latest = harness().client.workflow.getHandle(workflowId);
+    const latest = await startChart(namespace, release, { values: { v: 2 } });
     await eventually('the first upgrade in helm', async () => (upgradesOf().length === 1 ? true : undefined));
     await latest.signal(replanSignal, {
       input: input(3),
