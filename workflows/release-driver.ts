@@ -395,3 +395,12 @@ async function runCanary(run: ChartRun, chart: PreparedChart, follower: CanaryCh
   if (outcome.result === 'rolled-back') throw canaryRolledBack(outcome, `${namespace}/${release}`);
   return pairs.map((p) => p.canary);
 }
+
+/** The release a failed chart had written, from its failure's details, if any. */
+export function writtenRelease(err: unknown): WrittenRelease | undefined {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof ApplicationFailure && e.type === NonRetryable.ChartFailedAfterWrite)
+      return e.details?.[0] as WrittenRelease;
+  }
+  return undefined;
+}
