@@ -1,12 +1,12 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { deployRun } from '../../workflows';
-import { temporalHarness, uniqueName } from '../helpers/env';
+import { uniqueName } from '../helpers/env';
+import { eventually } from '../helpers/processes';
+import { approveSignal, progressQuery } from '../../workflows/messages';
 import { saveHistory, savingHistories, summaryOf, type HistoryEvent } from '../helpers/histories';
 import { demoPlan } from './demo-plan';
-import { fakeHelm, type Call } from './fake-helm';
-
-type Harness = Awaited<ReturnType<typeof temporalHarness>>;
+import { fakeHelm, withWorker, type Call } from './fake-helm';
 
 /** demoPlan's groups: "platform" (sequenced: a, b), then "apps" (parallel: c, d). */
 const GROUPS = [
@@ -16,19 +16,6 @@ const GROUPS = [
 
 const upgradeOf = (calls: Call[], release: string) =>
   calls.find((c) => c.name === 'upgrade' && c.release === release);
-
-/** Runs `body` against a worker with the stub activities. */
-async function withWorker<T>(
-  fake: ReturnType<typeof fakeHelm>,
-  body: (h: Harness) => Promise<T>,
-): Promise<T> {
-  const harness = await temporalHarness({ activities: fake.activities });
-  try {
-    return await harness.worker.runUntil(body(harness));
-  } finally {
-    await harness.close();
-  }
-}
 
 /** The release an activity of the run's history works on, from its summary (`helm upgrade demo-c in …`). */
 function releaseOf(e: HistoryEvent): string | undefined {
@@ -109,5 +96,28 @@ describe('deployRun: one workflow walks the groups and charts (stubbed activitie
     expect(cause.message).toMatch(/^group platform failed: a: helm upgrade demo-a failed: boom/);
     expect(fake.calls.filter((c) => c.name === 'upgrade').map((c) => c.release)).toEqual(['demo-a']);
     expect(fake.calls.filter((c) => ['demo-b', 'demo-c', 'demo-d'].includes(c.release ?? ''))).toEqual([]);
+  });
+
+  it('waits at the approval gate before a group until approved, having run the groups before it', async () => {
+    const fake = fakeHelm();
+    const outcome = await withWorker(fake, async (h) => {
+      const run = await h.client.workflow.start(deployRun, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('run'),
+        args: [{ plan: demoPlan({ approval: { before: ['apps'] } }) }],
+      });
+      await eventually(
+        'the gate before apps opens',
+        async () => ((await run.query(progressQuery)).gate?.name === 'before group apps' ? true : undefined),
+        { timeoutMs: 20_000, pauseMs: 50 },
+      );
+      const waiting = await run.query(progressQuery);
+      expect(waiting.groups.map((g) => g.state)).toEqual(['done', 'waiting-approval']);
+      expect(fake.calls.filter((c) => c.name === 'upgrade').map((c) => c.release)).toEqual(GROUPS[0]);
+      await run.signal(approveSignal, { by: 'bob' });
+      return run.result();
+    });
+    expect(outcome.state).toBe('deployed');
+    expect(fake.calls.filter((c) => c.name === 'upgrade')).toHaveLength(4);
   });
 });
