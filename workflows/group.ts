@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   CancellationScope,
   type ChildWorkflowHandle,
   getExternalWorkflowHandle,
@@ -8,9 +7,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { chartWorkflow } from './chart';
-import type { ChartRun, WrittenRelease, GroupRun, GroupOutcome } from '../core/contracts/workflows';
+import type { ChartRun, GroupRun, GroupOutcome } from '../core/contracts/workflows';
 import { carriedDown, RunControl, startOver, type HandedDown } from './control';
-import { NonRetryable, rootMessage } from '../core/failures';
+import { rootMessage } from '../core/failures';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
 import { chartOutcomeStatus, chartState, groupEnding } from '../core/plan/ending';
 import { undoChanges } from './saga';
@@ -21,6 +20,7 @@ import type { ChartProgress, GroupProgress } from '../core/progress';
 import { ChildRuns } from './holds';
 import type { ChartPlan, DeployerPlan } from '../core/plan/plans';
 import { LockstepCoordinator } from './lockstep';
+import { writtenRelease } from './release-driver';
 import { deployerFailure, lockedChild, pendingRows, startDeployer, underLock } from './group-deployers';
 import { deployerMember, type LockstepLink } from '../core/plan/lockstep';
 
@@ -293,15 +293,6 @@ class GroupDeploy {
   ): Promise<void> {
     await write('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
   }
-}
-
-/** The release a failed chart had written, from its failure's details, if any. */
-function writtenRelease(err: unknown): WrittenRelease | undefined {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if (e instanceof ApplicationFailure && e.type === NonRetryable.ChartFailedAfterWrite)
-      return e.details?.[0] as WrittenRelease;
-  }
-  return undefined;
 }
 
 /**

@@ -8,3 +8,4 @@ export { driftWorkflow } from './drift';
 export { undoWorkflow } from './undo';
 export { releaseUndoWorkflow } from './saga';
 export { notifierWorkflow } from './notify';
+export { deployRun } from './run/deploy-run';

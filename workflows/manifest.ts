@@ -345,7 +345,7 @@ class ManifestDeploy {
 }
 
 /** A group of the plan as the progress query shows it before it runs. */
-function pendingGroup(g: GroupPlan): GroupProgress {
+export function pendingGroup(g: GroupPlan): GroupProgress {
   return {
     name: g.name,
     sequenced: g.sequenced,

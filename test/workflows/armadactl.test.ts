@@ -10,9 +10,9 @@ import { chartRun, manifestRun, startRun, type RunRequest } from '../../runs/req
 import type { Terminal } from '../../cli/watch';
 import { undoWorkflow } from '../../workflows';
 import { approveSignal, progressQuery, replanSignal } from '../../workflows/messages';
-import { temporalHarness, uniqueName, type Harness } from '../helpers/env';
+import { uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
-import { fakeHelm } from './fake-helm';
+import { fakeHelm, withWorker } from './fake-helm';
 
 /**
  * armadactl in-process: its exit code and what it printed; `onLine` sees each line as it comes,
@@ -56,19 +56,6 @@ async function demo(ns: string, specs: string, approvalBefore?: string): Promise
   const applicable = await applicableDocuments(file, ns);
   if (applicable.kind !== 'ArmadaManifest') throw new Error(`${file}: no manifest`);
   return manifestRun(applicable.manifest, 'deploy', specs);
-}
-
-/** Runs a test body against a worker on its own task queue with the stub Helm activities. */
-async function withWorker<T>(
-  fake: ReturnType<typeof fakeHelm>,
-  body: (h: Harness) => Promise<T>,
-): Promise<T> {
-  const harness = await temporalHarness({ activities: fake.activities });
-  try {
-    return await harness.worker.runUntil(body(harness));
-  } finally {
-    await harness.close();
-  }
 }
 
 /** Asked every 50 ms, for 20 s: what these tests wait for comes within a few workflow tasks. */

@@ -4,6 +4,7 @@ import type * as activities from '../../activities';
 import { heartbeating } from '../../activities/process';
 import { lockHolder } from '../../activities/runs';
 import type { ObservedRelease } from '../../core/plan/release';
+import { temporalHarness, type Harness } from '../helpers/env';
 
 /** One activity call as the stub saw it, with when it started and ended (ms since the stub was made). */
 export interface Call {
@@ -160,4 +161,17 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
       openGate();
     },
   };
+}
+
+/** Runs a test body against a worker on its own task queue with the stub Helm activities. */
+export async function withWorker<T>(
+  fake: ReturnType<typeof fakeHelm>,
+  body: (h: Harness) => Promise<T>,
+): Promise<T> {
+  const harness = await temporalHarness({ activities: fake.activities });
+  try {
+    return await harness.worker.runUntil(body(harness));
+  } finally {
+    await harness.close();
+  }
 }

@@ -35,6 +35,7 @@ describe('replay of saved histories', () => {
     expect([...types].sort()).toEqual([
       'canaryWorkflow',
       'chartWorkflow',
+      'deployRun',
       'deployerWorkflow',
       'driftWorkflow',
       'groupWorkflow',
