@@ -20,7 +20,7 @@ import { median, round, summarize } from './stats';
 
 const plural = kinds.ArmadaChart.plural;
 
-interface Seen {
+export interface Seen {
   firstStatus?: number;
   deployed?: number;
 }
@@ -29,7 +29,7 @@ interface Seen {
  * Watches the ArmadaCharts of a namespace and notes, per object, when a status first showed
  * (the driver's clock, as the watch delivers it) and when it first read `deployed`.
  */
-async function watchStatuses(namespace: string, seen: Map<string, Seen>): Promise<() => void> {
+export async function watchStatuses(namespace: string, seen: Map<string, Seen>): Promise<() => void> {
   const watch = new Watch(kubeConfig());
   let stopped = false;
   let resourceVersion: string | undefined;

@@ -13,6 +13,16 @@ function int(name: string, fallback: number, min = 1): number {
   return value;
 }
 
+/** A comma-separated list of integers ≥ 1. */
+function ints(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map((v) => Number(v.trim()));
+  if (!values.every((v) => Number.isInteger(v) && v >= 1))
+    throw new Error(`${name} must be integers ≥ 1 separated by commas, not "${raw}"`);
+  return values;
+}
+
 function choice<T extends string>(name: string, options: readonly T[], fallback: T): T {
   const raw = process.env[name] ?? fallback;
   if (!(options as readonly string[]).includes(raw))
@@ -48,6 +58,12 @@ export function loadSizes() {
       /** Rounds, each with two fresh bridge processes side by side. */
       rounds: int('BENCH_BRIDGE_MEMORY_ROUNDS', 3),
       createConcurrency: int('BENCH_CREATE_CONCURRENCY', 50),
+    },
+    fleet: {
+      /** Standalone ArmadaCharts (and Flux HelmReleases) per round, one size after another. */
+      sizes: ints('BENCH_FLEET_SIZES', [100, 1000]),
+      /** Rounds per size, the order of armada and Flux alternating. */
+      rounds: int('BENCH_FLEET_ROUNDS', 3),
     },
     concurrency: {
       /** Canary workflows running at once on one worker. */

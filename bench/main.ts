@@ -9,6 +9,7 @@ import { runBridgeMemory } from './bridge-memory';
 import { runConcurrency } from './concurrency';
 import { loadSizes, selectedBenchmarks, type Sizes } from './config';
 import type { BenchContext } from './context';
+import { runFleet } from './fleet';
 import { runHelmLoop } from './helm-loop';
 import { describeMachine } from './machine';
 import { runOverhead } from './overhead';
@@ -109,6 +110,7 @@ const runners: Record<keyof typeof BENCHMARKS, BenchmarkRunner> = {
     sizes: (s) => s.bridgeMemory,
     run: (ctx, s) => runBridgeMemory(ctx, s.bridgeMemory),
   },
+  10: { title: 'a fleet against Flux', sizes: (s) => s.fleet, run: (ctx, s) => runFleet(ctx, s.fleet) },
 };
 
 /**

@@ -31,6 +31,7 @@ export const BENCHMARKS = {
   7: 'workerStart',
   8: 'recovery',
   9: 'bridgeMemory',
+  10: 'fleet',
 } as const;
 
 /** The benchmark numbers, in order. */
@@ -198,6 +199,15 @@ export function summaryRows(results: Results): string[][] {
       met(nine.target),
     ]);
   }
+  const ten = b.fleet?.figures;
+  for (const [size, figures] of Object.entries((ten?.sizes ?? {}) as Record<string, Figures>))
+    rows.push([
+      '10 fleet',
+      `${size} ArmadaCharts → all deployed / Flux HelmReleases → all Ready (medians)`,
+      `${times(figures.armadaVsFlux)} (${ms(get(figures, 'armadaMs', 'p50'))} vs ${ms(get(figures, 'fluxMs', 'p50'))})`,
+      '< 1',
+      met({ met: typeof figures.armadaVsFlux === 'number' && figures.armadaVsFlux < 1 }),
+    ]);
   const three = b.concurrency?.figures;
   if (three) {
     rows.push([

@@ -2,8 +2,8 @@
 # The benchmark command (npm run bench [-- 1 3]). On a fresh clone it installs the npm
 # dependencies and builds the local tools (deploy/lib.sh), compiles dist/, starts a sandbox
 # cluster of its own (.sandbox/bench/, never the one `npm start` or `npm test` runs) when
-# benchmark 2, 4, 6, 8 or 9 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
-# .temporal-cluster/bench/), builds benchmark 4's peers (Flux, helmfile) when 4 is selected,
+# benchmark 2, 4, 6, 8, 9 or 10 is selected and a Temporal cluster on PostgreSQL for benchmark 6 (in
+# .temporal-cluster/bench/), builds the peers (Flux, helmfile) when 4 or 10 is selected,
 # runs the benchmarks (bench/main.ts starts its own Temporal dev server), stops everything it
 # started, and leaves the figures in bench/results/latest.json. For benchmarks 1 to 4 it also
 # builds the baseline build (bench/baseline-build.sh: BENCH_BASELINE_REF, default 0171bf6; none: no
@@ -23,19 +23,25 @@ bash deploy/build.sh
 export ARMADA_BENCH_RUN="bench-$$-$RANDOM"
 export SANDBOX_DIR="${BENCH_SANDBOX_DIR:-$root/.sandbox/bench}"
 
-selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8,9}}"
+selection="${*:-${BENCH_ONLY:-1,2,3,4,5,6,7,8,9,10}}"
+# selected N...: whether any of the benchmarks N is in the selection (numbers, not digits: 10 is not 1).
+selected() {
+  local n
+  for n in "$@"; do [[ ",${selection//[[:space:]]/,}," == *",$n,"* ]] && return 0; done
+  return 1
+}
 sandbox=false
-[[ $selection =~ [24689] ]] && sandbox=true
-# Benchmark 4 runs Flux and helmfile beside us (BENCH_PEERS=0: not): their tools are built here
-# only, never by npm test or npm start.
-if [[ $selection =~ 4 && ${BENCH_PEERS:-1} != 0 ]]; then bash deploy/tools/build.sh peers >/dev/null; fi
-if [[ $selection =~ [1234] ]]; then
+selected 2 4 6 8 9 10 && sandbox=true
+# Benchmarks 4 and 10 run Flux (4 also helmfile) beside us (BENCH_PEERS=0: 4 does not): their
+# tools are built here only, never by npm test or npm start.
+if selected 10 || { selected 4 && [[ ${BENCH_PEERS:-1} != 0 ]]; }; then bash deploy/tools/build.sh peers >/dev/null; fi
+if selected 1 2 3 4; then
   BENCH_BASELINE_DIR=$(bash bench/baseline-build.sh)
   export BENCH_BASELINE_DIR
 fi
 # Benchmark 6: the Temporal cluster on PostgreSQL (deploy/temporal-cluster), fresh for the run.
 cluster=false
-[[ $selection =~ 6 ]] && cluster=true
+selected 6 && cluster=true
 export TEMPORAL_CLUSTER_DIR="$root/.temporal-cluster/bench"
 
 cleanup() {

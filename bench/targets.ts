@@ -48,6 +48,15 @@ function comparedCell(
 
 const times = (v: number) => `${fixed(v, 2)}×`;
 
+/** Benchmark 10 at one size: our median ÷ Flux's, with both medians. */
+function fleetCell(figures: unknown, size: string): string {
+  const ours = num(at(figures, 'armadaMs', 'p50'));
+  const flux = num(at(figures, 'fluxMs', 'p50'));
+  if (ours === undefined || flux === undefined) return `${size}: —`;
+  const n = num(at(figures, 'armadaMs', 'n'));
+  return `${size}: ${times(ours / flux)} (${seconds(ours)} vs Flux ${seconds(flux)}, n ${n})`;
+}
+
 /** The rows: figure, baseline build, HEAD, target. */
 export function targetRows(results: Partial<Results>): string[][] {
   const b = results.benchmarks ?? {};
@@ -56,6 +65,8 @@ export function targetRows(results: Partial<Results>): string[][] {
   const two = b.bridge?.figures;
   const three = b.concurrency?.figures;
   const nine = b.bridgeMemory?.figures;
+  const ten = b.fleet?.figures;
+  const fleetSizes = Object.keys((at(ten, 'sizes') as Figures | undefined) ?? {});
   const objects = num(at(b.bridge?.sizes, 'objects'));
   const canaries = num(at(b.concurrency?.sizes, 'canaries'));
   const startToFirst = (form: 'engine' | 'engineBaseline') =>
@@ -111,9 +122,9 @@ export function targetRows(results: Partial<Results>): string[][] {
       '≤ 1.2×',
     ],
     [
-      '100 and 1,000 ArmadaCharts apply → all Ready ÷ Flux HelmReleases',
-      '— (no benchmark yet)',
-      '— (no benchmark yet)',
+      `${fleetSizes.join(' and ') || '100 and 1,000'} ArmadaCharts apply → all Ready ÷ Flux HelmReleases`,
+      '— (benchmark 10 is newer than the baseline)',
+      fleetSizes.map((size) => fleetCell(at(ten, 'sizes', size), size)).join('; ') || '—',
       '< 1 at both sizes',
     ],
   ];

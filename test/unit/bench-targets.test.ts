@@ -77,6 +77,19 @@ describe('issue 35 targets table', () => {
     expect(rows.every((r) => r.length === 4)).toBe(true);
   });
 
+  it('divides each fleet size’s median by Flux’s, a dash for a size without figures', () => {
+    const fleet = (sizes: Record<string, unknown>): Partial<Results> => ({
+      benchmarks: { fleet: { date: '', durationSeconds: 0, sizes: {}, figures: { sizes } } },
+    });
+    const rows = targetRows(
+      fleet({ 100: { armadaMs: summary(6000, 7000, 3), fluxMs: summary(24000, 25000, 3) }, 1000: {} }),
+    );
+    const row = rows.find((r) => r[0].includes('Flux HelmReleases'))!;
+    expect(row[0]).toBe('100 and 1000 ArmadaCharts apply → all Ready ÷ Flux HelmReleases');
+    expect(row[2]).toBe('100: 0.25× (6 s vs Flux 24 s, n 3); 1000: —');
+    expect(targetRows({}).find((r) => r[0].includes('Flux HelmReleases'))![2]).toBe('—');
+  });
+
   it('names the baseline ref in the header', () => {
     expect(targetsMarkdown(results)).toContain('| figure | baseline (0171bf6) | HEAD | target |');
   });
