@@ -246,14 +246,15 @@ describe('waitForResources on the real sandbox cluster', () => {
     const labels = { app: 'rolling' };
     await createDeployment('rolling', 2, labels);
     await waitForResources({ release: 'rolling', namespace, wait: { labels }, timeoutSeconds: 60 });
-    const deployment = await apps.readNamespacedDeployment({ name: 'rolling', namespace });
-    deployment.spec!.template.spec!.containers[0].image = 'registry.invalid/app:2';
     // With the controller-manager stopped, the upgrade's write lands but no new ReplicaSet or pod
     // is created: the old revision's 2 pods stay Ready and match the labels. Stopped briefly, so
     // that it keeps its leader lease (10 s renew deadline) and carries on when continued.
     const controllerManager = await controllerManagerPid();
     process.kill(controllerManager, 'SIGSTOP');
     try {
+      // Read with the controller stopped, so that no status update of it conflicts with the write.
+      const deployment = await apps.readNamespacedDeployment({ name: 'rolling', namespace });
+      deployment.spec!.template.spec!.containers[0].image = 'registry.invalid/app:2';
       await apps.replaceNamespacedDeployment({ name: 'rolling', namespace, body: deployment });
       const failure = await failureOf({ release: 'rolling', namespace, wait: { labels }, timeoutSeconds: 2 });
       expect(failure.type).toBe(NonRetryable.WaitTimeout);
