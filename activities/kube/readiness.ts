@@ -136,6 +136,75 @@ export function daemonSetReady(ds: V1DaemonSet, minReady?: MinReady): Readiness 
   return enough(available, desired, requiredReady(desired, minReady), minReady, 'available');
 }
 
+/** A Deployment, StatefulSet or DaemonSet: a workload whose pods a pod wait entry may count. */
+export type Workload =
+  | { kind: 'Deployment'; object: V1Deployment }
+  | { kind: 'StatefulSet'; object: V1StatefulSet }
+  | { kind: 'DaemonSet'; object: V1DaemonSet };
+
+/**
+ * Whether a pod entry selecting `labelSelector` (`k=v,k2=v2` as labelSelector writes it;
+ * undefined selects every pod) counts the pods of `workload`: its pod template carries the labels.
+ * Example: selector `app=web`, template labels {app: web, tier: front} → true.
+ */
+export function createsSelectedPods(workload: Workload, selector: string | undefined): boolean {
+  const labels = workload.object.spec?.template.metadata?.labels ?? {};
+  return (selector ? selector.split(',') : []).every((pair) => {
+    const [key, value, ...rest] = pair.split('=');
+    if (value === undefined || rest.length > 0) {
+      throw new Error(`pod wait: label selector "${selector}" is not of the form key=value,key2=value2`);
+    }
+    return labels[key] === value;
+  });
+}
+
+/**
+ * Whether `workload`, whose pods a pod entry counts, has rolled out its latest spec, so that the
+ * pods the entry counts are its latest revision's: right after `helm upgrade` changes a pod
+ * template, the old ReplicaSet's pods are still Ready and match the entry's labels until the
+ * controller replaces them. Without `minReady` (the entry waits for all its pods) the rollout
+ * must be complete as `kubectl rollout status` judges it (deploymentReady, statefulSetReady,
+ * daemonSetReady: every replica updated and available, no old one left). With `minReady`, which
+ * the entry counts in its pods, only the update: generation observed and every replica updated
+ * (updatedReplicas; a StatefulSet's beyond its partition, none for OnDelete), so pods that never
+ * become ready do not hold the wait beyond what min_ready allows.
+ * Examples: Deployment, 3 replicas, 1 updated, 3 available → not ready, "1/3 updated";
+ * the same with "50%" → not ready, "1/3 updated"; 3 updated, 1 available, "50%" → ready.
+ */
+export function workloadRolledOut(workload: Workload, minReady?: MinReady): Readiness {
+  if (minReady === undefined) {
+    if (workload.kind === 'Deployment') return deploymentReady(workload.object);
+    if (workload.kind === 'StatefulSet') return statefulSetReady(workload.object);
+    return daemonSetReady(workload.object);
+  }
+  const { metadata, status } = workload.object;
+  const pending = unobserved(metadata?.generation, status?.observedGeneration);
+  if (pending) return pending;
+  const [updated, expected] = updatedOfExpected(workload);
+  const counted = `${updated}/${expected} updated`;
+  return updated >= expected ? ready(counted) : notReady(counted);
+}
+
+/** [updated replicas, replicas an update replaces]: all of them, beyond a partition, none on OnDelete. */
+function updatedOfExpected(workload: Workload): [number, number] {
+  switch (workload.kind) {
+    case 'Deployment':
+      return [workload.object.status?.updatedReplicas ?? 0, workload.object.spec?.replicas ?? 1];
+    case 'StatefulSet': {
+      const { spec, status } = workload.object;
+      const strategy = spec?.updateStrategy;
+      if ((strategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return [status?.updatedReplicas ?? 0, 0];
+      const partition = strategy?.rollingUpdate?.partition ?? 0;
+      return [status?.updatedReplicas ?? 0, Math.max((spec?.replicas ?? 1) - partition, 0)];
+    }
+    case 'DaemonSet': {
+      const { spec, status } = workload.object;
+      const rolling = (spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+      return [status?.updatedNumberScheduled ?? 0, rolling ? (status?.desiredNumberScheduled ?? 0) : 0];
+    }
+  }
+}
+
 /**
  * Whether `count` of a controller's `of` pods meet `required`, in the words of the reason:
  * "2/4 available", or with a min_ready "1/4 available, min_ready 50% needs 2".

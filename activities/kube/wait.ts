@@ -13,7 +13,10 @@ import {
   requiredOfEntry,
   statefulSetReady,
   waitTargets,
+  workloadRolledOut,
+  createsSelectedPods,
   type Readiness,
+  type Workload,
 } from './readiness';
 import type { MinReady, WaitResourceType, WaitTarget, WaitRequest } from '../../core/contracts/kube';
 
@@ -39,9 +42,14 @@ export interface WaitResult {
 
 type Observed = Readiness & { name: string; failed?: boolean };
 
+/** The rollout of a workload whose pods a pod entry counts: `Deployment web`, "1/3 updated". */
+type Rollout = Readiness & { kind: Workload['kind']; name: string };
+
 interface TargetState {
   target: WaitTarget;
   objects: Observed[];
+  /** Of a pod entry: the workloads creating its pods, each of which must have rolled out. */
+  rollouts: Rollout[];
   ready: number;
   required: number;
   met: boolean;
@@ -97,8 +105,10 @@ const listers: Record<WaitResourceType, Lister> = {
  * filtered by each entry's labels or `wait.labels`) until every entry is ready: each Deployment,
  * DaemonSet and StatefulSet with its `min_ready` pods ready, and `min_ready` of the entry's pods or
  * jobs (default all; none found counts as ready once it is found twice in a row, so pods a
- * controller is about to create are not missed), heartbeating every second with the summary of
- * the last poll.
+ * controller is about to create are not missed), a pod entry also until every Deployment,
+ * StatefulSet and DaemonSet whose pods it counts has rolled out its latest spec (workloadRolledOut:
+ * right after an upgrade the old revision's Ready pods match the same labels), heartbeating every
+ * second with the summary of the last poll.
  * Reads only. Fails with WaitTimeout (non-retryable) naming every object still blocking at the
  * deadline, with JobFailed at once when a Job failed, with Forbidden on a 403; transient API
  * errors (network, 5xx, 429, 409) are retried until the deadline. Stops when cancelled.
@@ -181,15 +191,31 @@ async function pollUntilReady(req: WaitRequest, report: (summary: string) => voi
   }
 }
 
-/** Lists every target's objects (in parallel) and judges each target: requiredOfEntry of them ready. */
+/**
+ * Lists every target's objects (in parallel) and judges each target: requiredOfEntry of them
+ * ready and, for a pod entry, the rollouts of the workloads creating them complete. The workloads
+ * are listed before the pods, so that pods listed after a complete rollout are its own.
+ */
 async function observe(
   clients: Clients,
   namespace: string,
   targets: WaitTarget[],
   signal: AbortSignal,
 ): Promise<TargetState[]> {
+  let workloads: Promise<Workload[]> | undefined;
   return Promise.all(
     targets.map(async (target) => {
+      // A pod entry naming one pod (fieldSelector) waits for that pod alone.
+      const rollouts =
+        target.type === 'pod' && !target.fieldSelector
+          ? (await (workloads ??= listWorkloads(clients, namespace, signal)))
+              .filter((workload) => createsSelectedPods(workload, target.labelSelector))
+              .map((workload) => ({
+                kind: workload.kind,
+                name: workload.object.metadata?.name ?? '',
+                ...workloadRolledOut(workload, target.minReady),
+              }))
+          : [];
       const request = {
         namespace,
         ...(target.labelSelector && { labelSelector: target.labelSelector }),
@@ -199,14 +225,38 @@ async function observe(
       const readyCount = objects.filter((o) => o.ready).length;
       const required = requiredOfEntry(target, objects.length);
       const found = objects.length > 0 || !target.fieldSelector;
-      return { target, objects, ready: readyCount, required, met: found && readyCount >= required };
+      const met = found && readyCount >= required && rollouts.every((r) => r.ready);
+      return { target, objects, rollouts, ready: readyCount, required, met };
     }),
   );
 }
 
+/** Every Deployment, StatefulSet and DaemonSet of the namespace, for pod entries to match by template labels. */
+async function listWorkloads({ apps }: Clients, namespace: string, signal: AbortSignal): Promise<Workload[]> {
+  const [deployments, statefulSets, daemonSets] = await Promise.all([
+    apps.listNamespacedDeployment({ namespace }, abortWith(signal)),
+    apps.listNamespacedStatefulSet({ namespace }, abortWith(signal)),
+    apps.listNamespacedDaemonSet({ namespace }, abortWith(signal)),
+  ]);
+  return [
+    ...deployments.items.map((object) => ({ kind: 'Deployment' as const, object })),
+    ...statefulSets.items.map((object) => ({ kind: 'StatefulSet' as const, object })),
+    ...daemonSets.items.map((object) => ({ kind: 'DaemonSet' as const, object })),
+  ];
+}
+
+/** `, rollout of Deployment web: 1/3 updated` for each rollout a target still waits for. */
+const pendingRollouts = (state: TargetState): string =>
+  state.rollouts
+    .filter((r) => !r.ready)
+    .map((r) => `, rollout of ${r.kind} ${r.name}: ${r.reason}`)
+    .join('');
+
 /** `job 1/1 ready, pod app=web (min_ready 50%) 2/3 ready`, plus the last API error while retrying. */
 function summarise(states: TargetState[] | undefined, apiError: string | undefined): string {
-  const parts = (states ?? []).map((s) => `${describeTarget(s.target)} ${s.ready}/${s.objects.length} ready`);
+  const parts = (states ?? []).map(
+    (s) => `${describeTarget(s.target)} ${s.ready}/${s.objects.length} ready${pendingRollouts(s)}`,
+  );
   if (apiError !== undefined) parts.push(`API error, retrying: ${apiError}`);
   return parts.join(', ') || 'nothing observed yet';
 }
@@ -224,7 +274,10 @@ function timeoutMessage(
   if (blocking.length > shown.length) shown.push(`and ${blocking.length - shown.length} more`);
   const unmet = (states ?? [])
     .filter((s) => !s.met)
-    .map((s) => `${describeTarget(s.target)}: ${s.ready}/${s.objects.length} ready, ${s.required} needed`);
+    .map(
+      (s) =>
+        `${describeTarget(s.target)}: ${s.ready}/${s.objects.length} ready, ${s.required} needed${pendingRollouts(s)}`,
+    );
   return [
     `wait for ${where} timed out after ${timeoutSeconds}s`,
     unmet.length ? `; ${unmet.join('; ')}` : '',

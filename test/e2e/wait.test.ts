@@ -1,8 +1,10 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1PodSpec } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { waitForResources } from '../../activities/kube/wait';
 import type { WaitRequest } from '../../core/contracts/kube';
 import { NonRetryable } from '../../core/failures';
@@ -73,6 +75,23 @@ async function untilPodsExist(labelSelector: string, count: number): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   throw new Error(`fewer than ${count} pods match ${labelSelector}`);
+}
+
+/**
+ * The PID of this sandbox's kube-controller-manager: kwokctl runs it from the sandbox's work dir,
+ * `<SANDBOX_DIR>/kwok/clusters/<name>/bin/`, and the kubeconfig lies in SANDBOX_DIR.
+ */
+async function controllerManagerPid(): Promise<number> {
+  const dir = path.dirname(process.env.KUBECONFIG ?? '');
+  const { stdout } = await promisify(execFile)('pgrep', [
+    '-f',
+    '--',
+    `^${dir}/kwok/clusters/[^/]+/bin/kube-controller-manager `,
+  ]).catch(() => ({ stdout: '' }));
+  const pids = stdout.split('\n').filter(Boolean);
+  if (pids.length !== 1)
+    throw new Error(`expected one kube-controller-manager of the sandbox in ${dir}, found ${pids.length}`);
+  return Number(pids[0]);
 }
 
 /** The failure `waitForResources` rejects with (a test fails when it resolves). */
@@ -223,6 +242,45 @@ describe('waitForResources on the real sandbox cluster', () => {
     expect(failure.message).toContain('job/doomed failed: DeadlineExceeded');
   });
 
+  it("does not pass on the old revision's Ready pods before the controller rolled out a new pod template", async () => {
+    const labels = { app: 'rolling' };
+    await createDeployment('rolling', 2, labels);
+    await waitForResources({ release: 'rolling', namespace, wait: { labels }, timeoutSeconds: 60 });
+    // With the controller-manager stopped, the upgrade's write lands but no new ReplicaSet or pod
+    // is created: the old revision's 2 pods stay Ready and match the labels. Stopped briefly, so
+    // that it keeps its leader lease (10 s renew deadline) and carries on when continued.
+    const controllerManager = await controllerManagerPid();
+    process.kill(controllerManager, 'SIGSTOP');
+    try {
+      // Read with the controller stopped, so that no status update of it conflicts with the write.
+      const deployment = await apps.readNamespacedDeployment({ name: 'rolling', namespace });
+      deployment.spec!.template.spec!.containers[0].image = 'registry.invalid/app:2';
+      await apps.replaceNamespacedDeployment({ name: 'rolling', namespace, body: deployment });
+      const failure = await failureOf({ release: 'rolling', namespace, wait: { labels }, timeoutSeconds: 2 });
+      expect(failure.type).toBe(NonRetryable.WaitTimeout);
+      expect(failure.message).toContain(
+        'pod app=rolling: 2/2 ready, 2 needed, rollout of Deployment rolling: generation 2 not observed yet (observed 1)',
+      );
+    } finally {
+      process.kill(controllerManager, 'SIGCONT');
+    }
+
+    const result = await waitForResources({
+      release: 'rolling',
+      namespace,
+      wait: { labels },
+      timeoutSeconds: 60,
+    });
+    const pods = result.resources.filter((r) => r.type === 'pod');
+    expect(pods).toHaveLength(2);
+    const images = await Promise.all(
+      pods.map(
+        async ({ name }) => (await core.readNamespacedPod({ name, namespace })).spec?.containers[0].image,
+      ),
+    );
+    expect(images).toEqual(['registry.invalid/app:2', 'registry.invalid/app:2']);
+  });
+
   it('fails with Forbidden, non-retryable, for a user RBAC allows nothing', async () => {
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'nobody' } } });
     const token = await core.createNamespacedServiceAccountToken({
@@ -264,7 +322,7 @@ describe('waitForResources on the real sandbox cluster', () => {
       expect(failure.type).toBe('Forbidden');
       expect(failure.nonRetryable).toBe(true);
       expect(failure.message).toMatch(
-        /HTTP 403: (jobs\.batch|pods) is forbidden: User "system:serviceaccount:.*:nobody" cannot list/,
+        /HTTP 403: (jobs\.batch|pods|(deployments|statefulsets|daemonsets)\.apps) is forbidden: User "system:serviceaccount:.*:nobody" cannot list/,
       );
     } finally {
       if (previous === undefined) delete process.env.ARMADA_KUBECONFIG;

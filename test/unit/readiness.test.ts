@@ -22,6 +22,9 @@ import {
   requiredReady,
   statefulSetReady,
   waitTargets,
+  workloadRolledOut,
+  createsSelectedPods,
+  type Workload,
 } from '../../activities/kube/readiness';
 
 const selector = { matchLabels: { app: 'web' } };
@@ -423,6 +426,186 @@ describe('daemonSetReady with min_ready: available pods of the desired ones, as 
     ],
   ])('%s', (_name, object, minReady, ready, reason) => {
     expect(daemonSetReady(object, minReady)).toEqual({ ready, reason });
+  });
+});
+
+describe('workloadRolledOut: the rollout a pod entry waits for, so that it counts the latest revision', () => {
+  const web = (status: V1DeploymentStatus, generation = 2): Workload => ({
+    kind: 'Deployment',
+    object: deployment(3, status, generation),
+  });
+  const db = (status: V1StatefulSetStatus, updateStrategy?: V1StatefulSetUpdateStrategy): Workload => ({
+    kind: 'StatefulSet',
+    object: statefulSet(3, status, updateStrategy),
+  });
+  const agent = (status: Partial<V1DaemonSetStatus>, type?: 'RollingUpdate' | 'OnDelete'): Workload => ({
+    kind: 'DaemonSet',
+    object: daemonSet(status, type),
+  });
+  const oldPodsReady = { observedGeneration: 1, replicas: 3, updatedReplicas: 3, availableReplicas: 3 };
+  it.each<[string, Workload, string | number | undefined, boolean, string]>([
+    [
+      "an upgrade the controller has not seen: the old revision's Ready pods do not count",
+      web(oldPodsReady),
+      undefined,
+      false,
+      'generation 2 not observed yet (observed 1)',
+    ],
+    [
+      'the same with min_ready',
+      web(oldPodsReady),
+      '50%',
+      false,
+      'generation 2 not observed yet (observed 1)',
+    ],
+    [
+      'a Deployment with 1 of 3 replicas updated',
+      web({ observedGeneration: 2, replicas: 4, updatedReplicas: 1, availableReplicas: 3 }),
+      undefined,
+      false,
+      '1/3 updated',
+    ],
+    [
+      'the same with min_ready: the update is awaited still',
+      web({ observedGeneration: 2, replicas: 4, updatedReplicas: 1, availableReplicas: 3 }),
+      '50%',
+      false,
+      '1/3 updated',
+    ],
+    [
+      'a Deployment updated but with an old pod left',
+      web({ observedGeneration: 2, replicas: 4, updatedReplicas: 3, availableReplicas: 3 }),
+      undefined,
+      false,
+      '1 old replicas pending termination',
+    ],
+    [
+      'a Deployment updated, 1 of 3 available',
+      web({ observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 1 }),
+      undefined,
+      false,
+      '1/3 available',
+    ],
+    [
+      'the same with min_ready, which the pod entry counts in its pods: rolled out',
+      web({ observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 1 }),
+      2,
+      true,
+      '3/3 updated',
+    ],
+    [
+      'a Deployment rolled out',
+      web({ observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 3 }),
+      undefined,
+      true,
+      '3/3 available',
+    ],
+    [
+      'a StatefulSet with 3 ready pods, 1 updated',
+      db({ observedGeneration: 2, replicas: 3, readyReplicas: 3, updatedReplicas: 1 }),
+      undefined,
+      false,
+      '1/3 updated',
+    ],
+    [
+      'a StatefulSet updated whose revision is not yet current',
+      db({
+        observedGeneration: 2,
+        replicas: 3,
+        readyReplicas: 3,
+        updatedReplicas: 3,
+        currentRevision: 'db-1',
+        updateRevision: 'db-2',
+      }),
+      undefined,
+      false,
+      'revision db-1 not yet db-2',
+    ],
+    [
+      'a StatefulSet with partition 2 and min_ready: 1 updated is all the update does',
+      db(
+        { observedGeneration: 2, replicas: 3, readyReplicas: 1, updatedReplicas: 1 },
+        { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
+      ),
+      1,
+      true,
+      '1/1 updated',
+    ],
+    [
+      'an OnDelete StatefulSet with min_ready: no update to wait for',
+      db({ observedGeneration: 2, replicas: 3, readyReplicas: 1, updatedReplicas: 0 }, { type: 'OnDelete' }),
+      1,
+      true,
+      '0/0 updated',
+    ],
+    [
+      'a DaemonSet with 2 of 3 pods updated',
+      agent({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 2,
+        numberAvailable: 3,
+      }),
+      undefined,
+      false,
+      '2/3 updated',
+    ],
+    [
+      'the same with min_ready',
+      agent({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 2,
+        numberAvailable: 3,
+      }),
+      '50%',
+      false,
+      '2/3 updated',
+    ],
+    [
+      'a DaemonSet updated, 2 of 3 available',
+      agent({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberAvailable: 2,
+      }),
+      undefined,
+      false,
+      '2/3 available',
+    ],
+    [
+      'a DaemonSet rolled out',
+      agent({
+        observedGeneration: 2,
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberAvailable: 3,
+      }),
+      undefined,
+      true,
+      '3/3 available',
+    ],
+  ])('%s', (_name, workload, minReady, ready, reason) => {
+    expect(workloadRolledOut(workload, minReady)).toEqual({ ready, reason });
+  });
+});
+
+describe('createsSelectedPods: whether a pod entry counts the pods of a workload', () => {
+  const web: Workload = { kind: 'Deployment', object: deployment(3, {}) }; // template labels {app: web}
+  it.each<[string | undefined, boolean]>([
+    [undefined, true],
+    ['app=web', true],
+    ['app=db', false],
+    ['app=web,tier=front', false],
+  ])('selector %s → %s', (selector, expected) => {
+    expect(createsSelectedPods(web, selector)).toBe(expected);
+  });
+
+  it('refuses a selector that is not key=value pairs', () => {
+    expect(() => createsSelectedPods(web, 'app in (web)')).toThrow(
+      'pod wait: label selector "app in (web)" is not of the form key=value,key2=value2',
+    );
   });
 });
 
