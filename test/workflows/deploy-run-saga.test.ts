@@ -23,7 +23,8 @@ const atGate = async (run: WorkflowHandle) =>
  * The saga and the modes of a manifest's run, the same scenarios and assertions through today's
  * tree (manifestWorkflow → groups → charts) and through the one-workflow run (deployRun). The
  * histories each saves with ARMADA_SAVE_HISTORIES=1 (the replay test's): the tree's, named after
- * its scenario, every workflow of it; the run's saga, as deploy-run--saga.
+ * its scenario, every workflow of it; the run's saga, as deploy-run--saga, and its re-plan (the
+ * run that continued as new and the one it started) as deploy-run-replan--deployRun-N.
  */
 const RUNS = [
   {
@@ -34,7 +35,7 @@ const RUNS = [
   {
     workflow: deployRun,
     prefix: 'run',
-    histories: { rollbackOnFailure: undefined, replan: undefined, saga: 'deploy-run--saga' },
+    histories: { rollbackOnFailure: undefined, replan: 'deploy-run-replan', saga: 'deploy-run--saga' },
   },
 ];
 
