@@ -13,7 +13,7 @@ import { rootMessage } from '../core/failures';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
 import { chartOutcomeStatus, chartState, groupEnding } from '../core/plan/ending';
 import { undoChanges } from './saga';
-import { changesOf, deployerChangesOf } from '../core/plan/rollback';
+import { groupChanges } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { chartProgressSignal, progressQuery } from './messages';
 import type { ChartProgress, GroupProgress } from '../core/progress';
@@ -145,11 +145,7 @@ class GroupDeploy {
   /** The saga's record: what the runs this one continued from changed, then what this run changed. */
   private changes(): Change[] {
     const { run, result } = this;
-    return [
-      ...(run.carried?.changes ?? []),
-      ...changesOf(result),
-      ...deployerChangesOf(result, run.group, run.namespace),
-    ];
+    return [...(run.carried?.changes ?? []), ...groupChanges(result, run.group, run.namespace)];
   }
 
   /**

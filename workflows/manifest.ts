@@ -22,10 +22,12 @@ import { chartProgressSignal, pauseSignal, progressQuery } from './messages';
 import type { GroupProgress, Progress } from '../core/progress';
 import type { Hold } from '../core/control';
 import { manifestEnding } from '../core/plan/ending';
+import { groupFailure } from '../core/plan/run';
+import { groupsInOrder } from '../core/plan/run-modes';
 import { pendingRows } from './group-deployers';
 import { finishedBefore } from '../core/plan/finished-runs';
 import type { GroupPlan, ManifestPlan } from '../core/plan/plans';
-import { changesOf, deployerChangesOf, undoes, undoneState } from '../core/plan/rollback';
+import { groupChanges, markUndone } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { undoChanges } from './saga';
 import { ArmadaPhase } from './search-attributes';
@@ -129,7 +131,7 @@ class ManifestDeploy {
 
   /** The groups in order (reversed to uninstall); true when every one ran to its end. */
   private async runGroups(): Promise<boolean> {
-    const groups = this.uninstall ? [...this.plan.groups].reverse() : this.plan.groups;
+    const groups = groupsInOrder(this.plan, this.run.mode ?? 'deploy');
     const { resume } = this.run;
     for (const group of groups) {
       if (!(await this.control.mayContinue())) return false;
@@ -234,11 +236,10 @@ class ManifestDeploy {
     }
     this.outcomes.push(outcome);
     // Chart states arrived by chartProgress signals; here only the saga's record of changes.
-    this.changes.push(...changesOf(outcome));
-    this.changes.push(...deployerChangesOf(outcome, group, this.plan.namespace));
+    this.changes.push(...groupChanges(outcome, group, this.plan.namespace));
     groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
     if (outcome.failed.length) {
-      this.failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
+      this.failure = groupFailure(outcome);
       return false;
     }
     return !outcome.stopped;
@@ -282,14 +283,7 @@ class ManifestDeploy {
       'RollingBack',
       this.failure ?? `rollback requested${requested ? `: ${requested}` : ''}`,
     );
-    return undoChanges(
-      this.changes,
-      (step) => {
-        for (const g of this.progress.groups)
-          for (const c of g.charts) if (undoes(step, c)) c.state = undoneState(step);
-      },
-      { takeLocks: true },
-    );
+    return undoChanges(this.changes, (step) => markUndone(this.progress.groups, step), { takeLocks: true });
   }
 
   /** Shows a freeze or a closed window the run holds for (null: it goes on) in its details and status. */

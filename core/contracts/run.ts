@@ -1,21 +1,23 @@
 /** The one-workflow run's input and outcome (docs/design/one-workflow.md, decision 1). */
 
 import type { Carried } from '../control';
-import type { ManifestPlan } from '../plan/plans';
-import type { GroupOutcome } from './workflows';
+import type { ManifestPlan, Resume } from '../plan/plans';
+import type { ManifestOutcome } from './workflows';
 
 /** A run of a plan of groups: its groups in order, each group's charts in the run itself. */
 export interface DeployRunInput {
   plan: ManifestPlan;
-  /** Pause and approvals from the run this one continued from. */
+  /** `uninstall` removes every release: groups in reverse order, a sequenced group's charts too. */
+  mode?: 'deploy' | 'uninstall';
+  /** Pause, approvals and the saga's record from the run this one continued from (a re-plan). */
   carried?: Carried;
+  /** A retry (`armadactl retry`): the failed run it takes up, and what finished in it. */
+  resume?: Resume;
 }
 
-export interface DeployRunOutcome {
-  /** The object the plan is of (the manifest's name). */
-  manifest: string;
-  /** `stopped`: a pause ended in a rollback, a cancellation or a re-plan before every group ran. */
-  state: 'deployed' | 'stopped';
-  /** What each group that ran did, in order. */
-  groups: GroupOutcome[];
-}
+/**
+ * What the run did, as a manifest run's outcome (`ManifestOutcome`): the same fields, so
+ * armadactl's day-two commands (undo, retry) read either. A failed run carries it in its
+ * failure's details.
+ */
+export type DeployRunOutcome = ManifestOutcome;

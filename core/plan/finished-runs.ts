@@ -1,6 +1,6 @@
 import type { ChartOutcome, WrittenRelease, GroupOutcome, ManifestOutcome } from '../contracts/workflows';
 import type { GroupPlan, Resume } from './plans';
-import { changesOf, chartWrites, deployerChangesOf } from './rollback';
+import { changesOf, chartWrites, groupChanges } from './rollback';
 import type { Change } from './changes';
 
 /**
@@ -28,18 +28,18 @@ export interface RunPlan {
  * made their changes too (`carriedChanges`). A run that rolled itself back kept nothing.
  */
 export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
-  const groupChanges = (outcome: GroupOutcome): Change[] => {
+  const changesOfGroup = (outcome: GroupOutcome): Change[] => {
     const group = plan?.groups.find((g) => g.name === outcome.group);
-    return [...changesOf(outcome), ...(group ? deployerChangesOf(outcome, group, plan!.namespace) : [])];
+    return group ? groupChanges(outcome, group, plan!.namespace) : changesOf(outcome);
   };
   switch (run.workflowType) {
     case 'manifestWorkflow': {
       const { state, groups, carriedChanges = [] } = run.outcome;
-      return state === 'rolled-back' ? [] : [...carriedChanges, ...groups.flatMap(groupChanges)];
+      return state === 'rolled-back' ? [] : [...carriedChanges, ...groups.flatMap(changesOfGroup)];
     }
     case 'groupWorkflow': {
       const { rolledBack, carriedChanges = [] } = run.outcome;
-      return rolledBack ? [] : [...carriedChanges, ...groupChanges(run.outcome)];
+      return rolledBack ? [] : [...carriedChanges, ...changesOfGroup(run.outcome)];
     }
     case 'chartWorkflow': {
       const outcome = run.outcome;

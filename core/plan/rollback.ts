@@ -1,6 +1,7 @@
 import type { ServiceAccountRef } from '../contracts/acting-as';
 import type { DeployerSpec } from '../../api/deployer';
 import type { ChartOutcome, GroupOutcome } from '../contracts/workflows';
+import type { GroupProgress } from '../progress';
 import type { DeployerPlan, GroupPlan } from './plans';
 import { deployerMember } from './lockstep';
 import type { ReleaseChange, DeployerChange, Change } from './changes';
@@ -99,6 +100,11 @@ export function undoes(
     : row.namespace === step.namespace && row.release === step.release;
 }
 
+/** Shows `step` done in the progress rows: the chart or Deployer it put back reads so. */
+export function markUndone(groups: readonly GroupProgress[], step: Compensation): void {
+  for (const g of groups) for (const c of g.charts) if (undoes(step, c)) c.state = undoneState(step);
+}
+
 /** What a chart run changed and kept of its release: its install or upgrade; nothing else is a change. */
 export function chartWrites(outcome: ChartOutcome): ReleaseChange[] {
   if (outcome.action !== 'installed' && outcome.action !== 'upgraded') return [];
@@ -141,4 +147,9 @@ export function deployerChangesOf(
     if (done.result === 'deployed' && done.created) return [{ deployer, namespace, previous: null }];
     return [];
   });
+}
+
+/** The saga's record of what one group run changed: its charts' changes, then its Deployers'. */
+export function groupChanges(outcome: GroupOutcome, group: GroupPlan, namespace: string): Change[] {
+  return [...changesOf(outcome), ...deployerChangesOf(outcome, group, namespace)];
 }

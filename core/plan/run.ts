@@ -18,14 +18,21 @@ export function unsupportedInRun(plan: ManifestPlan): string | undefined {
     : undefined;
 }
 
-/** What the release driver drives for one chart of a group whose objects live in `resourceNamespace`. */
-export function chartRunOf(plan: ChartPlan, resourceNamespace: string): ChartRun {
+/**
+ * What the release driver drives for one chart of a group whose objects live in
+ * `resourceNamespace`: its deploy, or its uninstall.
+ */
+export function chartRunOf(
+  plan: ChartPlan,
+  resourceNamespace: string,
+  mode: ChartRun['mode'] = 'deploy',
+): ChartRun {
   return {
     chart: plan.chart,
     release: plan.release,
     namespace: plan.namespace,
     spec: plan.spec,
-    mode: 'deploy',
+    mode,
     resourceNamespace,
     ...(plan.dependencies && { dependencies: plan.dependencies }),
   };

@@ -5,6 +5,7 @@ import { heartbeating } from '../../activities/process';
 import { lockHolder } from '../../activities/runs';
 import type { ObservedRelease } from '../../core/plan/release';
 import { temporalHarness, type Harness } from '../helpers/env';
+import { saveHistory, savingHistories } from '../helpers/histories';
 
 /** One activity call as the stub saw it, with when it started and ended (ms since the stub was made). */
 export interface Call {
@@ -163,15 +164,41 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
   };
 }
 
-/** Runs a test body against a worker on its own task queue with the stub Helm activities. */
+/**
+ * Runs a test body against a worker on its own task queue with the stub Helm activities. With
+ * ARMADA_SAVE_HISTORIES=1, a body given a `history` name saves the histories of every workflow it
+ * ran (a manifest's groups and charts too) as test/histories/<history>--<type>-<n>.json, for the
+ * replay test.
+ */
 export async function withWorker<T>(
   fake: ReturnType<typeof fakeHelm>,
   body: (h: Harness) => Promise<T>,
+  history?: string,
 ): Promise<T> {
   const harness = await temporalHarness({ activities: fake.activities });
   try {
-    return await harness.worker.runUntil(body(harness));
+    const result = await harness.worker.runUntil(body(harness));
+    if (history && savingHistories) await saveHistories(harness, history);
+    return result;
   } finally {
     await harness.close();
+  }
+}
+
+/** Saves the histories of every workflow the harness's task queue ran, for the replay test. */
+async function saveHistories(h: Harness, name: string): Promise<void> {
+  const runs = [];
+  for await (const run of h.client.workflow.list({ query: `TaskQueue = '${h.taskQueue}'` })) runs.push(run);
+  runs.sort((a, b) => a.workflowId.localeCompare(b.workflowId));
+  for (const [i, run] of runs.entries())
+    await saveHistory(run.workflowId, run.runId, `${name}--${run.type.replace(/Workflow$/, '')}-${i}`);
+}
+
+/** Polls a condition (the run's progress, the stub's calls) until it holds; fails after 20 s. */
+export async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 20 s');
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -7,16 +7,20 @@ import { NonRetryable } from '../../core/failures';
 import { gateBefore } from '../../core/plan/gates';
 import { gateRules } from '../../core/plan/steering';
 import { groupFailure, unsupportedInRun } from '../../core/plan/run';
+import { finishedBefore } from '../../core/plan/finished-runs';
+import { gatedBefore, groupsInOrder } from '../../core/plan/run-modes';
 import type { DeployRunInput, DeployRunOutcome } from '../../core/contracts/run';
-import type { GroupOutcome } from '../../core/contracts/workflows';
-import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
-import { CanaryChildren, RunProgress } from './progress';
+import type { GroupPlan } from '../../core/plan/plans';
+import { CanaryChildren, RunProgress, showFinished } from './progress';
 import { deployGroup, type RunParts } from './group';
+import { endRun, recordGroup, startWalk, type RunWalk } from './saga';
 
 /**
  * One workflow per run (docs/design/one-workflow.md): the run walks its plan's groups in order
  * and, in each, its charts, each chart's steps activities of this workflow. Between groups: the
- * approval gate, then the holds (a pause, a freeze, closed windows). A failed group ends the run.
+ * approval gate, then the holds (a pause, a freeze, closed windows). A failed group ends the run,
+ * which then rolls back or keeps what it changed (`on_failure`, workflows/run/saga.ts). Modes:
+ * deploy, uninstall (groups and charts reversed), a retry (`resume`) and a re-plan (newer specs).
  * Children only where they earn their place: a chart's canary.
  */
 export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome> {
@@ -35,49 +39,58 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
     canaries,
     shown: new RunProgress(plan, control),
     namespace: plan.namespace,
+    mode: input.mode ?? 'deploy',
   };
-  // Cancellation reaches the run through `control`: running charts finish, no new one starts.
-  return CancellationScope.nonCancellable(() => walkGroups(plan, parts));
-}
-
-/** The groups in order, each behind its gate and holds, until one fails or the run stops. */
-async function walkGroups(plan: ManifestPlan, parts: RunParts): Promise<DeployRunOutcome> {
-  const groups: GroupOutcome[] = [];
-  const ended = (state: DeployRunOutcome['state']): DeployRunOutcome => {
-    parts.shown.show((p) => (p.phase = state === 'deployed' ? 'Deployed' : 'Stopped'));
-    return { manifest: plan.manifest, state, groups };
-  };
-  for (const group of plan.groups) {
-    if (!(await passGate(plan, group, parts))) return ended('stopped');
-    const outcome = await deployGroup(group, parts);
-    groups.push(outcome);
-    if (outcome.failed.length) {
-      parts.shown.show((p) => (p.phase = 'Failed'));
-      const result: DeployRunOutcome = { manifest: plan.manifest, state: 'stopped', groups };
-      throw ApplicationFailure.nonRetryable(groupFailure(outcome), NonRetryable.ManifestFailed, result);
-    }
-    if (outcome.stopped) return ended('stopped');
-  }
-  return ended('deployed');
+  // Cancellation reaches the run through `control`: running charts finish, no new one starts;
+  // then the run ends as the plan says (endRun: start over, roll back, or keep what ran).
+  return CancellationScope.nonCancellable(async () => endRun(input, await walkGroups(input, parts), parts));
 }
 
 /**
- * Before a group: its approval gate, if it has one, then the holds. False when the run goes no
- * further; a timed-out gate whose `on_timeout` is not `continue` fails the run.
+ * The groups in order (reversed to uninstall), each behind its gate and holds, until one fails
+ * or the run stops; a retry skips the groups its failed run finished.
+ */
+async function walkGroups(input: DeployRunInput, parts: RunParts): Promise<RunWalk> {
+  const { plan, mode = 'deploy', resume } = input;
+  const walk = startWalk(input);
+  if (mode === 'uninstall') parts.shown.show((p) => (p.phase = 'Uninstalling'));
+  for (const group of groupsInOrder(plan, mode)) {
+    const finished = resume?.finished[group.name];
+    if (finished) showFinished(parts.shown, group.name, finished);
+    if (finishedBefore(resume, group.name, names(group))) {
+      parts.shown.show(() => (parts.shown.group(group.name).state = 'done'));
+      continue;
+    }
+    if (!(await passGate(input, group, parts, walk))) return walk;
+    const outcome = await deployGroup(group, parts, finished);
+    recordGroup(walk, group, outcome, plan.namespace);
+    if (outcome.failed.length) walk.failure = groupFailure(outcome);
+    if (outcome.failed.length || outcome.stopped) return walk;
+  }
+  walk.complete = true;
+  return walk;
+}
+
+/**
+ * Before a group: its approval gate, if it passes one (gatedBefore), then the holds. False when
+ * the run goes no further; a timed-out gate whose `on_timeout` is not `continue` fails the run,
+ * which then does what it asked for (see endRun).
  */
 async function passGate(
-  plan: ManifestPlan,
+  { plan, mode = 'deploy', resume }: DeployRunInput,
   group: GroupPlan,
   { control, shown }: RunParts,
+  walk: RunWalk,
 ): Promise<boolean> {
   if (!(await control.mayContinue())) return false;
-  if (group.approval) {
+  const row = shown.group(group.name);
+  if (group.approval && gatedBefore(group, mode, resume)) {
     const gate = gateBefore(group.name);
     shown.show((p) => {
       p.waitingOn = `approve ${gate}`;
-      shown.group(group.name).state = 'waiting-approval';
+      row.state = 'waiting-approval';
     });
-    const { timeoutSeconds } = group.approval;
+    const { timeoutSeconds, onTimeout } = group.approval;
     const rules = gateRules(group.approval, `ArmadaManifest/${plan.manifest}`, control.steering);
     const wait = await control.approval(
       gate,
@@ -86,8 +99,11 @@ async function passGate(
     );
     shown.show((p) => (p.waitingOn = undefined));
     if (wait.decision === 'stopped') return false;
-    if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue')
-      throw ApplicationFailure.nonRetryable(`approval ${gate} timed out`, NonRetryable.ManifestFailed);
+    if (wait.decision === 'timed-out' && onTimeout !== 'continue') {
+      Object.assign(walk, { failure: `approval ${gate} timed out`, timedOutInto: onTimeout });
+      shown.show(() => (row.state = 'stopped'));
+      return false;
+    }
   }
   const held = (hold: Parameters<typeof reportHeld>[3]) => {
     shown.show((p) => (p.waitingOn = hold?.for));
@@ -95,3 +111,5 @@ async function passGate(
   };
   return passSafePoint(control, held);
 }
+
+const names = (group: GroupPlan) => group.charts.map((c) => c.chart);

@@ -70,3 +70,10 @@ export class CanaryChildren {
     for (const child of this.running) child.signal(signal, ...args);
   }
 }
+
+/** Charts of a group that finished in the run a retry takes up: shown unchanged, not run. */
+export function showFinished(shown: RunProgress, group: string, finished: readonly string[]): void {
+  shown.show(() => {
+    for (const row of shown.group(group).charts) if (finished.includes(row.chart)) row.state = 'unchanged';
+  });
+}
