@@ -12,6 +12,7 @@ import type { GroupOutcome } from '../../core/contracts/workflows';
 import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
 import { CanaryChildren, RunProgress } from './progress';
 import { deployGroup, type RunParts } from './group';
+import { steerObjects } from './objects';
 
 /**
  * One workflow per run (docs/design/one-workflow.md): the run walks its plan's groups in order
@@ -28,6 +29,7 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
   });
   control.holds.use(plan.windows);
   const canaries = new CanaryChildren(control);
+  steerObjects(plan, control, canaries);
   control.onReplan = (replan) => canaries.forward(replanSignal, replan);
   control.listen((signal, req) => canaries.forward(signal, req));
   const parts: RunParts = {
