@@ -22,6 +22,7 @@ import { formatHistory, historyOf } from './history';
 import type { ChartOutcome, DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
 import { rootMessage } from '../core/failures';
 import { CONTROL_COMMANDS, control, follow, statusOf, type ControlCommand } from '../runs/control';
+import { routeToDeployingRun } from '../runs/deploying-run';
 import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
@@ -274,7 +275,9 @@ for (const command of CONTROL_COMMANDS) {
 ${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.${command === 'rollback' ? UNDO_USAGE : ''}
 TARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME, act/NAME or dpl/NAME. A group or chart a
 manifest lists is steered through the manifest's run, a chart with canary steps through its
-canary while it runs (README, "Run control").
+canary while it runs (README, "Run control"); with --${TEMPORAL_ADMIN_OPTION}, a chart with no run
+of its own through the one run that deploys it (its ArmadaObjects search attribute), which passes
+the command on to that chart's canary.
 armadactl steers through the cluster, as you: with your own kubeconfig (KUBECONFIG, else
 ~/.kube/config, else in-cluster; never ARMADA_KUBECONFIG) it writes the action annotations on the
 object (armada.airshipit.org/action, reason, gate), as kubectl annotate would, so RBAC (patch on
@@ -327,7 +330,10 @@ Temporal namespace (README, "Security model").`,
       const { client, close } = await connect();
       try {
         const place = (await placeFromCluster(kind, namespace, name)) ?? placeByName(kind, namespace, name);
-        const done = await control(client, routeOf(place, command), command, { by, ...request });
+        // A chart without a run of its own is steered in the run that deploys it (its ArmadaObjects).
+        const route =
+          command === 'cancel' ? routeOf(place, command) : await routeToDeployingRun(client, place, command);
+        const done = await control(client, route, command, { by, ...request });
         out(`${command}: ${done.answer} (${done.workflowId})`);
         return 0;
       } finally {

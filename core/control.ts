@@ -3,6 +3,7 @@
 import type { Proof, GateRules, Steering } from './plan/steering';
 import type { Change } from './plan/changes';
 import type { RunMemo } from './plan/specs';
+import type { ObjectRef } from './plan/run-objects';
 
 /**
  * Who asked for something and why; shown by the progress query (and, later, in CR status).
@@ -13,6 +14,13 @@ export interface Request {
   by?: string;
   reason?: string;
   proof?: Proof;
+  /**
+   * The object inside the run the message is for (a chart of a manifest's run): the run passes it
+   * on to that chart's canary (core/plan/run-objects.ts, routeInRun). Absent: the run's own, as
+   * every message was before targets. Not covered by the proof: a run takes a proof once,
+   * whatever it names, so one proof cannot steer two charts.
+   */
+  target?: ObjectRef;
 }
 
 /**

@@ -35,8 +35,8 @@ trap stop_all INT TERM EXIT
 if [[ -z ${TEMPORAL_ADDRESS:-} ]]; then
   mkdir -p .data
   mapfile -t search_attributes < <(node -e '
-    for (const key of require("./dist/workflows/search-attributes").searchAttributes)
-      console.log(`--search-attribute=${key.name}=Keyword`);')
+    const { searchAttributes, registeredType } = require("./dist/workflows/search-attributes");
+    for (const key of searchAttributes) console.log(`--search-attribute=${key.name}=${registeredType(key)}`);')
   temporal server start-dev --ip 127.0.0.1 --port 7233 --ui-port 8233 \
     --db-filename .data/temporal.db --log-level warn "${search_attributes[@]}" \
     --dynamic-config-value system.enableActivityEagerExecution=true &

@@ -90,7 +90,8 @@ export async function control(
 ): Promise<ControlResult> {
   if ('refused' in route) throw new ControlRefused(route.refused);
   const workflowId = await firstRunning(client, route.workflowIds, command);
-  const fields = command === 'approve' ? { ...unsigned, gate: unsigned.gate ?? route.gate } : unsigned;
+  const named = route.target ? { ...unsigned, target: route.target } : unsigned;
+  const fields = command === 'approve' ? { ...named, gate: unsigned.gate ?? route.gate } : named;
   // Signed for the run it goes to (core/plan/steering.ts); cancel is Temporal's own, with no payload.
   const req: Approval =
     signer && command !== 'cancel' ? { ...fields, proof: signer.prove(workflowId, command, fields) } : fields;

@@ -3,6 +3,7 @@ import type { ArmadaChartGroupSpec } from '../api/chart-group';
 import { kinds, type KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { gateBefore } from '../core/plan/gates';
+import type { ObjectRef } from '../core/plan/run-objects';
 import { canaryWorkflowId, objectWorkflowId, prefixedRelease, releaseWorkflowId } from '../core/plan/names';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
@@ -78,9 +79,11 @@ export type Verb = 'pause' | 'resume' | 'approve' | 'promote' | 'rollback' | 'ca
 
 /**
  * Where a verb on an object goes: the runs to try, in order (the first one running takes it),
- * with the gate an approval names when the object stands for one; or why it cannot go anywhere.
+ * with the gate an approval names when the object stands for one, and the object inside the run
+ * the message is for (`target`, a chart of the run that deploys it: runs/deploying-run.ts); or
+ * why it cannot go anywhere.
  */
-export type Route = { workflowIds: string[]; gate?: string } | { refused: string };
+export type Route = { workflowIds: string[]; gate?: string; target?: ObjectRef } | { refused: string };
 
 /**
  * Which run steers an object, for every kind and verb (README, "Run control"):

@@ -7,6 +7,7 @@ import {
   setHandler,
   upsertMemo,
   workflowInfo,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import {
   approveSignal,
@@ -40,6 +41,7 @@ import {
   type Steering,
 } from '../core/plan/steering';
 import type { Change } from '../core/plan/changes';
+import type { ObjectRef, SteeringVerb } from '../core/plan/run-objects';
 
 /** What a run hands its child runs at their start (RunControl.handedDown). */
 export type HandedDown = Pick<Carried, 'frozen' | 'steering'>;
@@ -48,6 +50,13 @@ export type HandedDown = Pick<Carried, 'frozen' | 'steering'>;
 export function carriedDown(handed: HandedDown): { carried?: HandedDown } {
   return Object.keys(handed).length ? { carried: handed } : {};
 }
+
+/**
+ * Where a steering message naming an object inside the run goes, when not to the run itself:
+ * refused (why), or passed on (`pass` sends it on and answers what it did).
+ */
+export type TargetRoute =
+  { refused: string } | { pass: (signal: SignalDefinition<[Approval?]>, req: Approval) => string };
 
 /** Refusals kept for the progress query: the newest few tell a person enough. */
 const REFUSALS_KEPT = 5;
@@ -96,6 +105,11 @@ export class RunControl {
     'promote steers a canary (an ArmadaChart with canary steps, or a Deployer); this run has none';
   /** Where an approval is refused while no gate waits: what to approve instead. */
   approvalHint: string;
+  /**
+   * Where a message with a `target` goes (a run with charts inside it sets it: deployRun);
+   * undefined, or unset: the run takes it as its own, as every message without one.
+   */
+  targeted: (verb: SteeringVerb, target: ObjectRef) => TargetRoute | undefined = () => undefined;
   /** Told of each re-plan after it is recorded, e.g. to pass it on to a canary child. */
   onReplan: (replan: Replan) => void = () => {};
   /** The cluster freeze and the run's deploy windows (the workflow sets them: `holds.use`). */
@@ -130,31 +144,45 @@ export class RunControl {
       onCancel();
     });
     setHandler(pauseSignal, (req) => {
+      if (this.steeredElsewhere('pause', pauseSignal, req)) return;
       const taken = this.take('pause', req);
       this.paused ??= { ...taken, since: new Date().toISOString() };
       forward(pauseSignal, req);
     });
     setHandler(resumeSignal, (req) => {
+      if (this.steeredElsewhere('resume', resumeSignal, req)) return;
       this.take('resume', req);
       this.paused = null;
       forward(resumeSignal, req);
     });
     setHandler(rollbackSignal, (req) => {
+      if (this.steeredElsewhere('rollback', rollbackSignal, req)) return;
       const taken = this.take('rollback', req);
       this.stopRequested ??= taken;
       forward(rollbackSignal, req);
     });
     // `temporal workflow update execute` may send no input: taken as an approval without a name.
-    setHandler(approveUpdate, (req) => this.approve(req ?? {}), {
-      validator: (req) => refuseWith(this.approvalRefusal(req ?? {})),
-    });
+    setHandler(
+      approveUpdate,
+      (req) => this.passOn('approve', approveSignal, req) ?? this.approve(req ?? {}),
+      {
+        validator: (req) =>
+          refuseWith(this.refusalFor('approve', req, () => this.approvalRefusal(req ?? {}))),
+      },
+    );
     setHandler(approveSignal, (req = {}) => {
+      if (this.steeredElsewhere('approve', approveSignal, req)) return;
       if (!this.refusedSignal('approve', req, this.approvalRefusal(req))) this.approve(req);
     });
-    setHandler(promoteUpdate, (req) => this.promote(req ?? {}), {
-      validator: (_req) => refuseWith(this.promoteRefusal()),
-    });
+    setHandler(
+      promoteUpdate,
+      (req) => this.passOn('promote', promoteSignal, req) ?? this.promote(req ?? {}),
+      {
+        validator: (req) => refuseWith(this.refusalFor('promote', req, () => this.promoteRefusal())),
+      },
+    );
     setHandler(promoteSignal, (req = {}) => {
+      if (this.steeredElsewhere('promote', promoteSignal, req)) return;
       if (!this.refusedSignal('promote', req, this.promoteRefusal())) this.promote(req);
     });
     this.holds.listen(forward);
@@ -270,6 +298,48 @@ export class RunControl {
       ...(this.approvals.length && { approvals: this.approvals.map(withoutProof) }),
       ...(this.refused.length && { refused: this.refused }),
     };
+  }
+
+  /** Where a message goes when it names an object the run does not take messages for itself. */
+  private targetRoute(verb: SteeringVerb, req: Approval | undefined): TargetRoute | undefined {
+    return req?.target && this.targeted(verb, req.target);
+  }
+
+  /** An Update's refusal: its target's, or when the run takes it, the run's own (`own`). */
+  private refusalFor(
+    verb: SteeringVerb,
+    req: Approval | undefined,
+    own: () => string | undefined,
+  ): string | undefined {
+    const route = this.targetRoute(verb, req);
+    if (!route) return own();
+    return 'refused' in route ? route.refused : undefined;
+  }
+
+  /** An accepted Update passed on to its target: the answer; undefined when the run takes it. */
+  private passOn(
+    verb: SteeringVerb,
+    signal: SignalDefinition<[Approval?]>,
+    req: Approval | undefined,
+  ): string | undefined {
+    const route = this.targetRoute(verb, req);
+    return route && 'pass' in route ? route.pass(signal, this.take(verb, req)) : undefined;
+  }
+
+  /**
+   * A signal for an object the run does not take messages for itself: passed on, or refused
+   * (recorded as a refused signal is). False: the run takes it.
+   */
+  private steeredElsewhere(
+    verb: SteeringVerb,
+    signal: SignalDefinition<[Approval?]>,
+    req: Approval | undefined,
+  ): boolean {
+    const route = this.targetRoute(verb, req);
+    if (!route) return false;
+    if ('refused' in route) this.refusedSignal(verb, req ?? {}, route.refused);
+    else route.pass(signal, this.take(verb, req));
+    return true;
   }
 
   private approvalRefusal(req: Approval): string | undefined {

@@ -60,10 +60,18 @@ export class CanaryChild {
   control?: RunControl;
   private handle?: ChildWorkflowHandle<typeof canaryWorkflow>;
   private replanTold = false;
+  private ended = false;
+
+  /** The canary child's workflow ID while it runs; undefined before it starts and once it ended. */
+  get running(): string | undefined {
+    return this.ended ? undefined : this.handle?.workflowId;
+  }
 
   /** The canary child that now runs. */
   follow(handle: ChildWorkflowHandle<typeof canaryWorkflow>): void {
     this.handle = handle;
+    const ended = () => (this.ended = true);
+    handle.result().then(ended, ended);
     const control = this.control!;
     control.approvalHint = `the canary runs as ${handle.workflowId}: approve it there (armadactl approve act/NAME)`;
     control.promoteRefusal = () =>

@@ -34,17 +34,19 @@ schema() {
 namespace() {
   temporal operator namespace describe --namespace default >/dev/null 2>&1 ||
     temporal operator namespace create --namespace default --retention 24h
-  for name in ArmadaKind ArmadaName ArmadaNamespace ArmadaPhase; do
-    search_attribute "$name"
+  for attribute in ArmadaKind:Keyword ArmadaName:Keyword ArmadaNamespace:Keyword ArmadaPhase:Keyword \
+    ArmadaObjects:KeywordList; do
+    search_attribute "${attribute%%:*}" "${attribute#*:}"
   done
 }
 
 # A namespace just created is unknown to the services until their namespace cache refreshes
 # (system.namespaceCacheRefreshInterval, 2 s): "not found" is tried again, for up to a minute.
+# $1: the name, $2: its type (Keyword, KeywordList).
 search_attribute() {
   tries=0
   while :; do
-    if out=$(temporal operator search-attribute create --namespace default --name "$1" --type Keyword 2>&1); then
+    if out=$(temporal operator search-attribute create --namespace default --name "$1" --type "$2" 2>&1); then
       printf '%s\n' "$out"
       return 0
     fi

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { toolPath } from '../../activities/tools';
-import { searchAttributes } from '../../workflows/search-attributes';
+import { registeredType, searchAttributes } from '../../workflows/search-attributes';
 import { eventually, spawnCaptured, type ProductProcess } from './processes';
 
 /** A running dev server: where it serves, its web UI, and the process (the caller stops it). */
@@ -80,7 +80,7 @@ export async function startDevServer(
       // As the cluster of deploy/temporal-cluster runs (config/dynamic.yaml says why).
       '--dynamic-config-value',
       'system.enableActivityEagerExecution=true',
-      ...searchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
+      ...searchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=${registeredType(key)}`]),
     ],
     {},
   );

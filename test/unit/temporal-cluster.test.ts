@@ -1,8 +1,7 @@
-import { SearchAttributeType } from '@temporalio/common';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { searchAttributes } from '../../workflows/search-attributes';
+import { ArmadaObjects, registeredType, searchAttributes } from '../../workflows/search-attributes';
 
 /**
  * docker-compose.yml cannot run here (no Docker engine): these checks keep its Temporal services
@@ -217,12 +216,19 @@ describe('the Temporal cluster: docker-compose.yml and `npm run temporal:up` (de
     );
   });
 
-  it('register the search attributes the workflows set, as Keyword', () => {
-    const registered = /for name in ([\w ]+); do\n\s+search_attribute "\$name"/.exec(setupScript);
-    expect(registered?.[1].split(' ').sort()).toEqual(searchAttributes.map((key) => key.name).sort());
-    expect(searchAttributes.every((key) => key.type === SearchAttributeType.KEYWORD)).toBe(true);
+  it('register the search attributes the workflows set, with their types', () => {
+    const loop =
+      /for attribute in ([\w: \\\n]+); do\n\s+search_attribute "\$\{attribute%%:\*\}" "\$\{attribute#\*:\}"/.exec(
+        setupScript,
+      );
+    const registered = loop?.[1]
+      .split(/[\s\\]+/)
+      .filter(Boolean)
+      .sort();
+    expect(registered).toEqual(searchAttributes.map((key) => `${key.name}:${registeredType(key)}`).sort());
+    expect(registeredType(ArmadaObjects)).toBe('KeywordList');
     expect(setupScript).toContain(
-      'temporal operator search-attribute create --namespace default --name "$1" --type Keyword',
+      'temporal operator search-attribute create --namespace default --name "$1" --type "$2"',
     );
   });
 });

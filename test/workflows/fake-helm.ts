@@ -165,6 +165,19 @@ export function fakeHelm(opts: { failOn?: string; delayMs?: number; together?: s
 }
 
 /**
+ * A chart canary's Kubernetes side, for workflow tests: one copy `<release>-new` beside the
+ * release's `<release>-old` (2 replicas each); a scale does what it is asked.
+ */
+export const chartCanaryStubs: Pick<typeof activities, 'createCanaryCopies' | 'scaleDeployment'> = {
+  async createCanaryCopies(req) {
+    return [{ canary: `${req.release}-new`, stable: `${req.release}-old`, replicas: 2, stableReplicas: 2 }];
+  },
+  async scaleDeployment(req) {
+    return req.replicas;
+  },
+};
+
+/**
  * Runs a test body against a worker on its own task queue with the stub Helm activities. With
  * ARMADA_SAVE_HISTORIES=1, a body given a `history` name saves the histories of every workflow it
  * ran (a manifest's groups and charts too) as test/histories/<history>--<type>-<n>.json, for the

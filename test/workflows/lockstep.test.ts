@@ -25,7 +25,7 @@ import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { eventually } from '../helpers/processes';
 import { detailsOf, refusal } from '../helpers/runs';
-import { fakeHelm } from './fake-helm';
+import { chartCanaryStubs, fakeHelm } from './fake-helm';
 
 /**
  * Lockstep canaries on the real Temporal dev server: a group run with canary_lockstep, its chart
@@ -42,12 +42,7 @@ const deleted: string[] = [];
 const running = new Map<string, DeployedVersion[]>();
 const stubs: Partial<typeof activities> = {
   ...helm.activities,
-  async createCanaryCopies(req) {
-    return [{ canary: `${req.release}-new`, stable: `${req.release}-old`, replicas: 2, stableReplicas: 2 }];
-  },
-  async scaleDeployment(req) {
-    return req.replicas;
-  },
+  ...chartCanaryStubs,
   async waitForResources(req) {
     // The new side: a chart's canary copy (`-new`) or a Deployer's new version (`-v2`).
     const canaries = (req.targets ?? []).filter((t) => /-(new|v2)$/.test(t.fieldSelector ?? ''));

@@ -14,6 +14,7 @@ import type { GroupPlan } from '../../core/plan/plans';
 import { CanaryChildren, RunProgress, showFinished } from './progress';
 import { deployGroup, type RunParts } from './group';
 import { endRun, recordGroup, startWalk, type RunWalk } from './saga';
+import { steerObjects } from './objects';
 
 /**
  * One workflow per run (docs/design/one-workflow.md): the run walks its plan's groups in order
@@ -32,6 +33,7 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
   });
   control.holds.use(plan.windows);
   const canaries = new CanaryChildren(control);
+  steerObjects(plan, control, canaries);
   control.onReplan = (replan) => canaries.forward(replanSignal, replan);
   control.listen((signal, req) => canaries.forward(signal, req));
   const parts: RunParts = {

@@ -63,7 +63,7 @@ async function deployChart(
 ): Promise<void> {
   const row = shown.chart(group, chart.chart);
   shown.show(() => (row.state = 'deploying'));
-  const canary = canaries.open();
+  const canary = canaries.open(chart.chart);
   try {
     const done = await driveRelease(chartRunOf(chart, namespace, mode), control, canary);
     outcome.outcomes.push(done);

@@ -47,18 +47,20 @@ export class RunProgress {
 
 /**
  * The canary children of the run's charts that run now: pause, resume, rollback, a freeze and a
- * re-plan sent to the run go on to each of them (as a chart workflow passes them to its own).
+ * re-plan sent to the run go on to each of them (as a chart workflow passes them to its own); a
+ * message naming a chart (its `target`) to that chart's only (workflows/run/objects.ts).
  */
 export class CanaryChildren {
-  private readonly running = new Set<CanaryChild>();
+  /** Each chart's canary follower, by the chart it belongs to. */
+  private readonly running = new Map<CanaryChild, string>();
 
   constructor(private readonly control: RunControl) {}
 
-  /** A chart's canary follower, for the release driver; `close` it when the chart ends. */
-  open(): CanaryChild {
+  /** The canary follower of the chart `chart`, for the release driver; `close` it when the chart ends. */
+  open(chart: string): CanaryChild {
     const child = new CanaryChild();
     child.control = this.control;
-    this.running.add(child);
+    this.running.set(child, chart);
     return child;
   }
 
@@ -66,8 +68,13 @@ export class CanaryChildren {
     this.running.delete(child);
   }
 
+  /** The canary child of `chart` while it runs. */
+  of(chart: string): CanaryChild | undefined {
+    return [...this.running].find(([child, of]) => of === chart && child.running)?.[0];
+  }
+
   forward<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): void {
-    for (const child of this.running) child.signal(signal, ...args);
+    for (const child of this.running.keys()) child.signal(signal, ...args);
   }
 }
 
