@@ -91,7 +91,7 @@ async function passGate(
   }
   const held = (hold: Parameters<typeof reportHeld>[3]) => {
     shown.show((p) => (p.waitingOn = hold?.for));
-    return reportHeld('ArmadaManifest', plan.namespace, plan.manifest, hold);
+    return reportHeld(plan.kind ?? 'ArmadaManifest', plan.namespace, plan.manifest, hold);
   };
   return passSafePoint(control, held);
 }
