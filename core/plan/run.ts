@@ -2,24 +2,14 @@
 
 import type { ChartRun, GroupOutcome } from '../contracts/workflows';
 import type { GroupProgress } from '../progress';
-import type { ChartPlan, GroupPlan, ManifestPlan } from './plans';
+import type { LockstepLink } from './lockstep';
+import type { ChartPlan } from './plans';
 
 /**
- * What the run cannot run yet, by group (it refuses the plan before it starts): Deployers and
- * canary lockstep still need their group workflow. Undefined when it runs every group.
+ * What the release driver drives for one chart of a group whose objects live in
+ * `resourceNamespace`; `lockstep`: the set its canary steps with, when its group has one.
  */
-export function unsupportedInRun(plan: ManifestPlan): string | undefined {
-  const problems = plan.groups.flatMap((group: GroupPlan) => [
-    ...(group.deployers?.length ? [`group ${group.name} lists Deployers`] : []),
-    ...(group.lockstep ? [`group ${group.name} steps its canaries in lockstep`] : []),
-  ]);
-  return problems.length
-    ? `${plan.manifest}: deployRun does not run this plan yet: ${problems.join('; ')}`
-    : undefined;
-}
-
-/** What the release driver drives for one chart of a group whose objects live in `resourceNamespace`. */
-export function chartRunOf(plan: ChartPlan, resourceNamespace: string): ChartRun {
+export function chartRunOf(plan: ChartPlan, resourceNamespace: string, lockstep?: LockstepLink): ChartRun {
   return {
     chart: plan.chart,
     release: plan.release,
@@ -28,6 +18,7 @@ export function chartRunOf(plan: ChartPlan, resourceNamespace: string): ChartRun
     mode: 'deploy',
     resourceNamespace,
     ...(plan.dependencies && { dependencies: plan.dependencies }),
+    ...(lockstep && { lockstep }),
   };
 }
 

@@ -6,23 +6,22 @@ import { reportHeld } from '../status';
 import { NonRetryable } from '../../core/failures';
 import { gateBefore } from '../../core/plan/gates';
 import { gateRules } from '../../core/plan/steering';
-import { groupFailure, unsupportedInRun } from '../../core/plan/run';
+import { groupFailure } from '../../core/plan/run';
 import type { DeployRunInput, DeployRunOutcome } from '../../core/contracts/run';
 import type { GroupOutcome } from '../../core/contracts/workflows';
 import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
 import { CanaryChildren, RunProgress } from './progress';
-import { deployGroup, type RunParts } from './group';
+import { deployGroup } from './group';
+import type { RunParts } from './parts';
 
 /**
  * One workflow per run (docs/design/one-workflow.md): the run walks its plan's groups in order
  * and, in each, its charts, each chart's steps activities of this workflow. Between groups: the
  * approval gate, then the holds (a pause, a freeze, closed windows). A failed group ends the run.
- * Children only where they earn their place: a chart's canary.
+ * Children only where they earn their place: a chart's canary, a Deployer's rollout.
  */
 export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome> {
   const { plan } = input;
-  const refused = unsupportedInRun(plan);
-  if (refused) throw ApplicationFailure.nonRetryable(refused, NonRetryable.RunPlanUnsupported);
   const control = new RunControl(input.carried, {
     approvalHint: `the gates of ${plan.manifest} are before its groups; a canary waits at its own: approve act/NAME`,
   });

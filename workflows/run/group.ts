@@ -4,43 +4,42 @@ import { chartState } from '../../core/plan/ending';
 import { chartRunOf, groupEndState } from '../../core/plan/run';
 import type { GroupOutcome } from '../../core/contracts/workflows';
 import type { ChartPlan, GroupPlan } from '../../core/plan/plans';
-import type { RunControl } from '../control';
-import type { CanaryChildren, RunProgress } from './progress';
-
-/** What a run's groups and charts work with: its control, its canary children, what it shows. */
-export interface RunParts {
-  control: RunControl;
-  canaries: CanaryChildren;
-  shown: RunProgress;
-  /** Namespace of the plan's custom resources (its charts' status, their canaries' IDs). */
-  namespace: string;
-}
+import type { RunParts } from './parts';
+import { rollOutDeployer } from './deployers';
+import { closeLockstep, openLockstep } from './lockstep';
 
 /**
- * One group's charts, in the run itself: one after another, stopping at the first failure
- * (`sequenced`), or all at once. A pause holds before the next chart; a rollback, a
- * cancellation or a re-plan starts no more charts and lets running ones finish.
+ * One group's charts, in the run itself, then its Deployers (child runs): one after another,
+ * stopping at the first failure (`sequenced`), or all at once. A pause holds before the next
+ * one; a rollback, a cancellation or a re-plan starts no more and lets running ones finish. A
+ * lockstep group's canaries step together, the run coordinating them.
  */
-export async function deployGroup(group: GroupPlan, parts: RunParts): Promise<GroupOutcome> {
+export async function deployGroup(group: GroupPlan, runParts: RunParts): Promise<GroupOutcome> {
   const outcome: GroupOutcome = { group: group.name, outcomes: [], failed: [], stopped: false };
+  if (group.deployers) outcome.deployers = [];
+  const parts: RunParts = { ...runParts, lockstep: openLockstep(group, runParts) };
   parts.shown.show((p) => {
     p.group = group.name;
     parts.shown.group(group.name).state = 'running';
   });
-  const deploy = (chart: ChartPlan) => deployChart(group.name, chart, parts, outcome);
+  const members = [
+    ...group.charts.map((chart) => () => deployChart(group.name, chart, parts, outcome)),
+    ...(group.deployers ?? []).map((plan) => () => rollOutDeployer(group.name, plan, parts, outcome)),
+  ];
   if (!group.sequenced) {
-    if (await parts.control.mayContinue()) await Promise.all(group.charts.map(deploy));
+    if (await parts.control.mayContinue()) await Promise.all(members.map((deploy) => deploy()));
     else outcome.stopped = true;
   } else {
-    for (const chart of group.charts) {
+    for (const deploy of members) {
       if (!(await parts.control.mayContinue())) {
         outcome.stopped = true;
         break;
       }
-      await deploy(chart);
+      await deploy();
       if (outcome.failed.length) break;
     }
   }
+  closeLockstep(parts.lockstep, parts);
   parts.shown.show(() => (parts.shown.group(group.name).state = groupEndState(outcome)));
   return outcome;
 }
@@ -49,18 +48,21 @@ export async function deployGroup(group: GroupPlan, parts: RunParts): Promise<Gr
 async function deployChart(
   group: string,
   chart: ChartPlan,
-  { control, canaries, shown, namespace }: RunParts,
+  { control, canaries, shown, namespace, lockstep }: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
   const row = shown.chart(group, chart.chart);
   shown.show(() => (row.state = 'deploying'));
-  const canary = canaries.open();
+  const link = lockstep?.link(chart.chart);
+  const canary = canaries.open(link !== undefined);
   try {
-    const done = await driveRelease(chartRunOf(chart, namespace), control, canary);
+    const done = await driveRelease(chartRunOf(chart, namespace, link), control, canary);
+    lockstep?.memberEnded(chart.chart);
     outcome.outcomes.push(done);
     shown.show(() => Object.assign(row, { state: chartState(done), revision: done.revision ?? undefined }));
   } catch (err) {
     const error = rootMessage(err);
+    lockstep?.memberEnded(chart.chart, error);
     outcome.failed.push({ chart: chart.chart, error, written: writtenRelease(err) });
     shown.show(() => Object.assign(row, { state: 'failed', error }));
   } finally {
