@@ -63,8 +63,6 @@ export const NonRetryable = {
   WebhookRefused: 'WebhookRefused',
   /** A manifest run failed; details carry its outcome. */
   ManifestFailed: 'ManifestFailed',
-  /** A plan holds what deployRun does not run yet (Deployers, canary lockstep): refused before it starts. */
-  RunPlanUnsupported: 'RunPlanUnsupported',
 } as const;
 
 /** The message at the bottom of a failure chain (child workflow → activity → helm's words). */

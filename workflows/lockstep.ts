@@ -101,12 +101,20 @@ export class LockstepMember {
   }
 }
 
+/** The signals a lockstep set passes on to its members itself (LockstepCoordinator.forward). */
+export const STEERED_BY_SET: ReadonlySet<string> = new Set([
+  pauseSignal.name,
+  resumeSignal.name,
+  rollbackSignal.name,
+]);
+
 /**
  * The group run's side of a lockstep set (its canary charts and Deployers): lets every member
  * start step k once all have passed step k−1 (and promote once all passed the last), rolls back
  * every member when one fails, and fans pause, resume, rollback, approve and promote sent to the
  * group out to the members. A member that joins late (its chart was still observing) gets what
- * the set already got: the pause, the rollback, the promote.
+ * the set already got: the pause, the rollback, the promote. A group workflow's set lives as long
+ * as its run; the one-workflow run (workflows/run/lockstep.ts) `close`s each group's set.
  */
 export class LockstepCoordinator {
   /** Each member by its name in the set, with the workflow that takes its go, rollback and control. */
@@ -122,16 +130,24 @@ export class LockstepCoordinator {
   private readonly manifest = workflowInfo().parent?.workflowId;
   /** What the manifest was told last. */
   private told = JSON.stringify({ promotable: false });
+  /** The run's hints before the set took them over, given back on `close`. */
+  private readonly hints: Pick<RunControl, 'approvalHint' | 'promoteRefusal'>;
+  private closed = false;
 
-  /** `namespace`: the group's, where its charts' canary workflows are named (lockstepMembers). */
+  /**
+   * `namespace`: the group's, where its charts' canary workflows are named (lockstepMembers).
+   * `show`: where the set's table goes (the run's current details).
+   */
   constructor(
     private readonly group: GroupPlan,
     namespace: string,
     private readonly control: RunControl,
+    private readonly show: (details: string) => void = setCurrentDetails,
   ) {
     for (const { member, workflowId } of lockstepMembers(group, namespace))
       this.members.set(member, { workflowId, passedBefore: -1, told: -1, approvalsSent: new Set() });
     setHandler(lockstepReportSignal, (report) => this.onReport(report));
+    this.hints = { approvalHint: control.approvalHint, promoteRefusal: control.promoteRefusal };
     control.approvalHint = 'no member of the lockstep set waits for approval now';
     control.promoteRefusal = () =>
       this.joined().length ? undefined : 'no canary of the lockstep set is running now';
@@ -147,9 +163,19 @@ export class LockstepCoordinator {
   /** The group's pause, resume and rollback, passed on to every member (see RunControl.listen); a freeze reaches them through their charts. */
   readonly forward: SignalForwarder = (signal, req) => {
     if (signal.name === rollbackSignal.name) this.stopAll(req ?? {});
-    else if (signal.name === pauseSignal.name || signal.name === resumeSignal.name)
-      for (const name of this.joined()) this.tell(name, signal, req);
+    else if (STEERED_BY_SET.has(signal.name)) for (const name of this.joined()) this.tell(name, signal, req);
   };
+
+  /**
+   * The set's group ended (every member did): the run's approvals, promotes and hints are its own
+   * again, for the gates and canaries that come after it.
+   */
+  close(): void {
+    this.closed = true;
+    if (this.control.gate) this.control.closeGate();
+    this.control.promoteRequested = null;
+    Object.assign(this.control, this.hints);
+  }
 
   /** A member's chart or Deployer run ended; a failure rolls back every other member. */
   memberEnded(name: string, error?: string): void {
@@ -162,6 +188,7 @@ export class LockstepCoordinator {
   }
 
   private onReport(report: MemberReport): void {
+    if (this.closed) return; // a report that came after its group ended
     const member = this.members.get(report.member);
     const first = member?.report === undefined;
     if (!member || !takeReport(member, report)) return;
@@ -185,7 +212,7 @@ export class LockstepCoordinator {
       m.told = waiting;
       this.tell(name, lockstepGoSignal, waiting);
     }
-    setCurrentDetails(markdownOf(lockstepView(this.group.name, this.members, this.stopFor?.reason)));
+    this.show(markdownOf(lockstepView(this.group.name, this.members, this.stopFor?.reason)));
     this.tellManifest();
   }
 
@@ -213,7 +240,7 @@ export class LockstepCoordinator {
       const phase = this.members.get(name)!.report!.phase;
       if (phase !== 'RollingBack' && phase !== 'RolledBack') this.tell(name, rollbackSignal, req);
     }
-    setCurrentDetails(markdownOf(lockstepView(this.group.name, this.members, req.reason)));
+    this.show(markdownOf(lockstepView(this.group.name, this.members, req.reason)));
   }
 
   /**
@@ -232,7 +259,8 @@ export class LockstepCoordinator {
   /** An approval of the group passes its gate for every member, now or when it gets there. */
   private async fanOutApprovals(): Promise<void> {
     for (;;) {
-      await condition(() => this.control.approved !== null);
+      await condition(() => this.control.approved !== null || this.closed);
+      if (this.closed) return;
       const approved = this.control.closeGate()!;
       this.approvedGates.set(approved.gate, approved);
       for (const [name, m] of this.members)
@@ -253,7 +281,8 @@ export class LockstepCoordinator {
 
   /** A promote of the group promotes every member, now or when it joins. */
   private async fanOutPromote(): Promise<void> {
-    await condition(() => this.control.promoteRequested !== null);
+    await condition(() => this.control.promoteRequested !== null || this.closed);
+    if (this.closed) return;
     for (const name of this.joined()) this.tell(name, promoteSignal, this.control.promoteRequested!);
     this.tellManifest();
   }

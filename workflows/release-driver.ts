@@ -58,6 +58,8 @@ export function chartObject(run: ChartRun): ChartObject {
  */
 export class CanaryChild {
   control?: RunControl;
+  /** A lockstep member's (in the one-workflow run): its set takes approvals and promotes for it. */
+  inSet = false;
   private handle?: ChildWorkflowHandle<typeof canaryWorkflow>;
   private replanTold = false;
   private ended = false;
@@ -73,9 +75,11 @@ export class CanaryChild {
     const ended = () => (this.ended = true);
     handle.result().then(ended, ended);
     const control = this.control!;
-    control.approvalHint = `the canary runs as ${handle.workflowId}: approve it there (armadactl approve act/NAME)`;
-    control.promoteRefusal = () =>
-      `the canary runs as ${handle.workflowId}: promote it there (armadactl promote act/NAME)`;
+    if (!this.inSet) {
+      control.approvalHint = `the canary runs as ${handle.workflowId}: approve it there (armadactl approve act/NAME)`;
+      control.promoteRefusal = () =>
+        `the canary runs as ${handle.workflowId}: promote it there (armadactl promote act/NAME)`;
+    }
     if (control.replan) this.signal(replanSignal, control.replan);
   }
 

@@ -33,6 +33,14 @@ export function canaryWorkflowId(namespace: string, chart: string): string {
   return `${objectWorkflowId('ArmadaChart', namespace, chart)}/canary`;
 }
 
+/**
+ * The rollout child of a Deployer whose one-workflow run is its own (a plan of one), e.g.
+ * `Deployer:default/web/rollout`: the run holds the Deployer's workflow ID, its lock.
+ */
+export function deployerRolloutWorkflowId(namespace: string, name: string): string {
+  return `${objectWorkflowId('Deployer', namespace, name)}/rollout`;
+}
+
 /** A Deployer's Deployment of one version, `<name>-<version>` (the Deployer operator's naming). */
 export function deployerDeploymentName(name: string, version: string): string {
   return `${name}-${version}`;

@@ -48,6 +48,9 @@ export interface GroupPlan {
 
 /** Everything a manifest run does, in order. */
 export interface ManifestPlan {
+  /** The kind of the object the plan is of, when not a manifest: a plan of one (core/plan/plans-of-one.ts). */
+  kind?: 'ArmadaChart' | 'ArmadaChartGroup' | 'Deployer';
+  /** The name of the object the plan is of. */
   manifest: string;
   namespace: string;
   onFailure: 'stop' | 'rollback';

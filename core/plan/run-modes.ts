@@ -3,7 +3,8 @@
  * deploy, an uninstall or a retry runs, in which order, and whether a run starts over.
  */
 
-import type { ChartPlan, GroupPlan, ManifestPlan, Resume } from './plans';
+import { deployerMember } from './lockstep';
+import type { ChartPlan, DeployerPlan, GroupPlan, ManifestPlan, Resume } from './plans';
 
 export type RunMode = 'deploy' | 'uninstall';
 
@@ -19,6 +20,19 @@ export function groupsInOrder(plan: ManifestPlan, mode: RunMode): GroupPlan[] {
 export function chartsToRun(group: GroupPlan, mode: RunMode, finished: readonly string[] = []): ChartPlan[] {
   const charts = group.charts.filter((c) => !finished.includes(c.chart));
   return mode === 'uninstall' && group.sequenced ? charts.reverse() : charts;
+}
+
+/**
+ * A group's Deployers the run rolls out: none to uninstall (an uninstall leaves them, as the
+ * group workflow does), and not those a retry's failed run `finished` (by their member name).
+ */
+export function deployersToRun(
+  group: GroupPlan,
+  mode: RunMode,
+  finished: readonly string[] = [],
+): DeployerPlan[] {
+  if (mode === 'uninstall') return [];
+  return (group.deployers ?? []).filter((d) => !finished.includes(deployerMember(d.name)));
 }
 
 /**

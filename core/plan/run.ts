@@ -2,30 +2,19 @@
 
 import type { ChartRun, GroupOutcome } from '../contracts/workflows';
 import type { GroupProgress } from '../progress';
-import type { ChartPlan, GroupPlan, ManifestPlan } from './plans';
-
-/**
- * What the run cannot run yet, by group (it refuses the plan before it starts): Deployers and
- * canary lockstep still need their group workflow. Undefined when it runs every group.
- */
-export function unsupportedInRun(plan: ManifestPlan): string | undefined {
-  const problems = plan.groups.flatMap((group: GroupPlan) => [
-    ...(group.deployers?.length ? [`group ${group.name} lists Deployers`] : []),
-    ...(group.lockstep ? [`group ${group.name} steps its canaries in lockstep`] : []),
-  ]);
-  return problems.length
-    ? `${plan.manifest}: deployRun does not run this plan yet: ${problems.join('; ')}`
-    : undefined;
-}
+import type { LockstepLink } from './lockstep';
+import type { ChartPlan } from './plans';
 
 /**
  * What the release driver drives for one chart of a group whose objects live in
- * `resourceNamespace`: its deploy, or its uninstall.
+ * `resourceNamespace`: its deploy, or its uninstall; `lockstep`: the set its canary steps with,
+ * when its group has one.
  */
 export function chartRunOf(
   plan: ChartPlan,
   resourceNamespace: string,
   mode: ChartRun['mode'] = 'deploy',
+  lockstep?: LockstepLink,
 ): ChartRun {
   return {
     chart: plan.chart,
@@ -35,6 +24,7 @@ export function chartRunOf(
     mode,
     resourceNamespace,
     ...(plan.dependencies && { dependencies: plan.dependencies }),
+    ...(lockstep && { lockstep }),
   };
 }
 

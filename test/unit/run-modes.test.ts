@@ -1,4 +1,10 @@
-import { chartsToRun, gatedBefore, groupsInOrder, startsOver } from '../../core/plan/run-modes';
+import {
+  chartsToRun,
+  deployersToRun,
+  gatedBefore,
+  groupsInOrder,
+  startsOver,
+} from '../../core/plan/run-modes';
 import { groupChanges, markUndone } from '../../core/plan/rollback';
 import type { ChartPlan, GroupPlan, ManifestPlan } from '../../core/plan/plans';
 import type { GroupOutcome } from '../../core/contracts/workflows';
@@ -47,6 +53,17 @@ describe('the run’s modes (core/plan/run-modes.ts)', () => {
     ['a retry of a finished group runs none', platform, 'deploy', ['a', 'b', 'c'], []],
   ])('%s', (_, g, mode, finished, expected) => {
     expect(names(chartsToRun(g, mode, finished))).toEqual(expected);
+  });
+
+  it('rolls out the Deployers a retry has not finished, and none to uninstall', () => {
+    const deployer = (name: string) => ({ name, workflowId: `Deployer:default/${name}`, spec: {} as never });
+    const withDeployers = group('edge', ['a'], { deployers: [deployer('api'), deployer('web')] });
+    const rolledOut = (mode: 'deploy' | 'uninstall', finished?: string[]) =>
+      deployersToRun(withDeployers, mode, finished).map((d) => d.name);
+    expect(rolledOut('deploy')).toEqual(['api', 'web']);
+    expect(rolledOut('deploy', ['a', 'Deployer/api'])).toEqual(['web']);
+    expect(rolledOut('uninstall')).toEqual([]);
+    expect(deployersToRun(platform, 'deploy')).toEqual([]);
   });
 
   it.each<[string, GroupPlan, 'deploy' | 'uninstall', Record<string, string[]> | undefined, boolean]>([

@@ -1,6 +1,6 @@
-import { chartRunOf, groupEndState, groupFailure, unsupportedInRun } from '../../core/plan/run';
+import { chartRunOf, groupEndState, groupFailure } from '../../core/plan/run';
 import type { GroupOutcome } from '../../core/contracts/workflows';
-import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
+import type { ManifestPlan } from '../../core/plan/plans';
 
 /** A plan of one group "platform" with one chart "a" (release demo-a). */
 function demoPlan(): ManifestPlan {
@@ -21,28 +21,6 @@ function demoPlan(): ManifestPlan {
 }
 
 describe('the one-workflow run (core/plan/run.ts)', () => {
-  const withGroup = (plan: ManifestPlan, more: Partial<GroupPlan>): ManifestPlan => ({
-    ...plan,
-    groups: [{ ...plan.groups[0], ...more }, ...plan.groups.slice(1)],
-  });
-  const deployer = { name: 'api', workflowId: 'dpl:default/api', spec: {} as never };
-
-  it.each<[string, Partial<GroupPlan>, string | undefined]>([
-    ['charts only', {}, undefined],
-    [
-      'Deployers',
-      { deployers: [deployer] },
-      'demo: deployRun does not run this plan yet: group platform lists Deployers',
-    ],
-    [
-      'lockstep',
-      { lockstep: true },
-      'demo: deployRun does not run this plan yet: group platform steps its canaries in lockstep',
-    ],
-  ])('refuses what it cannot run yet, naming the group: %s', (_case, more, refused) => {
-    expect(unsupportedInRun(withGroup(demoPlan(), more))).toBe(refused);
-  });
-
   it("drives a chart of the plan as a deploy, its status in the plan's namespace", () => {
     const chart = demoPlan().groups[0].charts[0];
     expect(chartRunOf(chart, 'team-a')).toEqual({
@@ -53,6 +31,12 @@ describe('the one-workflow run (core/plan/run.ts)', () => {
       mode: 'deploy',
       resourceNamespace: 'team-a',
     });
+  });
+
+  it('hands a chart of a lockstep group the link its canary steps with', () => {
+    const chart = demoPlan().groups[0].charts[0];
+    const lockstep = { coordinator: 'ArmadaManifest:default/demo', member: 'a' };
+    expect(chartRunOf(chart, 'team-a', 'deploy', lockstep)).toMatchObject({ chart: 'a', lockstep });
   });
 
   it.each<[string, Partial<GroupOutcome>, ReturnType<typeof groupEndState>]>([

@@ -1,18 +1,18 @@
-import { ApplicationFailure, CancellationScope } from '@temporalio/workflow';
+import { CancellationScope } from '@temporalio/workflow';
 import { RunControl } from '../control';
 import { passSafePoint } from '../holds';
 import { replanSignal } from '../messages';
 import { reportHeld } from '../status';
-import { NonRetryable } from '../../core/failures';
 import { gateBefore } from '../../core/plan/gates';
 import { gateRules } from '../../core/plan/steering';
-import { groupFailure, unsupportedInRun } from '../../core/plan/run';
+import { groupFailure } from '../../core/plan/run';
 import { finishedBefore } from '../../core/plan/finished-runs';
 import { gatedBefore, groupsInOrder } from '../../core/plan/run-modes';
 import type { DeployRunInput, DeployRunOutcome } from '../../core/contracts/run';
 import type { GroupPlan } from '../../core/plan/plans';
 import { CanaryChildren, RunProgress, showFinished } from './progress';
-import { deployGroup, type RunParts } from './group';
+import { deployGroup } from './group';
+import type { RunParts } from './parts';
 import { endRun, recordGroup, startWalk, type RunWalk } from './saga';
 import { steerObjects } from './objects';
 
@@ -22,12 +22,10 @@ import { steerObjects } from './objects';
  * approval gate, then the holds (a pause, a freeze, closed windows). A failed group ends the run,
  * which then rolls back or keeps what it changed (`on_failure`, workflows/run/saga.ts). Modes:
  * deploy, uninstall (groups and charts reversed), a retry (`resume`) and a re-plan (newer specs).
- * Children only where they earn their place: a chart's canary.
+ * Children only where they earn their place: a chart's canary, a Deployer's rollout.
  */
 export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome> {
   const { plan } = input;
-  const refused = unsupportedInRun(plan);
-  if (refused) throw ApplicationFailure.nonRetryable(refused, NonRetryable.RunPlanUnsupported);
   const control = new RunControl(input.carried, {
     approvalHint: `the gates of ${plan.manifest} are before its groups; a canary waits at its own: approve act/NAME`,
   });
@@ -109,7 +107,7 @@ async function passGate(
   }
   const held = (hold: Parameters<typeof reportHeld>[3]) => {
     shown.show((p) => (p.waitingOn = hold?.for));
-    return reportHeld('ArmadaManifest', plan.namespace, plan.manifest, hold);
+    return reportHeld(plan.kind ?? 'ArmadaManifest', plan.namespace, plan.manifest, hold);
   };
   return passSafePoint(control, held);
 }

@@ -1,9 +1,18 @@
-import { setCurrentDetails, setHandler, type SignalDefinition } from '@temporalio/workflow';
+import {
+  setCurrentDetails,
+  setHandler,
+  type ChildWorkflowHandle,
+  type SignalDefinition,
+  type Workflow,
+} from '@temporalio/workflow';
 import { progressQuery } from '../messages';
 import { renderDetails } from '../details';
 import { pendingGroup } from '../manifest';
 import { CanaryChild } from '../release-driver';
+import { STEERED_BY_SET } from '../lockstep';
 import type { RunControl } from '../control';
+import type { SignalForwarder } from '../holds';
+import type { Request } from '../../core/control';
 import type { ChartProgress, GroupProgress, Progress } from '../../core/progress';
 import type { ManifestPlan } from '../../core/plan/plans';
 
@@ -14,6 +23,8 @@ import type { ManifestPlan } from '../../core/plan/plans';
  */
 export class RunProgress {
   private readonly progress: Progress;
+  /** The table of the lockstep set that runs now, shown below the group × chart table. */
+  private setTable?: string;
 
   constructor(
     plan: ManifestPlan,
@@ -37,7 +48,14 @@ export class RunProgress {
   /** Applies a change to the rows or the phase and shows it. */
   show(change: (progress: Progress) => void): void {
     change(this.progress);
-    setCurrentDetails(renderDetails(this.now()));
+    const details = renderDetails(this.now());
+    setCurrentDetails(this.setTable === undefined ? details : `${details}\n\n${this.setTable}`);
+  }
+
+  /** Shows the running lockstep set's table (none: the set ended). */
+  showSet(table: string | undefined): void {
+    this.setTable = table;
+    this.show(() => undefined);
   }
 
   private now(): Progress {
@@ -45,22 +63,31 @@ export class RunProgress {
   }
 }
 
+/** A rollout child the run passes its signals on to. */
+interface Steered {
+  signal<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): void;
+}
+
 /**
- * The canary children of the run's charts that run now: pause, resume, rollback, a freeze and a
- * re-plan sent to the run go on to each of them (as a chart workflow passes them to its own); a
- * message naming a chart (its `target`) to that chart's only (workflows/run/objects.ts).
+ * The canary children of the run's charts and the rollouts of its Deployers (each steps a
+ * canary) that run now: pause, resume, rollback, a freeze and a re-plan sent to the run go on to
+ * each of them (as a chart workflow passes them to its own); a message naming a chart (its
+ * `target`) to that chart's only (workflows/run/objects.ts). A lockstep set's members get pause,
+ * resume and rollback from their set (`useSet`), which also hears of them.
  */
 export class CanaryChildren {
-  /** Each chart's canary follower, by the chart it belongs to. */
-  private readonly running = new Map<CanaryChild, string>();
+  /** Each running child: the chart it belongs to (none for a Deployer's rollout), and whether it is a member of the running lockstep set. */
+  private readonly running = new Map<Steered, { chart?: string; inSet: boolean }>();
+  private set?: SignalForwarder;
 
   constructor(private readonly control: RunControl) {}
 
   /** The canary follower of the chart `chart`, for the release driver; `close` it when the chart ends. */
-  open(chart: string): CanaryChild {
+  open(chart: string, inSet = false): CanaryChild {
     const child = new CanaryChild();
     child.control = this.control;
-    this.running.set(child, chart);
+    child.inSet = inSet;
+    this.running.set(child, { chart, inSet });
     return child;
   }
 
@@ -70,11 +97,34 @@ export class CanaryChildren {
 
   /** The canary child of `chart` while it runs. */
   of(chart: string): CanaryChild | undefined {
-    return [...this.running].find(([child, of]) => of === chart && child.running)?.[0];
+    for (const [child, { chart: of }] of this.running)
+      if (of === chart && child instanceof CanaryChild && child.running) return child;
+    return undefined;
+  }
+
+  /** Follows a Deployer's rollout `child` until its `result` is in. */
+  async follow<T>(child: ChildWorkflowHandle<Workflow>, result: Promise<T>, inSet: boolean): Promise<T> {
+    const steered: Steered = {
+      signal: (signal, ...args) => void child.signal(signal, ...args).catch(() => undefined),
+    };
+    this.running.set(steered, { inSet });
+    try {
+      return await result;
+    } finally {
+      this.running.delete(steered);
+    }
+  }
+
+  /** The running group's lockstep set, which steers its members; none when the group has none. */
+  useSet(set: SignalForwarder | undefined): void {
+    this.set = set;
   }
 
   forward<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): void {
-    for (const child of this.running.keys()) child.signal(signal, ...args);
+    const bySet = STEERED_BY_SET.has(signal.name);
+    for (const [child, { inSet }] of this.running) if (!(inSet && bySet)) child.signal(signal, ...args);
+    // Pause, resume and rollback: each carries a Request.
+    if (bySet) this.set?.(signal as unknown as SignalDefinition<[Request?]>, args[0] as Request | undefined);
   }
 }
 

@@ -10,7 +10,7 @@ import type { Change } from '../../core/plan/changes';
 import type { GroupPlan } from '../../core/plan/plans';
 import type { DeployRunInput, DeployRunOutcome } from '../../core/contracts/run';
 import type { GroupOutcome } from '../../core/contracts/workflows';
-import type { RunParts } from './group';
+import type { RunParts } from './parts';
 
 /** What walking the groups left, for the run's ending to decide on (see endRun). */
 export interface RunWalk {

@@ -1,0 +1,17 @@
+import type { RunControl } from '../control';
+import type { RunMode } from '../../core/plan/run-modes';
+import type { LockstepCoordinator } from '../lockstep';
+import type { CanaryChildren, RunProgress } from './progress';
+
+/** What a run's groups and charts work with: its control, its canary children, what it shows. */
+export interface RunParts {
+  control: RunControl;
+  canaries: CanaryChildren;
+  shown: RunProgress;
+  /** Namespace of the plan's custom resources (its charts' status, their canaries' IDs). */
+  namespace: string;
+  /** Deploy, or uninstall every release (a sequenced group's charts in reverse). */
+  mode: RunMode;
+  /** The running group's lockstep set, when it steps its canaries together. */
+  lockstep?: LockstepCoordinator;
+}
