@@ -6,7 +6,6 @@ import {
   setCurrentDetails,
   setHandler,
   startChild,
-  upsertSearchAttributes,
   workflowInfo,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -28,7 +27,8 @@ import type { GroupPlan, ManifestPlan } from '../core/plan/plans';
 import { changesOf, deployerChangesOf, undoes, undoneState } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { undoChanges } from './saga';
-import { ArmadaPhase } from './search-attributes';
+import { approvedNote, gateWaiting, reportManifestPhase, type StatusWrite } from './deploy-status';
+import { groupFailure } from '../core/plan/run';
 import {
   report,
   reportHeld,
@@ -166,11 +166,8 @@ class ManifestDeploy {
     if (!group.approval || this.uninstall) return true;
     const groupProgress = this.groupProgress(group.name)!;
     groupProgress.state = 'waiting-approval';
-    await this.setPhase(
-      'WaitingApproval',
-      `waiting for approval before group ${group.name}`,
-      `approve before group ${group.name}`,
-    );
+    const waiting = gateWaiting(group.name);
+    await this.setPhase('WaitingApproval', waiting.message, waiting.waitingOn);
     const timeout = group.approval.timeoutSeconds;
     const gate = gateBefore(group.name);
     void this.notifier.notify({ event: 'waiting-approval', gate });
@@ -183,10 +180,7 @@ class ManifestDeploy {
       groupProgress.state = 'stopped';
       return false;
     }
-    if (wait.decision === 'approved') {
-      const { by, reason } = wait.by;
-      this.approvedNote = `; ${gate} approved by ${by ?? 'an operator'}${reason ? ` (${reason})` : ''}`;
-    }
+    if (wait.decision === 'approved') this.approvedNote = approvedNote(gate, wait.by);
     return true;
   }
 
@@ -238,7 +232,7 @@ class ManifestDeploy {
     this.changes.push(...deployerChangesOf(outcome, group, this.plan.namespace));
     groupProgress.state = outcome.failed.length ? 'failed' : outcome.stopped ? 'stopped' : 'done';
     if (outcome.failed.length) {
-      this.failure = `group ${group.name} failed: ${outcome.failed.map((f) => `${f.chart}: ${f.error}`).join('; ')}`;
+      this.failure = groupFailure(outcome);
       return false;
     }
     return !outcome.stopped;
@@ -324,23 +318,13 @@ class ManifestDeploy {
     phase: string,
     message: string,
     waitingOn?: string,
-    write: typeof report | typeof reportOffPath = report,
+    write: StatusWrite = report,
   ): Promise<void> {
-    const { progress, plan } = this;
+    const { progress } = this;
     progress.phase = phase;
     progress.waitingOn = waitingOn;
-    upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
     this.showDetails();
-    const ready = progress.groups.filter((g) => g.state === 'done').length;
-    const total = plan.groups.length;
-    await write('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
-      progress: {
-        group: progress.group,
-        ready,
-        total,
-        summary: `${ready}/${total}${progress.group ? ` ${progress.group}` : ''}`,
-      },
-    });
+    await reportManifestPhase(this.plan, progress, phase, message, write);
   }
 }
 

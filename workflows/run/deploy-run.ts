@@ -12,6 +12,7 @@ import type { GroupOutcome } from '../../core/contracts/workflows';
 import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
 import { CanaryChildren, RunProgress } from './progress';
 import { deployGroup, type RunParts } from './group';
+import { RunReports } from './reports';
 
 /**
  * One workflow per run (docs/design/one-workflow.md): the run walks its plan's groups in order
@@ -30,53 +31,68 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
   const canaries = new CanaryChildren(control);
   control.onReplan = (replan) => canaries.forward(replanSignal, replan);
   control.listen((signal, req) => canaries.forward(signal, req));
+  const shown = new RunProgress(plan, control);
   const parts: RunParts = {
     control,
     canaries,
-    shown: new RunProgress(plan, control),
+    shown,
+    told: new RunReports(plan, control, shown),
     namespace: plan.namespace,
   };
   // Cancellation reaches the run through `control`: running charts finish, no new one starts.
   return CancellationScope.nonCancellable(() => walkGroups(plan, parts));
 }
 
-/** The groups in order, each behind its gate and holds, until one fails or the run stops. */
+/**
+ * The groups in order, each behind its gate and holds, until one fails or the run stops; then
+ * the run's final status. A failed group or a timed-out gate fails the run.
+ */
 async function walkGroups(plan: ManifestPlan, parts: RunParts): Promise<DeployRunOutcome> {
   const groups: GroupOutcome[] = [];
-  const ended = (state: DeployRunOutcome['state']): DeployRunOutcome => {
-    parts.shown.show((p) => (p.phase = state === 'deployed' ? 'Deployed' : 'Stopped'));
-    return { manifest: plan.manifest, state, groups };
-  };
+  const { complete, failure } = await runGroups(plan, parts, groups);
+  const state = await parts.told.ended(complete, failure);
+  const result: DeployRunOutcome = { manifest: plan.manifest, state, groups };
+  if (failure !== undefined)
+    throw ApplicationFailure.nonRetryable(failure, NonRetryable.ManifestFailed, result);
+  return result;
+}
+
+/** Runs the groups, adding each one's outcome to `groups`; whether every one ran, and why the run failed. */
+async function runGroups(
+  plan: ManifestPlan,
+  parts: RunParts,
+  groups: GroupOutcome[],
+): Promise<{ complete: boolean; failure?: string }> {
+  parts.told.started();
   for (const group of plan.groups) {
-    if (!(await passGate(plan, group, parts))) return ended('stopped');
+    const gate = await passGate(plan, group, parts);
+    if (gate !== 'passed')
+      return {
+        complete: false,
+        ...(gate === 'timed-out' && { failure: `approval ${gateBefore(group.name)} timed out` }),
+      };
     const outcome = await deployGroup(group, parts);
     groups.push(outcome);
-    if (outcome.failed.length) {
-      parts.shown.show((p) => (p.phase = 'Failed'));
-      const result: DeployRunOutcome = { manifest: plan.manifest, state: 'stopped', groups };
-      throw ApplicationFailure.nonRetryable(groupFailure(outcome), NonRetryable.ManifestFailed, result);
-    }
-    if (outcome.stopped) return ended('stopped');
+    if (outcome.failed.length) return { complete: false, failure: groupFailure(outcome) };
+    if (outcome.stopped) return { complete: false };
   }
-  return ended('deployed');
+  return { complete: true };
 }
 
 /**
- * Before a group: its approval gate, if it has one, then the holds. False when the run goes no
- * further; a timed-out gate whose `on_timeout` is not `continue` fails the run.
+ * Before a group: its approval gate, if it has one, then the holds. `stopped` when the run goes
+ * no further; `timed-out` when the gate timed out and its `on_timeout` is not `continue`.
  */
 async function passGate(
   plan: ManifestPlan,
   group: GroupPlan,
-  { control, shown }: RunParts,
-): Promise<boolean> {
-  if (!(await control.mayContinue())) return false;
+  { control, shown, told }: RunParts,
+): Promise<'passed' | 'stopped' | 'timed-out'> {
+  if (!(await control.mayContinue())) return 'stopped';
   if (group.approval) {
     const gate = gateBefore(group.name);
-    shown.show((p) => {
-      p.waitingOn = `approve ${gate}`;
-      shown.group(group.name).state = 'waiting-approval';
-    });
+    shown.show(() => (shown.group(group.name).state = 'waiting-approval'));
+    told.gateOpened(group, gate);
     const { timeoutSeconds } = group.approval;
     const rules = gateRules(group.approval, `ArmadaManifest/${plan.manifest}`, control.steering);
     const wait = await control.approval(
@@ -85,13 +101,13 @@ async function passGate(
       rules,
     );
     shown.show((p) => (p.waitingOn = undefined));
-    if (wait.decision === 'stopped') return false;
-    if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue')
-      throw ApplicationFailure.nonRetryable(`approval ${gate} timed out`, NonRetryable.ManifestFailed);
+    if (wait.decision === 'stopped') return 'stopped';
+    if (wait.decision === 'timed-out' && group.approval.onTimeout !== 'continue') return 'timed-out';
+    if (wait.decision === 'approved') told.gateApproved(gate, wait.by);
   }
   const held = (hold: Parameters<typeof reportHeld>[3]) => {
     shown.show((p) => (p.waitingOn = hold?.for));
     return reportHeld('ArmadaManifest', plan.namespace, plan.manifest, hold);
   };
-  return passSafePoint(control, held);
+  return (await passSafePoint(control, held)) ? 'passed' : 'stopped';
 }

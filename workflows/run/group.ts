@@ -6,12 +6,15 @@ import type { GroupOutcome } from '../../core/contracts/workflows';
 import type { ChartPlan, GroupPlan } from '../../core/plan/plans';
 import type { RunControl } from '../control';
 import type { CanaryChildren, RunProgress } from './progress';
+import type { RunReports } from './reports';
 
 /** What a run's groups and charts work with: its control, its canary children, what it shows. */
 export interface RunParts {
   control: RunControl;
   canaries: CanaryChildren;
   shown: RunProgress;
+  /** What users see of the run: status, Events, notifications. */
+  told: RunReports;
   /** Namespace of the plan's custom resources (its charts' status, their canaries' IDs). */
   namespace: string;
 }
@@ -27,6 +30,7 @@ export async function deployGroup(group: GroupPlan, parts: RunParts): Promise<Gr
     p.group = group.name;
     parts.shown.group(group.name).state = 'running';
   });
+  parts.told.groupStarted(group);
   const deploy = (chart: ChartPlan) => deployChart(group.name, chart, parts, outcome);
   if (!group.sequenced) {
     if (await parts.control.mayContinue()) await Promise.all(group.charts.map(deploy));
@@ -42,6 +46,7 @@ export async function deployGroup(group: GroupPlan, parts: RunParts): Promise<Gr
     }
   }
   parts.shown.show(() => (parts.shown.group(group.name).state = groupEndState(outcome)));
+  parts.told.groupEnded(group, outcome);
   return outcome;
 }
 
@@ -49,19 +54,22 @@ export async function deployGroup(group: GroupPlan, parts: RunParts): Promise<Gr
 async function deployChart(
   group: string,
   chart: ChartPlan,
-  { control, canaries, shown, namespace }: RunParts,
+  { control, canaries, shown, told, namespace }: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
   const row = shown.chart(group, chart.chart);
   shown.show(() => (row.state = 'deploying'));
+  told.chartStarted(chart);
   const canary = canaries.open();
   try {
     const done = await driveRelease(chartRunOf(chart, namespace), control, canary);
     outcome.outcomes.push(done);
+    told.chartDone(done);
     shown.show(() => Object.assign(row, { state: chartState(done), revision: done.revision ?? undefined }));
   } catch (err) {
     const error = rootMessage(err);
     outcome.failed.push({ chart: chart.chart, error, written: writtenRelease(err) });
+    told.chartFailed(chart, error);
     shown.show(() => Object.assign(row, { state: 'failed', error }));
   } finally {
     canaries.close(canary);

@@ -1,6 +1,7 @@
 import { setCurrentDetails, setHandler, type SignalDefinition } from '@temporalio/workflow';
 import { progressQuery } from '../messages';
 import { renderDetails } from '../details';
+import { statusWriteFailures } from '../status';
 import { pendingGroup } from '../manifest';
 import { CanaryChild } from '../release-driver';
 import type { RunControl } from '../control';
@@ -40,8 +41,9 @@ export class RunProgress {
     setCurrentDetails(renderDetails(this.now()));
   }
 
-  private now(): Progress {
-    return { ...this.progress, ...this.control.progress() };
+  /** What the progress query answers: the rows, the run's control state, failed status writes. */
+  now(): Progress {
+    return { ...this.progress, ...this.control.progress(), ...statusWriteFailures() };
   }
 }
 
