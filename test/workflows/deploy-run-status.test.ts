@@ -7,6 +7,7 @@ import type { ManifestPlan } from '../../core/plan/plans';
 import { uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
 import type { HistoryEvent } from '../helpers/histories';
+import { armadaChartSpec } from '../../api/chart';
 import { demoPlan } from './demo-plan';
 import { fakeHelm, withWorker } from './fake-helm';
 
@@ -26,7 +27,9 @@ interface Told {
 function written({ status, event }: StatusRequest): unknown {
   return JSON.parse(
     JSON.stringify({ status, event }, (key, value: unknown) =>
-      ['workflow', 'since', 'until'].includes(key) ? undefined : value,
+      key === 'workflow' || (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value))
+        ? undefined
+        : value,
     ),
   );
 }
@@ -52,11 +55,23 @@ async function told(
     failOn?: string;
     /** Upgrades wait until `steer` opens them. */
     held?: boolean;
+    /** How many notifications the run makes (the notifiers deliver them after it). */
+    notes: number;
+    /** Releases there before the run, by name. */
+    installed?: string[];
     steer?: (run: WorkflowHandle, fake: ReturnType<typeof fakeHelm>) => Promise<void>;
-  } = {},
+  },
 ): Promise<Told> {
   const fake = fakeHelm({ failOn: opts.failOn });
   if (opts.held) fake.close();
+  for (const release of opts.installed ?? [])
+    fake.releases.set(release, {
+      revision: 1,
+      status: 'deployed',
+      digest: 'before',
+      lastDeployedRevision: 1,
+    });
+  Object.assign(fake.activities, canaryStubs);
   // A run held by the stub would keep the worker from shutting down when a check fails.
   const steer = async (run: WorkflowHandle) => {
     try {
@@ -97,18 +112,18 @@ async function told(
       (r) => r.state,
       (err: Error) => `failed: ${(err.cause as Error | undefined)?.message}`,
     );
-    // The notifier delivers after the run's end: the last event is the ending one.
-    if (plan.notify)
-      await eventually(
-        'the ending notification',
-        async () =>
-          ['completed', 'failed'].includes(result.notified.at(-1)?.event ?? '') ? true : undefined,
-        { timeoutMs: 20_000, pauseMs: 50 },
-      );
+    // The notifiers deliver after the run's end.
+    await eventually(
+      `${opts.notes} notifications`,
+      async () => (result.notified.length >= opts.notes ? true : undefined),
+      { timeoutMs: 20_000, pauseMs: 50 },
+    );
     result.phases = phasesIn((await run.fetchHistory()).events ?? []);
   });
+  // deployRun's writes link to itself (a canary's, to the canary).
   for (const [object, links] of Object.entries(result.links))
-    if (workflow === deployRun) expect([object, new Set(links)]).toEqual([object, new Set([workflowId])]);
+    if (workflow === deployRun)
+      expect([object, links.filter((l) => l !== workflowId && !l.endsWith('/canary'))]).toEqual([object, []]);
   return result;
 }
 
@@ -139,12 +154,31 @@ async function pauseThenApprove(run: WorkflowHandle, fake: ReturnType<typeof fak
 
 const hook = { secret_ref: { name: 'hook' } };
 
+/** A chart canary's activities: copies of the release's one Deployment, scaled as asked. */
+const canaryStubs: Partial<typeof activities> = {
+  async createCanaryCopies({ release }) {
+    return [{ canary: `${release}-canary`, stable: release, replicas: 2, stableReplicas: 2 }];
+  },
+  async scaleDeployment({ replicas }) {
+    return replicas;
+  },
+  async deleteDeployments() {},
+};
+
+/** demoPlan with chart c's upgrade a canary (two steps) whose events are notified. */
+function canaryPlan(namespace: string): ManifestPlan {
+  const plan = demoPlan({ notifications: hook }, namespace);
+  const c = plan.groups[1].charts[0];
+  c.spec = armadaChartSpec.parse({ ...c.spec, canary: { steps: [{ percent: 50 }] }, notifications: hook });
+  return plan;
+}
+
 describe('deployRun tells users what the tree of workflows told them (stubbed activities, real dev server)', () => {
   it('writes the same status and Events per object, the same ArmadaPhase values and notifications: a pause, a gate, two groups', async () => {
     const namespace = uniqueName('ns');
     const plan = demoPlan({ approval: { before: ['apps'] }, notifications: hook }, namespace);
-    const tree = await told(manifestWorkflow, plan, { held: true, steer: pauseThenApprove });
-    const run = await told(deployRun, plan, { held: true, steer: pauseThenApprove });
+    const tree = await told(manifestWorkflow, plan, { held: true, steer: pauseThenApprove, notes: 3 });
+    const run = await told(deployRun, plan, { held: true, steer: pauseThenApprove, notes: 3 });
     expect(run.outcome).toBe('deployed');
     expect(tree.outcome).toBe('deployed');
     // Per object in order; across objects the tree's order is not fixed (children run at once).
@@ -180,8 +214,8 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
   it('writes the same status, ArmadaPhase values and notifications when a chart of a parallel group fails', async () => {
     const namespace = uniqueName('ns');
     const plan = demoPlan({ notifications: hook }, namespace);
-    const tree = await told(manifestWorkflow, plan, { failOn: 'demo-c' });
-    const run = await told(deployRun, plan, { failOn: 'demo-c' });
+    const tree = await told(manifestWorkflow, plan, { failOn: 'demo-c', notes: 2 });
+    const run = await told(deployRun, plan, { failOn: 'demo-c', notes: 2 });
     expect(run.outcome).toMatch(/^failed: group apps failed: c: helm upgrade demo-c failed: boom/);
     expect(run.outcome).toEqual(tree.outcome);
     expect(run.writes).toEqual(tree.writes);
@@ -196,5 +230,23 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
     expect(run.phases).toEqual(['Running', 'Running', 'Running', 'Failed']);
     expect(run.notified).toEqual(tree.notified);
     expect(run.notified.map((n) => n.event)).toEqual(['started', 'failed']);
+  });
+
+  it("forwards a chart canary's notifications and writes its status as the chart workflow did", async () => {
+    const plan = canaryPlan(uniqueName('ns'));
+    const installed = ['demo-c'];
+    const tree = await told(manifestWorkflow, plan, { installed, notes: 4 });
+    const run = await told(deployRun, plan, { installed, notes: 4 });
+    expect(run.outcome).toBe('deployed');
+    expect(run.writes).toEqual(tree.writes);
+    expect(run.phases).toEqual(tree.phases);
+    // Per notifier (the manifest's, the chart's) in order; the two deliver side by side.
+    const byObject = (t: Told) => {
+      const by: Record<string, Told['notified']> = {};
+      for (const n of t.notified) (by[n.object] ??= []).push(n);
+      return by;
+    };
+    expect(byObject(run)).toEqual(byObject(tree));
+    expect(byObject(run)['ArmadaChart/c']?.map((n) => n.event)).toEqual(['step-reached', 'step-reached']);
   });
 });
