@@ -2,8 +2,8 @@ import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { RunControl, startOver } from './control';
 import { undoChanges } from './saga';
 import { report, reportPause, statusWriteFailures } from './status';
-import { RunNotifier } from './notify';
-import { endingEvent, notifyTarget, type NotifiedApproval } from '../core/plan/notifications';
+import { CanaryEventsNotifier, type RunNotifier } from './notify';
+import { endingEvent, notifyTarget } from '../core/plan/notifications';
 import { chartOutcomeStatus, chartRollback, chartState } from '../core/plan/ending';
 import { rootMessage } from '../core/failures';
 import { notificationSignal, progressQuery, replanSignal } from './messages';
@@ -75,24 +75,15 @@ class ChartRunProgress {
   }
 }
 
-/**
- * The run's notifier. The canary's approval steps are steered by its own ID: its events name its
- * approvals, and the chart's own events (its ending) the ones its last event named. The canary
- * child's events come here, to be notified in this run's order.
- */
+/** The run's notifier: the canary child's events come here, to be notified in this run's order. */
 function chartNotifier(run: ChartRun): RunNotifier {
-  let canaryApprovals: readonly NotifiedApproval[] = [];
-  const notifier = new RunNotifier(
+  const events = new CanaryEventsNotifier(
     run.mode === 'uninstall'
       ? undefined
       : notifyTarget('ArmadaChart', chartObject(run).namespace, run.chart, run.spec),
-    () => canaryApprovals,
   );
-  setHandler(notificationSignal, (event) => {
-    canaryApprovals = event.approvals ?? canaryApprovals;
-    void notifier.forward(event);
-  });
-  return notifier;
+  setHandler(notificationSignal, (event) => events.take(event));
+  return events.notifier;
 }
 
 /** A chart of a group: only its release; the group reports it. */

@@ -11,7 +11,13 @@ import type { ChartRun, GroupRun, GroupOutcome } from '../core/contracts/workflo
 import { carriedDown, RunControl, startOver, type HandedDown } from './control';
 import { rootMessage } from '../core/failures';
 import { report, reportOffPath, reportPause, statusWriteFailures, statusWritesSettled } from './status';
-import { chartOutcomeStatus, chartState, groupEnding } from '../core/plan/ending';
+import { chartState, groupEndMessage, groupEnding } from '../core/plan/ending';
+import {
+  reportChartDeploying,
+  reportChartDone,
+  reportChartFailed,
+  reportGroupStarted,
+} from './deploy-status';
 import { undoChanges } from './saga';
 import { groupChanges } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
@@ -94,11 +100,7 @@ class GroupDeploy {
     const { run, control, result } = this;
     const charts = run.group.charts;
     // Off the path: the first chart starts in the same workflow task.
-    await this.reportGroup(
-      this.uninstall ? 'Uninstalling' : 'Deploying',
-      `${charts.length} charts`,
-      reportOffPath,
-    );
+    await reportGroupStarted(run.namespace, run.group, this.uninstall, reportOffPath);
     await this.deployCharts();
     await Promise.all([...this.telling, statusWritesSettled()]);
     // Only a group no manifest lists gets a re-plan (from the bridge): it starts over with it.
@@ -127,16 +129,16 @@ class GroupDeploy {
       );
       return result;
     }
-    const retried = run.finished?.length ? ` (${run.finished.length} finished before this retry)` : '';
-    const rolledOut = result.deployers && `, ${deployers}/${this.deployers().length} Deployers rolled out`;
-    const summary = `${result.outcomes.length + (run.finished?.length ?? 0)}/${charts.length} charts ${this.uninstall ? 'uninstalled' : 'deployed'}${rolledOut ?? ''}${retried}`;
-    const detail =
-      ending.phase === 'Failed'
-        ? `; failed: ${result.failed.map((f) => f.chart).join(', ')}`
-        : ending.phase === 'Stopped'
-          ? '; stopped by a rollback or cancellation'
-          : '';
-    const finalStatus = { phase: ending.phase, message: `${summary}${detail}` };
+    const message = groupEndMessage({
+      phase: ending.phase,
+      uninstall: this.uninstall,
+      charts: charts.length,
+      done: result.outcomes.length,
+      finishedBefore: run.finished?.length ?? 0,
+      ...(result.deployers && { deployers: { rolledOut: deployers, total: this.deployers().length } }),
+      failed: result.failed.map((f) => f.chart),
+    });
+    const finalStatus = { phase: ending.phase, message };
     if (run.manifestWritesFinalStatus) return { ...result, finalStatus };
     await this.reportGroup(finalStatus.phase, finalStatus.message);
     return result;
@@ -229,7 +231,6 @@ class GroupDeploy {
     // status write), not before or after it: one server round trip less at each end of a chart.
     const announced = this.publish(chartProgress);
     announced.catch(() => undefined); // awaited below, after the start
-    const where = `${plan.namespace}/${plan.release}`;
     // The chart's status links to its own workflow, once that has started.
     let workflow: { id: string; run_id: string } | undefined;
     let published = false;
@@ -242,13 +243,12 @@ class GroupDeploy {
         this.lockstep?.link(plan.chart),
       );
       workflow = { id: child.workflowId, run_id: child.firstExecutionRunId };
-      await report('ArmadaChart', run.namespace, plan.chart, 'Deploying', where, { workflow });
+      await reportChartDeploying(run.namespace, plan, report, { workflow });
       const outcome = await this.charts.follow(child, child.result());
       this.lockstep?.memberEnded(plan.chart);
       result.outcomes.push(outcome);
       chartProgress.state = chartState(outcome);
       chartProgress.revision = outcome.revision ?? undefined;
-      const done = chartOutcomeStatus(outcome);
       await announced; // delivered long ago, while the chart ran; keeps the signals in order
       // The next chart starts without waiting for the manifest to take the signal (a server
       // round trip); the group waits for it before it ends.
@@ -256,10 +256,7 @@ class GroupDeploy {
       told.catch(() => undefined);
       this.telling.push(told);
       // So does the chart's final status.
-      await reportOffPath('ArmadaChart', run.namespace, plan.chart, done.phase, done.message, {
-        workflow,
-        helm: done.helm,
-      });
+      await reportChartDone(run.namespace, outcome, reportOffPath, { workflow });
       published = true;
     } catch (err) {
       const error = rootMessage(err);
@@ -267,7 +264,7 @@ class GroupDeploy {
       result.failed.push({ chart: plan.chart, error, written: writtenRelease(err) });
       chartProgress.state = 'failed';
       chartProgress.error = error;
-      await report('ArmadaChart', run.namespace, plan.chart, 'Failed', error, workflow && { workflow });
+      await reportChartFailed(run.namespace, plan.chart, error, report, workflow && { workflow });
     }
     await announced;
     if (!published) await this.publish(chartProgress);
@@ -282,12 +279,8 @@ class GroupDeploy {
       );
   }
 
-  private async reportGroup(
-    phase: string,
-    message: string,
-    write: typeof report | typeof reportOffPath = report,
-  ): Promise<void> {
-    await write('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
+  private async reportGroup(phase: string, message: string): Promise<void> {
+    await report('ArmadaChartGroup', this.run.namespace, this.run.group.name, phase, message);
   }
 }
 

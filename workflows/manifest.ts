@@ -6,7 +6,6 @@ import {
   setCurrentDetails,
   setHandler,
   startChild,
-  upsertSearchAttributes,
   workflowInfo,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -30,7 +29,7 @@ import type { GroupPlan, ManifestPlan } from '../core/plan/plans';
 import { groupChanges, markUndone } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { undoChanges } from './saga';
-import { ArmadaPhase } from './search-attributes';
+import { approvedNote, gateWaiting, reportManifestPhase, type StatusWrite } from './deploy-status';
 import {
   report,
   reportHeld,
@@ -168,11 +167,8 @@ class ManifestDeploy {
     if (!group.approval || this.uninstall) return true;
     const groupProgress = this.groupProgress(group.name)!;
     groupProgress.state = 'waiting-approval';
-    await this.setPhase(
-      'WaitingApproval',
-      `waiting for approval before group ${group.name}`,
-      `approve before group ${group.name}`,
-    );
+    const waiting = gateWaiting(group.name);
+    await this.setPhase('WaitingApproval', waiting.message, waiting.waitingOn);
     const timeout = group.approval.timeoutSeconds;
     const gate = gateBefore(group.name);
     void this.notifier.notify({ event: 'waiting-approval', gate });
@@ -185,10 +181,7 @@ class ManifestDeploy {
       groupProgress.state = 'stopped';
       return false;
     }
-    if (wait.decision === 'approved') {
-      const { by, reason } = wait.by;
-      this.approvedNote = `; ${gate} approved by ${by ?? 'an operator'}${reason ? ` (${reason})` : ''}`;
-    }
+    if (wait.decision === 'approved') this.approvedNote = approvedNote(gate, wait.by);
     return true;
   }
 
@@ -318,23 +311,13 @@ class ManifestDeploy {
     phase: string,
     message: string,
     waitingOn?: string,
-    write: typeof report | typeof reportOffPath = report,
+    write: StatusWrite = report,
   ): Promise<void> {
-    const { progress, plan } = this;
+    const { progress } = this;
     progress.phase = phase;
     progress.waitingOn = waitingOn;
-    upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
     this.showDetails();
-    const ready = progress.groups.filter((g) => g.state === 'done').length;
-    const total = plan.groups.length;
-    await write('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
-      progress: {
-        group: progress.group,
-        ready,
-        total,
-        summary: `${ready}/${total}${progress.group ? ` ${progress.group}` : ''}`,
-      },
-    });
+    await reportManifestPhase(this.plan, progress, phase, message, write);
   }
 }
 

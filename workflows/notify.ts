@@ -126,10 +126,14 @@ export class RunNotifier implements EventSink {
   private notifier?: ChildWorkflowHandle<typeof notifierWorkflow>;
   private notifiersStarted = 0;
 
-  /** `approvals`: the approvals the run's events name (its gates'). */
+  /**
+   * `approvals`: the approvals the run's events name (its gates'); `chart`: the chart of the run
+   * whose notifications these are, when they are not the run's own (see notifierWorkflowId).
+   */
   constructor(
     private readonly target?: NotifyTarget,
     private readonly approvals: ApprovalsSoFar = noApprovals,
+    private readonly chart?: string,
   ) {}
 
   notify(facts: RunEventFacts): Promise<void> {
@@ -167,11 +171,33 @@ export class RunNotifier implements EventSink {
     }
     const { workflowId, runId } = workflowInfo();
     this.notifier = await startChild(notifierWorkflow, {
-      workflowId: notifierWorkflowId(workflowId, runId, ++this.notifiersStarted),
+      workflowId: notifierWorkflowId(workflowId, runId, ++this.notifiersStarted, this.chart),
       args: [{ target, events: [event] }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: `notifications of ${target.kind} ${target.namespace}/${target.name}`,
     });
+  }
+}
+
+/**
+ * A chart's notifier of its canary's events (the canary child hands them to the run that drives
+ * the chart: see ParentForwarder), notified in that run's order. The canary's approval steps are
+ * steered by its own ID: its events name its approvals, and the chart's own events the ones its
+ * last event named.
+ */
+export class CanaryEventsNotifier {
+  readonly notifier: RunNotifier;
+  private canaryApprovals: readonly NotifiedApproval[] = [];
+
+  /** `chart`: as for RunNotifier, when the run deploys more than this chart. */
+  constructor(target: NotifyTarget | undefined, chart?: string) {
+    this.notifier = new RunNotifier(target, () => this.canaryApprovals, chart);
+  }
+
+  /** An event of the chart's canary: notified after every earlier one. */
+  take(event: RunEvent): void {
+    this.canaryApprovals = event.approvals ?? this.canaryApprovals;
+    void this.notifier.forward(event);
   }
 }
 

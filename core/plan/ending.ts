@@ -124,3 +124,30 @@ export function chartState(outcome: ChartOutcome): ChartProgress['state'] {
       return 'rolled-back';
   }
 }
+
+/** What a group's run did, for its final status. */
+export interface GroupTally {
+  phase: GroupEnding['phase'];
+  uninstall: boolean;
+  /** Its charts: how many it lists, how many finished in this run and in the run a retry takes up. */
+  charts: number;
+  done: number;
+  finishedBefore: number;
+  /** Its Deployers, when it lists any: how many rolled out of how many. */
+  deployers?: { rolledOut: number; total: number };
+  failed: readonly string[];
+}
+
+/** A group's final status message: how many charts (and Deployers) it got through, and why not all. */
+export function groupEndMessage(t: GroupTally): string {
+  const retried = t.finishedBefore ? ` (${t.finishedBefore} finished before this retry)` : '';
+  const rolledOut = t.deployers && `, ${t.deployers.rolledOut}/${t.deployers.total} Deployers rolled out`;
+  const summary = `${t.done + t.finishedBefore}/${t.charts} charts ${t.uninstall ? 'uninstalled' : 'deployed'}${rolledOut ?? ''}${retried}`;
+  const detail =
+    t.phase === 'Failed'
+      ? `; failed: ${t.failed.join(', ')}`
+      : t.phase === 'Stopped'
+        ? '; stopped by a rollback or cancellation'
+        : '';
+  return `${summary}${detail}`;
+}

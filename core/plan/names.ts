@@ -46,9 +46,12 @@ export function deployerDeploymentName(name: string, version: string): string {
   return `${name}-${version}`;
 }
 
-/** The `n`th notifier child of a run (a run starts another when one has ended idle). */
-export function notifierWorkflowId(workflowId: string, runId: string, n: number): string {
-  return `${workflowId}/notify/${runId}/${n}`;
+/**
+ * The `n`th notifier child of a run (a run starts another when one has ended idle); `chart`: of
+ * a chart the run deploys, whose notifications are not the run's own (a one-workflow run's).
+ */
+export function notifierWorkflowId(workflowId: string, runId: string, n: number, chart?: string): string {
+  return `${workflowId}/notify/${runId}/${chart === undefined ? '' : `${chart}/`}${n}`;
 }
 
 /**

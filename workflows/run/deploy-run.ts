@@ -15,6 +15,7 @@ import { deployGroup } from './group';
 import type { RunParts } from './parts';
 import { endRun, recordGroup, startWalk, type RunWalk } from './saga';
 import { steerObjects } from './objects';
+import { RunReports } from './reports';
 
 /**
  * One workflow per run (docs/design/one-workflow.md): the run walks its plan's groups in order
@@ -34,10 +35,12 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
   steerObjects(plan, control, canaries);
   control.onReplan = (replan) => canaries.forward(replanSignal, replan);
   control.listen((signal, req) => canaries.forward(signal, req));
+  const shown = new RunProgress(plan, control);
   const parts: RunParts = {
     control,
     canaries,
-    shown: new RunProgress(plan, control),
+    shown,
+    told: new RunReports(input, control, shown),
     namespace: plan.namespace,
     mode: input.mode ?? 'deploy',
   };
@@ -53,7 +56,7 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
 async function walkGroups(input: DeployRunInput, parts: RunParts): Promise<RunWalk> {
   const { plan, mode = 'deploy', resume } = input;
   const walk = startWalk(input);
-  if (mode === 'uninstall') parts.shown.show((p) => (p.phase = 'Uninstalling'));
+  parts.told.started();
   for (const group of groupsInOrder(plan, mode)) {
     const finished = resume?.finished[group.name];
     if (finished) showFinished(parts.shown, group.name, finished);
@@ -79,17 +82,15 @@ async function walkGroups(input: DeployRunInput, parts: RunParts): Promise<RunWa
 async function passGate(
   { plan, mode = 'deploy', resume }: DeployRunInput,
   group: GroupPlan,
-  { control, shown }: RunParts,
+  { control, shown, told }: RunParts,
   walk: RunWalk,
 ): Promise<boolean> {
   if (!(await control.mayContinue())) return false;
   const row = shown.group(group.name);
   if (group.approval && gatedBefore(group, mode, resume)) {
     const gate = gateBefore(group.name);
-    shown.show((p) => {
-      p.waitingOn = `approve ${gate}`;
-      row.state = 'waiting-approval';
-    });
+    shown.show(() => (row.state = 'waiting-approval'));
+    told.gateOpened(group, gate);
     const { timeoutSeconds, onTimeout } = group.approval;
     const rules = gateRules(group.approval, `ArmadaManifest/${plan.manifest}`, control.steering);
     const wait = await control.approval(
@@ -104,6 +105,7 @@ async function passGate(
       shown.show(() => (row.state = 'stopped'));
       return false;
     }
+    if (wait.decision === 'approved') told.gateApproved(gate, wait.by);
   }
   const held = (hold: Parameters<typeof reportHeld>[3]) => {
     shown.show((p) => (p.waitingOn = hold?.for));

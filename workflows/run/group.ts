@@ -30,6 +30,7 @@ export async function deployGroup(
     p.group = group.name;
     parts.shown.group(group.name).state = 'running';
   });
+  parts.told.groupStarted(group);
   const members = [
     ...chartsToRun(group, parts.mode, finished).map(
       (chart) => () => deployChart(group.name, chart, parts, outcome),
@@ -51,6 +52,7 @@ export async function deployGroup(
   }
   closeLockstep(parts.lockstep, parts);
   parts.shown.show(() => (parts.shown.group(group.name).state = groupEndState(outcome)));
+  parts.told.groupEnded(group, outcome, finished);
   return outcome;
 }
 
@@ -58,22 +60,25 @@ export async function deployGroup(
 async function deployChart(
   group: string,
   chart: ChartPlan,
-  { control, canaries, shown, namespace, mode, lockstep }: RunParts,
+  { control, canaries, shown, told, namespace, mode, lockstep }: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
   const row = shown.chart(group, chart.chart);
   shown.show(() => (row.state = 'deploying'));
+  told.chartStarted(chart);
   const link = lockstep?.link(chart.chart);
   const canary = canaries.open(chart.chart, link !== undefined);
   try {
     const done = await driveRelease(chartRunOf(chart, namespace, mode, link), control, canary);
     lockstep?.memberEnded(chart.chart);
     outcome.outcomes.push(done);
+    told.chartDone(done);
     shown.show(() => Object.assign(row, { state: chartState(done), revision: done.revision ?? undefined }));
   } catch (err) {
     const error = rootMessage(err);
     lockstep?.memberEnded(chart.chart, error);
     outcome.failed.push({ chart: chart.chart, error, written: writtenRelease(err) });
+    told.chartFailed(chart, error);
     shown.show(() => Object.assign(row, { state: 'failed', error }));
   } finally {
     canaries.close(canary);

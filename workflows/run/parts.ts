@@ -2,12 +2,15 @@ import type { RunControl } from '../control';
 import type { RunMode } from '../../core/plan/run-modes';
 import type { LockstepCoordinator } from '../lockstep';
 import type { CanaryChildren, RunProgress } from './progress';
+import type { RunReports } from './reports';
 
 /** What a run's groups and charts work with: its control, its canary children, what it shows. */
 export interface RunParts {
   control: RunControl;
   canaries: CanaryChildren;
   shown: RunProgress;
+  /** What users see of the run: status, Events, notifications. */
+  told: RunReports;
   /** Namespace of the plan's custom resources (its charts' status, their canaries' IDs). */
   namespace: string;
   /** Deploy, or uninstall every release (a sequenced group's charts in reverse). */

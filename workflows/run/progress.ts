@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import { progressQuery } from '../messages';
 import { renderDetails } from '../details';
+import { statusWriteFailures } from '../status';
 import { pendingGroup } from '../manifest';
 import { CanaryChild } from '../release-driver';
 import { STEERED_BY_SET } from '../lockstep';
@@ -58,8 +59,9 @@ export class RunProgress {
     this.show(() => undefined);
   }
 
-  private now(): Progress {
-    return { ...this.progress, ...this.control.progress() };
+  /** What the progress query answers: the rows, the run's control state, failed status writes. */
+  now(): Progress {
+    return { ...this.progress, ...this.control.progress(), ...statusWriteFailures() };
   }
 }
 

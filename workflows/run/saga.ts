@@ -46,7 +46,7 @@ export function recordGroup(walk: RunWalk, group: GroupPlan, outcome: GroupOutco
 export async function endRun(
   input: DeployRunInput,
   walk: RunWalk,
-  { control, shown }: RunParts,
+  { control, shown, told }: RunParts,
 ): Promise<DeployRunOutcome> {
   const failed = walk.failure !== undefined;
   const rollbackRequested = control.stopRequested !== null;
@@ -54,6 +54,7 @@ export async function endRun(
   if (control.replan && startsOver({ replanned: true, failed, rollbackRequested, cancelled })) {
     // A run that continues as new drops the activities it has not seen finish.
     await statusWritesSettled();
+    await told.settled();
     return startOver(control.replan, control, walk.changes);
   }
   const ending = manifestEnding({
@@ -65,8 +66,8 @@ export async function endRun(
     cancelled,
     complete: walk.complete,
   });
+  if (ending.rollBack) await told.rollingBack(walk.failure ?? rollbackReason(control));
   const rolledBack = ending.rollBack ? await rollBack(walk.changes, shown) : [];
-  shown.show((p) => (p.phase = ending.phase));
   const carried = input.carried?.changes;
   const result: DeployRunOutcome = {
     manifest: input.plan.manifest,
@@ -75,6 +76,7 @@ export async function endRun(
     rolledBack,
     ...(carried?.length && { carriedChanges: carried }),
   };
+  await told.ended(ending, walk.failure);
   if (walk.failure) throw ApplicationFailure.nonRetryable(walk.failure, NonRetryable.ManifestFailed, result);
   if (cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
   return result;
@@ -85,6 +87,11 @@ export async function endRun(
  * writes the releases itself: it is their lock (docs/design/one-workflow.md, decision 7).
  */
 function rollBack(changes: readonly Change[], shown: RunParts['shown']): Promise<string[]> {
-  shown.show((p) => (p.phase = 'RollingBack'));
   return undoChanges(changes, (step) => shown.show((p) => markUndone(p.groups, step)));
+}
+
+/** Why a run that did not fail rolls back, in the manifest workflow's words: the rollback asked for (or its cancellation). */
+function rollbackReason(control: RunParts['control']): string {
+  const requested = control.stopRequested?.reason;
+  return `rollback requested${requested ? `: ${requested}` : ''}`;
 }

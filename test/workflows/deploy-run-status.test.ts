@@ -1,0 +1,252 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type * as activities from '../../activities';
+import { deployRun, manifestWorkflow } from '../../workflows';
+import { approveSignal, pauseSignal, progressQuery, resumeSignal } from '../../workflows/messages';
+import type { RunEvent } from '../../core/plan/notifications';
+import type { ManifestPlan } from '../../core/plan/plans';
+import { uniqueName } from '../helpers/env';
+import { eventually } from '../helpers/processes';
+import type { HistoryEvent } from '../helpers/histories';
+import { armadaChartSpec } from '../../api/chart';
+import { demoPlan } from './demo-plan';
+import { fakeHelm, withWorker } from './fake-helm';
+
+type StatusRequest = Parameters<typeof activities.reportStatus>[0];
+
+/** What one run wrote for its users: status writes by object (in order), its notifications, its ArmadaPhase values. */
+interface Told {
+  writes: Record<string, unknown[]>;
+  /** Every write's run link, by object. */
+  links: Record<string, string[]>;
+  notified: { object: string; event: string; reason?: string; gate?: string; approvals?: string[] }[];
+  phases: string[];
+  outcome: unknown;
+}
+
+/** A status write as compared: the status without the run link and times, and the Event. */
+function written({ status, event }: StatusRequest): unknown {
+  return JSON.parse(
+    JSON.stringify({ status, event }, (key, value: unknown) =>
+      key === 'workflow' || (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value))
+        ? undefined
+        : value,
+    ),
+  );
+}
+
+/** The ArmadaPhase values a run upserted, in order, from its history. */
+function phasesIn(events: HistoryEvent[]): string[] {
+  return events.flatMap((e) => {
+    const field =
+      e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ArmadaPhase;
+    return field?.data ? [JSON.parse(Buffer.from(field.data).toString()) as string] : [];
+  });
+}
+
+/**
+ * Runs `plan` as `workflow` (the tree: manifestWorkflow → groupWorkflow → chartWorkflow, or
+ * deployRun) on stub Helm activities that record every status write and every notification
+ * delivered; `steer` drives it (a pause, an approval) while it runs.
+ */
+async function told(
+  workflow: typeof manifestWorkflow | typeof deployRun,
+  plan: ManifestPlan,
+  opts: {
+    failOn?: string;
+    /** Upgrades wait until `steer` opens them. */
+    held?: boolean;
+    /** How many notifications the run makes (the notifiers deliver them after it). */
+    notes: number;
+    /** Releases there before the run, by name. */
+    installed?: string[];
+    steer?: (run: WorkflowHandle, fake: ReturnType<typeof fakeHelm>) => Promise<void>;
+  },
+): Promise<Told> {
+  const fake = fakeHelm({ failOn: opts.failOn });
+  if (opts.held) fake.close();
+  for (const release of opts.installed ?? [])
+    fake.releases.set(release, {
+      revision: 1,
+      status: 'deployed',
+      digest: 'before',
+      lastDeployedRevision: 1,
+    });
+  Object.assign(fake.activities, canaryStubs);
+  // A run held by the stub would keep the worker from shutting down when a check fails.
+  const steer = async (run: WorkflowHandle) => {
+    try {
+      await opts.steer?.(run, fake);
+    } finally {
+      fake.open();
+    }
+  };
+  const result: Told = { writes: {}, links: {}, notified: [], phases: [], outcome: undefined };
+  const reportStatus = fake.activities.reportStatus!;
+  fake.activities.reportStatus = async (req) => {
+    const object = `${req.kind}/${req.name}`;
+    (result.writes[object] ??= []).push(written(req));
+    const link = (req.status as { workflow?: { id: string } }).workflow?.id;
+    if (link) (result.links[object] ??= []).push(link);
+    return reportStatus(req);
+  };
+  fake.activities.deliverNotification = async ({ event }: { event: RunEvent }) => {
+    const { object, approvals } = event;
+    result.notified.push({
+      object: `${object.kind}/${object.name}`,
+      event: event.event,
+      reason: event.reason,
+      gate: event.gate,
+      ...(approvals && { approvals: approvals.map((a) => `${a.gate} by ${a.by}`) }),
+    });
+    return { status: 200 };
+  };
+  const workflowId = uniqueName('told');
+  await withWorker(fake, async (h) => {
+    const run = await h.client.workflow.start(workflow, {
+      taskQueue: h.taskQueue,
+      workflowId,
+      args: [{ plan }],
+    });
+    await steer(run);
+    result.outcome = await run.result().then(
+      (r) => r.state,
+      (err: Error) => `failed: ${(err.cause as Error | undefined)?.message}`,
+    );
+    // The notifiers deliver after the run's end.
+    await eventually(
+      `${opts.notes} notifications`,
+      async () => (result.notified.length >= opts.notes ? true : undefined),
+      { timeoutMs: 20_000, pauseMs: 50 },
+    );
+    result.phases = phasesIn((await run.fetchHistory()).events ?? []);
+  });
+  // deployRun's writes link to itself (a canary's, to the canary).
+  for (const [object, links] of Object.entries(result.links))
+    if (workflow === deployRun)
+      expect([object, links.filter((l) => l !== workflowId && !l.endsWith('/canary'))]).toEqual([object, []]);
+  return result;
+}
+
+/** Holds a's upgrade, pauses and resumes the run meanwhile, then approves the gate before apps. */
+async function pauseThenApprove(run: WorkflowHandle, fake: ReturnType<typeof fakeHelm>): Promise<void> {
+  const upgrading = () => (fake.calls.some((c) => c.name === 'upgrade') ? true : undefined);
+  await eventually('demo-a upgrades', async () => upgrading(), { timeoutMs: 20_000, pauseMs: 50 });
+  const writesOf = (phase: string) =>
+    fake.statusWrites.filter((w) => w.phase === phase && !w.object.startsWith('ArmadaChart/')).length;
+  await run.signal(pauseSignal, { by: 'alice', reason: 'look' });
+  await eventually('the pause shown', async () => (writesOf('Paused') === 2 ? true : undefined), {
+    timeoutMs: 20_000,
+    pauseMs: 50,
+  });
+  await run.signal(resumeSignal, { by: 'alice' });
+  await eventually('the resume shown', async () => (writesOf('Resumed') === 2 ? true : undefined), {
+    timeoutMs: 20_000,
+    pauseMs: 50,
+  });
+  fake.open();
+  await eventually(
+    'the gate before apps opens',
+    async () => ((await run.query(progressQuery)).gate?.name === 'before group apps' ? true : undefined),
+    { timeoutMs: 20_000, pauseMs: 50 },
+  );
+  await run.signal(approveSignal, { by: 'bob', reason: 'looks fine' });
+}
+
+const hook = { secret_ref: { name: 'hook' } };
+
+/** A chart canary's activities: copies of the release's one Deployment, scaled as asked. */
+const canaryStubs: Partial<typeof activities> = {
+  async createCanaryCopies({ release }) {
+    return [{ canary: `${release}-canary`, stable: release, replicas: 2, stableReplicas: 2 }];
+  },
+  async scaleDeployment({ replicas }) {
+    return replicas;
+  },
+  async deleteDeployments() {},
+};
+
+/** demoPlan with chart c's upgrade a canary (two steps) whose events are notified. */
+function canaryPlan(namespace: string): ManifestPlan {
+  const plan = demoPlan({ notifications: hook }, namespace);
+  const c = plan.groups[1].charts[0];
+  c.spec = armadaChartSpec.parse({ ...c.spec, canary: { steps: [{ percent: 50 }] }, notifications: hook });
+  return plan;
+}
+
+describe('deployRun tells users what the tree of workflows told them (stubbed activities, real dev server)', () => {
+  it('writes the same status and Events per object, the same ArmadaPhase values and notifications: a pause, a gate, two groups', async () => {
+    const namespace = uniqueName('ns');
+    const plan = demoPlan({ approval: { before: ['apps'] }, notifications: hook }, namespace);
+    const tree = await told(manifestWorkflow, plan, { held: true, steer: pauseThenApprove, notes: 3 });
+    const run = await told(deployRun, plan, { held: true, steer: pauseThenApprove, notes: 3 });
+    expect(run.outcome).toBe('deployed');
+    expect(tree.outcome).toBe('deployed');
+    // Per object in order; across objects the tree's order is not fixed (children run at once).
+    expect(run.writes).toEqual(tree.writes);
+    expect(Object.keys(run.writes).sort()).toEqual([
+      'ArmadaChart/a',
+      'ArmadaChart/b',
+      'ArmadaChart/c',
+      'ArmadaChart/d',
+      'ArmadaChartGroup/apps',
+      'ArmadaChartGroup/platform',
+      'ArmadaManifest/demo',
+    ]);
+    const reasons = (object: string) =>
+      run.writes[object].map((w) => (w as { event: { reason: string } }).event.reason);
+    expect(reasons('ArmadaManifest/demo')).toEqual([
+      'Running',
+      'Running',
+      'Paused',
+      'Resumed',
+      'WaitingApproval',
+      'Running',
+      'Deployed',
+    ]);
+    expect(reasons('ArmadaChartGroup/platform')).toEqual(['Deploying', 'Paused', 'Resumed', 'Deployed']);
+    expect(reasons('ArmadaChart/c')).toEqual(['Deploying', 'Deployed']);
+    expect(run.phases).toEqual(tree.phases);
+    expect(run.phases).toEqual(['Running', 'Running', 'WaitingApproval', 'Running', 'Deployed']);
+    expect(run.notified).toEqual(tree.notified);
+    expect(run.notified.map((n) => n.event)).toEqual(['started', 'waiting-approval', 'completed']);
+  });
+
+  it('writes the same status, ArmadaPhase values and notifications when a chart of a parallel group fails', async () => {
+    const namespace = uniqueName('ns');
+    const plan = demoPlan({ notifications: hook }, namespace);
+    const tree = await told(manifestWorkflow, plan, { failOn: 'demo-c', notes: 2 });
+    const run = await told(deployRun, plan, { failOn: 'demo-c', notes: 2 });
+    expect(run.outcome).toMatch(/^failed: group apps failed: c: helm upgrade demo-c failed: boom/);
+    expect(run.outcome).toEqual(tree.outcome);
+    expect(run.writes).toEqual(tree.writes);
+    const last = (object: string) =>
+      run.writes[object].at(-1) as { event: { reason: string; message: string } };
+    expect(last('ArmadaChartGroup/apps').event).toMatchObject({
+      reason: 'Failed',
+      message: '1/2 charts deployed; failed: c',
+    });
+    expect(last('ArmadaChart/d').event.reason).toBe('Deployed');
+    expect(run.phases).toEqual(tree.phases);
+    expect(run.phases).toEqual(['Running', 'Running', 'Running', 'Failed']);
+    expect(run.notified).toEqual(tree.notified);
+    expect(run.notified.map((n) => n.event)).toEqual(['started', 'failed']);
+  });
+
+  it("forwards a chart canary's notifications and writes its status as the chart workflow did", async () => {
+    const plan = canaryPlan(uniqueName('ns'));
+    const installed = ['demo-c'];
+    const tree = await told(manifestWorkflow, plan, { installed, notes: 4 });
+    const run = await told(deployRun, plan, { installed, notes: 4 });
+    expect(run.outcome).toBe('deployed');
+    expect(run.writes).toEqual(tree.writes);
+    expect(run.phases).toEqual(tree.phases);
+    // Per notifier (the manifest's, the chart's) in order; the two deliver side by side.
+    const byObject = (t: Told) => {
+      const by: Record<string, Told['notified']> = {};
+      for (const n of t.notified) (by[n.object] ??= []).push(n);
+      return by;
+    };
+    expect(byObject(run)).toEqual(byObject(tree));
+    expect(byObject(run)['ArmadaChart/c']?.map((n) => n.event)).toEqual(['step-reached', 'step-reached']);
+  });
+});
