@@ -198,6 +198,7 @@ export async function latestRun(client: Client, workflowId: string): Promise<Run
     const description = await client.workflow.getHandle(workflowId).describe();
     return {
       runId: description.runId,
+      type: description.type,
       running: description.status.name === 'RUNNING',
       status: description.status.name,
       memo: (description.memo ?? {}) as unknown as RunMemo,
