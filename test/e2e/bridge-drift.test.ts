@@ -1,5 +1,6 @@
 import { objectWorkflowId } from '../../core/plan/names';
 import { releaseOwnerWorkflowId } from '../../core/plan/release-lock';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
 import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
@@ -307,6 +308,18 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect(await deployedMessage(release)).toBe('m5');
     // Every change of the chart's spec had its manifest run: none was lost to a repair holding the ID.
     expect((await manifestRuns()).filter((t) => t === 'manifestWorkflow').length).toBeGreaterThanOrEqual(6);
+
+    // An undo of the chart takes the same lock: it runs under the manifest's ID. A second
+    // --previous finds the first undo there and goes one deploy further back.
+    process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
+    const undo = () => armadactl('rollback', 'act/shop', '-n', crs, '--previous');
+    const first = await undo();
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.printed).toContain(`(workflow ${manifestId})`);
+    expect(await deployedMessage(release)).toBe('m4');
+    expect(await undo()).toMatchObject({ code: 0 });
+    expect(await deployedMessage(release)).toBe('m3');
+    expect((await harness().client.workflow.getHandle(manifestId).describe()).type).toBe('undoWorkflow');
   });
 
   it('a release helm installed before its ArmadaChart: once the chart takes it over, its objects are watched (the bridge dropped them as another release’s)', async () => {
