@@ -75,6 +75,9 @@ export type RunDecision =
  */
 const LOCK_HOLDERS: ReadonlySet<string> = new Set(['driftWorkflow', 'undoWorkflow']);
 
+/** Whether a run of this workflow type only holds its object's ID: a drift repair or an undo (LOCK_HOLDERS). */
+export const holdsLockOnly = (type: string): boolean => LOCK_HOLDERS.has(type);
+
 /**
  * Whether an object's run starts, re-plans, is followed or left, or waits. A run exists for the
  * object's current specs (their generations): it is left alone. A run still working on older
@@ -99,7 +102,7 @@ export function decideRun({ object, planned, latest, settlesAt }: RunFacts): Run
     !ranForAnother(latest, object);
   if (latest?.running) {
     if (same) return { do: 'leave', why: 'running these specs' };
-    if (LOCK_HOLDERS.has(latest.type)) return { do: 'follow', why: 'a repair or an undo holds the lock' };
+    if (holdsLockOnly(latest.type)) return { do: 'follow', why: 'a repair or an undo holds the lock' };
     if (latest.memo.mode !== planned.mode) return { do: 'follow', why: 'another mode runs' };
     if (latest.memo.next === planned.specs) return { do: 'follow', why: 'already re-planned' };
     return { do: 'replan', runId: latest.runId, from: latest.memo.specs };
