@@ -86,6 +86,47 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
       .env as { name: string; value: string }[];
     return env.find((e) => e.name === 'PODINFO_UI_MESSAGE')?.value;
   };
+
+  /** Hello chart `name` whose Deployment runs with `message`. */
+  const messageChart = (name: string, message: string) =>
+    helloChart(name, releases, { values: { replicaCount: 1, message } });
+
+  /** Waits until chart `name` is at its spec, nothing runs under `lock` and `release` runs `message`. */
+  const settledAt = (name: string, release: string, lock: string, message: string) =>
+    eventually(
+      `${name} settled at ${message}`,
+      async () => {
+        const act = await json('get', 'act', name, '-n', crs);
+        if (!act.status?.satisfied || act.status.observedGeneration !== act.metadata.generation)
+          return undefined;
+        if ((await harness().client.workflow.getHandle(lock).describe()).status.name === 'RUNNING')
+          return undefined;
+        return (await deployedMessage(release).catch(() => undefined)) === message ? true : undefined;
+      },
+      { process: bridge, timeoutMs: 60_000 },
+    );
+
+  /**
+   * The race drill (issue 32.3: a repair beside the release's lock could read revision N, let the
+   * deploy write N+1, then roll back to N): `rounds` times, the Deployment of chart `name` is
+   * deleted as its spec changes (message m1, m2, …). Then no two helm writes met on the release
+   * (helm refuses the second, the run's activity fails and retries: collisionsOf), no repair
+   * re-applied an older revision, and the release is at the last spec.
+   */
+  const raceDrill = async (name: string, release: string, lock: string, rounds: number) => {
+    for (let i = 1; i <= rounds; i++) {
+      await Promise.all([
+        kubectl('delete', 'deployment', release, '-n', releases, '--wait=false'),
+        applyObjects(crs, [messageChart(name, `m${i}`)]),
+      ]);
+      await settledAt(name, release, lock, `m${i}`);
+    }
+    expect(await collisionsOf(name)).toEqual([]);
+    await expectRollbacksToTheRevisionBefore(release);
+    const last = `m${rounds}`;
+    expect(JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')).message).toBe(last);
+    expect(await deployedMessage(release)).toBe(last);
+  };
   /** The ArmadaPolicy that lets the charts of `crs` take over a release helm installed. */
   const adoption = `adopt-${crs}`;
   let bridge: ProductProcess;
@@ -203,67 +244,24 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   it('race drill: a Deployment deleted as its spec changes, 20 times; no repair re-applies a revision older than the one before it, and the release ends at the spec', async () => {
     // Issue 32.3: a repair beside the release's lock could read revision N, let the deploy write
     // N+1, then roll back to N: the cluster ran old content under a Deployed chart.
-    const raced = (message: string) =>
-      helloChart('raced', releases, { values: { replicaCount: 1, message } });
-    const settledAt = (message: string) =>
-      eventually(
-        `raced settled at ${message}`,
-        async () => {
-          const act = await json('get', 'act', 'raced', '-n', crs);
-          if (!act.status?.satisfied || act.status.observedGeneration !== act.metadata.generation)
-            return undefined;
-          const lock = await harness().client.workflow.getHandle(standaloneLock('raced')).describe();
-          if (lock.status.name === 'RUNNING') return undefined;
-          return (await deployedMessage('raced').catch(() => undefined)) === message ? true : undefined;
-        },
-        { process: bridge, timeoutMs: 60_000 },
-      );
-    await applyObjects(crs, [raced('m0')]);
-    await settledAt('m0');
-    for (let i = 1; i <= 20; i++) {
-      await Promise.all([
-        kubectl('delete', 'deployment', 'raced', '-n', releases, '--wait=false'),
-        applyObjects(crs, [raced(`m${i}`)]),
-      ]);
-      await settledAt(`m${i}`);
-    }
-    // No two helm writes met on the release: helm refuses the second, the run's activity fails
-    // and retries (collisionsOf).
-    expect(await collisionsOf('raced')).toEqual([]);
-    await expectRollbacksToTheRevisionBefore('raced');
-    expect(JSON.parse(await helm('get', 'values', 'raced', '-n', releases, '-o', 'json')).message).toBe(
-      'm20',
-    );
-    expect(await deployedMessage('raced')).toBe('m20');
+    await applyObjects(crs, [messageChart('raced', 'm0')]);
+    await settledAt('raced', 'raced', standaloneLock('raced'), 'm0');
+    await raceDrill('raced', 'raced', standaloneLock('raced'), 20);
   });
 
-  it('a manifest’s chart: its repair runs under the manifest’s workflow ID (the release’s owner), and a Deployment deleted as the chart’s spec changes, 5 times, leaves no collision, no older revision re-applied, and the release at the spec', async () => {
+  it('a manifest’s chart: its repair runs under the manifest’s workflow ID (the release’s owner), and a Deployment deleted as the chart’s spec changes, 5 times, leaves no collision, no older revision re-applied, and the release at the spec; its undos run under the manifest’s ID too', async () => {
     // Issue 35, decision 7: the release lock is the owner's run. A repair under the manifest's
     // ID excludes the manifest's run (its charts run as its children), and a deploy asked while
     // a repair holds the ID starts when the repair ends.
     const manifestId = objectWorkflowId('ArmadaManifest', crs, 'site');
     const release = 'site-shop'; // the manifest's release_prefix before the chart's release
-    const shop = (message: string) => helloChart('shop', releases, { values: { replicaCount: 1, message } });
-    const site = (message: string) => [
-      shop(message),
+    const site = [
+      messageChart('shop', 'm0'),
       armadaObject('ArmadaChartGroup', 'storefront', { chart_group: ['shop'] }),
       armadaObject('ArmadaManifest', 'site', { release_prefix: 'site', chart_groups: ['storefront'] }),
     ];
-    const settledAt = (message: string) =>
-      eventually(
-        `shop settled at ${message}`,
-        async () => {
-          const act = await json('get', 'act', 'shop', '-n', crs);
-          if (!act.status?.satisfied || act.status.observedGeneration !== act.metadata.generation)
-            return undefined;
-          if ((await harness().client.workflow.getHandle(manifestId).describe()).status.name === 'RUNNING')
-            return undefined;
-          return (await deployedMessage(release).catch(() => undefined)) === message ? true : undefined;
-        },
-        { process: bridge, timeoutMs: 60_000 },
-      );
-    await applyObjects(crs, site('m0'));
-    await settledAt('m0');
+    await applyObjects(crs, site);
+    await settledAt('shop', release, manifestId, 'm0');
     expect(releaseOwnerWorkflowId({ namespace: crs, manifest: 'site', group: 'storefront' })).toBe(
       manifestId,
     );
@@ -295,17 +293,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     });
     for await (const run of drifts) expect(run.workflowId).toBe(manifestId);
 
-    for (let i = 1; i <= 5; i++) {
-      await Promise.all([
-        kubectl('delete', 'deployment', release, '-n', releases, '--wait=false'),
-        applyObjects(crs, [shop(`m${i}`)]),
-      ]);
-      await settledAt(`m${i}`);
-    }
-    expect(await collisionsOf('shop')).toEqual([]);
-    await expectRollbacksToTheRevisionBefore(release);
-    expect(JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')).message).toBe('m5');
-    expect(await deployedMessage(release)).toBe('m5');
+    await raceDrill('shop', release, manifestId, 5);
     // Every change of the chart's spec had its manifest run: none was lost to a repair holding the ID.
     expect((await manifestRuns()).filter((t) => t === 'manifestWorkflow').length).toBeGreaterThanOrEqual(6);
 
