@@ -66,7 +66,7 @@ async function deployWorkflowId(client: Client, place: ObjectPlace): Promise<str
  * A manifest's group and chart: the manifest's; a group's chart: the group's; else the workflow
  * its deploys ran under (a chart known by its name alone: the one its runs were found under).
  */
-function undoWorkflowId(place: ObjectPlace, deploys: string): string {
+export function undoWorkflowId(place: ObjectPlace, deploys: string): string {
   if (place.kind === 'ArmadaChartGroup' && place.manifest)
     return objectWorkflowId('ArmadaManifest', place.namespace, place.manifest);
   return (place.kind === 'ArmadaChart' && releaseOwnerWorkflowId(place)) || deploys;

@@ -1,5 +1,6 @@
 import { releaseOwnerWorkflowId, type ReleaseOwnerPlace } from '../../core/plan/release-lock';
-import { placeOf, routeOf, type Listings } from '../../runs/targets';
+import { undoWorkflowId } from '../../runs/day-two';
+import { placeOf, routeOf, type Listings, type ObjectPlace } from '../../runs/targets';
 
 const release = { namespace: 'apps', release: 'web' };
 
@@ -36,5 +37,29 @@ describe('the owner read from the listings (placeOf) is the run that deploys the
     const place = chart(name);
     expect(releaseOwnerWorkflowId(place)).toBe(id);
     expect(routeOf(place, 'progress')).toEqual({ workflowIds: [id] });
+  });
+});
+
+describe('undoWorkflowId: the workflow ID an undo runs under (the owner of what it writes)', () => {
+  const deploys = 'the ID its deploys ran under';
+  const chart = (extra: Partial<ObjectPlace>): ObjectPlace => ({
+    kind: 'ArmadaChart',
+    namespace: 'team',
+    name: 'web',
+    release: { namespace: 'apps', release: 'web' },
+    ...extra,
+  });
+  // prettier-ignore
+  it.each<{ case: string; place: ObjectPlace; id: string }>([
+    { case: 'a manifest: its own', place: { kind: 'ArmadaManifest', namespace: 'team', name: 'site' }, id: deploys },
+    { case: 'a Deployer: its own', place: { kind: 'Deployer', namespace: 'team', name: 'api' }, id: deploys },
+    { case: 'a group no manifest lists: its own', place: { kind: 'ArmadaChartGroup', namespace: 'team', name: 'backend' }, id: deploys },
+    { case: 'a manifest’s group: the manifest’s', place: { kind: 'ArmadaChartGroup', namespace: 'team', name: 'backend', manifest: 'site' }, id: 'ArmadaManifest:team/site' },
+    { case: 'a manifest’s chart: the manifest’s', place: chart({ group: 'backend', manifest: 'site' }), id: 'ArmadaManifest:team/site' },
+    { case: 'a group’s chart: the group’s', place: chart({ group: 'backend' }), id: 'ArmadaChartGroup:team/backend' },
+    { case: 'a standalone chart: its own run’s', place: chart({}), id: 'helm:apps/web' },
+    { case: 'a chart known by its name alone: where its runs were found', place: chart({ release: undefined }), id: deploys },
+  ])('$case', ({ place, id }) => {
+    expect(undoWorkflowId(place, deploys)).toBe(id);
   });
 });
