@@ -9,11 +9,11 @@ import {
 import { stableJson } from '../core/stable-json';
 import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../core/plan/drift';
-import { releaseWorkflowId } from '../core/plan/names';
+import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 import { latestRun } from '../runs/control';
 import { chartServiceAccount } from './run-of';
 import type { BridgeContext } from './context';
-import { chartRelease, type Cache } from './view';
+import { chartRelease, ownerOf, type Cache } from './view';
 import type { ArmadaObject, Change, WatchedResource } from './watch';
 
 const HELM_SELECTOR = `${MANAGED_BY_LABEL}=Helm`;
@@ -263,9 +263,17 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
     ctx.log('info', 'drift ignored (drift: ignore)', fields);
     return;
   }
-  // The repair takes the release's lock (its workflow ID): while a deploy, an undo or another
-  // repair holds it, the objects wait and are looked at again when that run ends.
-  const lock = releaseWorkflowId(namespace, release);
+  // The repair takes the release's lock, its owner's workflow ID (core/plan/release-lock.ts):
+  // while a deploy, an uninstall, an undo or another repair holds it, the objects wait and are
+  // looked at again when that run ends.
+  const group = ownerOf(ctx, chart);
+  const manifest = group && ownerOf(ctx, group);
+  const lock = releaseOwnerWorkflowId({
+    namespace: chart.namespace,
+    manifest: manifest?.name,
+    group: group?.name,
+    release: { namespace, release },
+  });
   const latest = await latestRun(ctx.client, lock);
   const waitForLock = () => {
     tracker.putBack(key, objects);
@@ -285,6 +293,7 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
       policy,
       objects,
     },
+    lock,
     latest?.memo,
   );
   try {

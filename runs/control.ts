@@ -13,7 +13,7 @@ import { rootMessage } from '../core/failures';
 import type { AnyProgress } from '../core/progress';
 import type { Approval, Request } from '../core/control';
 import type { RunMemo } from '../core/plan/specs';
-import type { RunState } from '../core/bridge/decide-run';
+import { holdsLockOnly, type RunState } from '../core/bridge/decide-run';
 import { formatProgress } from './progress';
 import type { SteeringSigner } from './steering-key';
 import { noRun, type Route, type Verb } from './targets';
@@ -156,6 +156,12 @@ export async function firstRunning(client: Client, workflowIds: string[], verb: 
   const found: string[] = [];
   for (const workflowId of workflowIds) {
     const run = await latestRun(client, workflowId);
+    // A drift repair or an undo holding the owner's ID takes no steering (its progress and a cancel, yes): say so
+    // rather than send it a message it drops.
+    if (run?.running && verb !== 'cancel' && verb !== 'progress' && holdsLockOnly(run.type))
+      throw new ControlRefused(
+        `nothing to ${verb}: ${workflowId} runs ${run.type} run ${run.runId} (a drift repair or an undo of a release it owns), not a deploy; it ends in seconds to minutes, try again then`,
+      );
     if (run?.running) return workflowId;
     found.push(run ? `${workflowId} is ${run.status.toLowerCase()}` : `${workflowId} has never run`);
   }
@@ -199,6 +205,7 @@ export async function latestRun(client: Client, workflowId: string): Promise<Run
     const description = await client.workflow.getHandle(workflowId).describe();
     return {
       runId: description.runId,
+      type: description.type,
       running: description.status.name === 'RUNNING',
       status: description.status.name,
       memo: (description.memo ?? {}) as unknown as RunMemo,

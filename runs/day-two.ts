@@ -16,7 +16,10 @@ import type { Resume } from '../core/plan/plans';
 import { changedName, deployerBackTo } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
+import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
+import { latestRun } from './control';
 import { searchAttributes, type RunRequest } from './requests';
 import type { ObjectPlace } from './targets';
 import { kinds } from '../api/kinds';
@@ -25,9 +28,11 @@ import { kinds } from '../api/kinds';
  * The day-two commands on finished runs (README, "Day-two operations"): undo one
  * (`armadactl rollback --to-run RUN_ID | --previous`) and retry a failed one from the step that
  * failed (`armadactl retry`). Both read the object's past runs from Temporal (their outcomes,
- * and their input) and start a new run under the object's own workflow ID, with a history of its
- * own: the lock keeps it from running beside a deploy of the object, and the memo it copies from
- * the latest run keeps the bridge from taking it for a new spec.
+ * and their input) and start a new run under the object's own workflow ID (an undo of a chart or
+ * of a manifest's group: under the ID of what owns its releases, undoWorkflowId), with a history
+ * of its own: the lock keeps it from running beside a deploy of the object or a drift repair of its
+ * releases, and the memo it copies from the latest run under that ID keeps the bridge from taking
+ * it for a new spec.
  */
 
 /** A day-two command refused: what it names cannot be undone or retried, and why. */
@@ -55,6 +60,30 @@ async function deployWorkflowId(client: Client, place: ObjectPlace): Promise<str
   return newest.workflowId;
 }
 
+/**
+ * The workflow ID an undo of the object runs under: that of the object that owns the releases it
+ * writes (core/plan/release-lock.ts), so no deploy, repair or other undo of them runs beside it.
+ * A manifest's group and chart: the manifest's; a group's chart: the group's; else the workflow
+ * its deploys ran under (a chart known by its name alone: the one its runs were found under).
+ */
+export function undoWorkflowId(place: ObjectPlace, deploys: string): string {
+  if (place.kind === 'ArmadaChartGroup' && place.manifest)
+    return objectWorkflowId('ArmadaManifest', place.namespace, place.manifest);
+  return (place.kind === 'ArmadaChart' && releaseOwnerWorkflowId(place)) || deploys;
+}
+
+/**
+ * The visibility query for the runs an undo reads: the object's deploys (and what ran under
+ * their ID), and when its undos run under another ID (undoWorkflowId), those of them that are
+ * its own (an undo carries the object's search attributes).
+ */
+function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): string {
+  const byId = `WorkflowId = '${deploys}'`;
+  if (undos === deploys) return byId;
+  const { kind, namespace, name } = place;
+  return `${byId} OR (WorkflowId = '${undos}' AND WorkflowType = 'undoWorkflow' AND ${ArmadaKind.name} = '${kind}' AND ${ArmadaNamespace.name} = '${namespace}' AND ${ArmadaName.name} = '${name}')`;
+}
+
 /** One run (execution) under a workflow ID, newest first as listed. */
 interface Execution {
   workflowId: string;
@@ -64,14 +93,18 @@ interface Execution {
   memo?: RunMemo;
 }
 
-async function executionsOf(client: Client, workflowId: string): Promise<Execution[]> {
+async function executionsOf(
+  client: Client,
+  workflowId: string,
+  query = `WorkflowId = '${workflowId}'`,
+): Promise<Execution[]> {
   const found: WorkflowExecutionInfo[] = [];
-  for await (const info of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) found.push(info);
+  for await (const info of client.workflow.list({ query })) found.push(info);
   if (!found.length) throw new RunRefused(`no run of ${workflowId}; start one with \`armadactl apply\``);
   return found
     .sort((a, b) => b.startTime.getTime() - a.startTime.getTime())
     .map((info) => ({
-      workflowId,
+      workflowId: info.workflowId,
       runId: info.runId,
       type: info.type,
       status: info.status.name,
@@ -111,10 +144,10 @@ function describeRuns(runs: Execution[]): string {
     .join(', ');
 }
 
-/** A request under the object's workflow ID, with the latest run's memo (see the module comment). */
+/** A request under the workflow ID of `latest`, the run it follows, with its memo (see the module comment). */
 function requestUnder<Input>(
   place: ObjectPlace,
-  latest: Execution,
+  latest: Pick<Execution, 'workflowId' | 'memo'>,
   workflowType: string,
   input: Input,
   summary: string,
@@ -145,8 +178,12 @@ export async function undoRequest(
   place: ObjectPlace,
   opts: { runId?: string; now?: boolean; by?: string; target: string },
 ): Promise<RunRequest<UndoRun | DeployerRun>> {
-  const runs = await executionsOf(client, await deployWorkflowId(client, place));
-  const [latest] = runs;
+  const deploys = await deployWorkflowId(client, place);
+  const undos = undoWorkflowId(place, deploys);
+  const runs = await executionsOf(client, deploys, undoRunsQuery(place, deploys, undos));
+  // The undo follows the latest run under its ID: its memo tells the bridge the specs deployed.
+  const latest =
+    undos === deploys ? runs[0] : { workflowId: undos, memo: (await latestRun(client, undos))?.memo };
   const pick = async (run: Execution) => ({ run, left: await finishedRun(client, run) });
   let chosen: { run: Execution; left: unknown } | undefined;
   if (opts.runId) {

@@ -17,7 +17,8 @@ import {
   type GroupDocuments,
   type ManifestDocuments,
 } from '../core/plan/manifest';
-import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import { objectWorkflowId } from '../core/plan/names';
+import { standaloneChartWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 
@@ -61,7 +62,7 @@ export async function startRun(client: Client, taskQueue: string, req: RunReques
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       throw new RunInProgress(
-        `${req.what} already has a run in progress (workflow ${req.workflowId}); ` +
+        `${req.what} already has a run in progress: ${await runningOf(client, req.workflowId)}; ` +
           `follow it with \`armadactl status ${req.target}\` or stop it with \`armadactl rollback ${req.target}\``,
         { cause: err },
       );
@@ -69,6 +70,21 @@ export async function startRun(client: Client, taskQueue: string, req: RunReques
     throw err;
   }
   return req.workflowId;
+}
+
+/**
+ * The run that holds a workflow ID, as a refusal names it: its type, run ID and summary (a drift
+ * repair or an undo holds its owner's ID too, core/plan/release-lock.ts). The ID alone when
+ * Temporal cannot say.
+ */
+async function runningOf(client: Client, workflowId: string): Promise<string> {
+  try {
+    const run = await client.workflow.getHandle(workflowId).describe();
+    const summary = await run.staticSummary();
+    return `workflow ${workflowId}, ${run.type} run ${run.runId}${summary ? ` (${summary})` : ''}`;
+  } catch {
+    return `workflow ${workflowId}`;
+  }
 }
 
 /** The search attributes of an object's run, as the UI and `armadactl history` find it. */
@@ -139,7 +155,7 @@ export function chartRun(
   if (problems.length) throw new PlanError(problems);
   return {
     workflowType: 'chartWorkflow',
-    workflowId: releaseWorkflowId(spec.namespace, spec.release),
+    workflowId: standaloneChartWorkflowId(spec),
     input: {
       chart: doc.name,
       release: spec.release,
@@ -182,14 +198,19 @@ export function deployerRun(
 
 /**
  * A drift run of a release (see workflows/drift.ts), listed under its ArmadaChart, under the
- * release's lock. `memo`: the memo of the release's latest run, kept so that the run a repair
- * follows still tells the bridge which specs the release runs.
+ * release's lock: `workflowId`, its owner's (core/plan/release-lock.ts). `memo`: the memo of the
+ * owner's latest run, kept so that the run a repair follows still tells the bridge which specs
+ * the owner runs.
  */
-export function driftRun(input: DriftRun, memo: RunMemo = { mode: 'deploy' }): RunRequest<DriftRun> {
+export function driftRun(
+  input: DriftRun,
+  workflowId: string,
+  memo: RunMemo = { mode: 'deploy' },
+): RunRequest<DriftRun> {
   const { namespace, release, chart } = input;
   return {
     workflowType: 'driftWorkflow',
-    workflowId: releaseWorkflowId(namespace, release),
+    workflowId,
     input,
     memo,
     options: {

@@ -4,7 +4,8 @@ import { kinds, type KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { gateBefore } from '../core/plan/gates';
 import type { ObjectRef } from '../core/plan/run-objects';
-import { canaryWorkflowId, objectWorkflowId, prefixedRelease, releaseWorkflowId } from '../core/plan/names';
+import { canaryWorkflowId, objectWorkflowId, prefixedRelease } from '../core/plan/names';
+import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
 export function manifestWorkflowId(namespace: string, name: string): string {
@@ -103,11 +104,9 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
   const { kind, namespace, name } = place;
   const driver = (): string[] => {
     if (place.manifest) return [objectWorkflowId('ArmadaManifest', namespace, place.manifest)];
-    if (kind === 'ArmadaChart') {
-      if (place.group) return [objectWorkflowId('ArmadaChartGroup', namespace, place.group)];
-      return place.release ? [releaseWorkflowId(place.release.namespace, place.release.release)] : [];
-    }
-    return [objectWorkflowId(kind, namespace, name)];
+    if (kind !== 'ArmadaChart') return [objectWorkflowId(kind, namespace, name)];
+    const owner = releaseOwnerWorkflowId(place);
+    return owner ? [owner] : [];
   };
   if (verb === 'cancel') {
     const lister = place.manifest ? `amf/${place.manifest}` : place.group && `acg/${place.group}`;

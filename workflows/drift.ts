@@ -15,10 +15,11 @@ import type { ReleaseRef } from '../core/contracts/helm';
  * either way. A release that is not `deployed` (an upgrade failed, or one is under way) is only
  * reported: re-applying it is the next deploy's decision.
  *
- * It runs under the release's lock (its workflow ID is the release's, as a deploy's), so no
- * deploy, undo or uninstall writes the release between the revision it reads and the one it
- * re-applies; a deploy that finds the lock held by a repair waits for it (group.ts startChart,
- * the bridge for a chart that stands alone).
+ * It runs under the release's lock, the workflow ID of the object that owns the release (its
+ * manifest's, its group's, or the chart's own: core/plan/release-lock.ts), so no deploy, undo or
+ * uninstall writes the release between the revision it reads and the one it re-applies; a deploy
+ * of the owner that finds a repair holding its ID waits for it (the bridge follows the repair and
+ * starts the deploy when it ends).
  */
 export async function driftWorkflow(run: DriftRun): Promise<DriftOutcome> {
   const ref = releaseRefOf(run);

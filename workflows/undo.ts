@@ -32,7 +32,8 @@ export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
   setHandler(progressQuery, () => ({ phase, groups: [undo], ...statusWriteFailures() }));
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);
   await report(kind, namespace, name, 'RollingBack', `${what}: ${changes.length} releases to put back`);
-  // An undo of a chart runs under its release's lock already; a manifest's or group's takes each.
+  // An undo of a chart runs under its release's lock already (its owner's ID, core/plan/release-lock.ts);
+  // a manifest's or group's also takes each release's chart workflow ID, which its chart children run under.
   const takeLocks = kind !== 'ArmadaChart';
   const rolledBack = await undoChanges(
     changes,

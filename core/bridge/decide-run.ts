@@ -4,6 +4,8 @@ import type { RunMemo } from '../plan/specs';
 /** What Temporal says of the latest run of a workflow ID (runs/control.ts, latestRun). */
 export interface RunState {
   runId: string;
+  /** Its workflow type: a drift repair or an undo holds the object's ID as its deploys do. */
+  type: string;
   running: boolean;
   status: string;
   memo: RunMemo;
@@ -60,18 +62,30 @@ export type RunDecision =
   /** Send the planned run as a re-plan signal to the run `runId` (running `from`), then follow it. */
   | { do: 'replan'; runId: string; from?: string }
   /** Follow the running run: the object is reconciled again when it ends. */
-  | { do: 'follow'; why: 'another mode runs' | 'already re-planned' }
+  | { do: 'follow'; why: 'another mode runs' | 'already re-planned' | 'a repair or an undo holds the lock' }
   /** Reconcile again at `until`, when the specs have settled. */
   | { do: 'wait'; until: number }
   /** Start the planned run (if the API server holds no owner of the object that the cache lacks yet). */
   | { do: 'start' };
 
 /**
+ * The runs that hold an object's workflow ID without deploying its specs: a drift repair and an
+ * undo of a release it owns (core/plan/release-lock.ts). They take no re-plan; they copy the
+ * memo of the run before them, so the bridge reads the specs that run deployed.
+ */
+const LOCK_HOLDERS: ReadonlySet<string> = new Set(['driftWorkflow', 'undoWorkflow']);
+
+/** Whether a run of this workflow type only holds its object's ID: a drift repair or an undo (LOCK_HOLDERS). */
+export const holdsLockOnly = (type: string): boolean => LOCK_HOLDERS.has(type);
+
+/**
  * Whether an object's run starts, re-plans, is followed or left, or waits. A run exists for the
  * object's current specs (their generations): it is left alone. A run still working on older
  * specs of the same mode gets the new ones as a re-plan signal and starts over with them at its
  * next safe point (see README, "Changing a spec while it deploys"); a run of the other mode
- * finishes first, and the run is started when it ends. A paused run is running to Temporal: it
+ * finishes first, and the run is started when it ends; so does a drift repair or an undo under
+ * the object's ID (they write a release it owns): a deploy asked meanwhile is not lost, it starts
+ * when they end, with what the specs are then. A paused run is running to Temporal: it
  * is re-planned like any other. A run that ended (completed, failed, cancelled, terminated,
  * timed out) with these specs has had its run: a failed one is retried by a person (the `retry`
  * action), not by the bridge. A manifest's or group's run starts only once the specs have
@@ -88,6 +102,7 @@ export function decideRun({ object, planned, latest, settlesAt }: RunFacts): Run
     !ranForAnother(latest, object);
   if (latest?.running) {
     if (same) return { do: 'leave', why: 'running these specs' };
+    if (holdsLockOnly(latest.type)) return { do: 'follow', why: 'a repair or an undo holds the lock' };
     if (latest.memo.mode !== planned.mode) return { do: 'follow', why: 'another mode runs' };
     if (latest.memo.next === planned.specs) return { do: 'follow', why: 'already re-planned' };
     return { do: 'replan', runId: latest.runId, from: latest.memo.specs };

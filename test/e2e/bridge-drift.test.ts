@@ -1,7 +1,9 @@
-import { releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
+import { releaseOwnerWorkflowId } from '../../core/plan/release-lock';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories } from '../helpers/histories';
-import { applyObjects, applyPolicy, helloChart, installCrds, kubectl } from '../helpers/kube';
+import { applyObjects, applyPolicy, armadaObject, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
@@ -34,6 +36,97 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   const crs = uniqueName('drift');
   const releases = uniqueName('drift-rel');
   const harness = sharedWorker();
+  /** The release lock of a standalone chart's release `name`: its own run's workflow ID. */
+  const standaloneLock = (name: string) =>
+    releaseOwnerWorkflowId({ namespace: crs, release: { namespace: releases, release: name } });
+
+  /** The types of the runs of `name` under `workflowId` (visibility: a run is listed a moment after it starts). */
+  const runTypesUnder = async (workflowId: string, name: string) => {
+    const types: string[] = [];
+    const query = `WorkflowId = '${workflowId}' AND ArmadaName = '${name}' AND ArmadaNamespace = '${crs}'`;
+    for await (const run of harness().client.workflow.list({ query })) types.push(run.type);
+    return types.sort();
+  };
+
+  /**
+   * The helm refusals of a second write met on a release ("another operation
+   * (install/upgrade/rollback) is in progress", "release: already exists"): a run's activity fails
+   * and retries. Every attempt of every run of chart `name` (deploys and repairs) is read.
+   */
+  const collisionsOf = async (name: string) => {
+    const collisions: string[] = [];
+    const runs = harness().client.workflow.list({
+      query: `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${crs}' AND ArmadaName = '${name}'`,
+    });
+    for await (const run of runs) {
+      const { events } = await harness().client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      for (const e of events ?? []) {
+        // A retried attempt's failure is kept as the next attempt's lastFailure.
+        const failure =
+          e.activityTaskFailedEventAttributes?.failure ?? e.activityTaskStartedEventAttributes?.lastFailure;
+        const message = failure?.message ?? '';
+        if (/another operation|already exists/.test(message)) collisions.push(`${run.type}: ${message}`);
+      }
+    }
+    return collisions;
+  };
+
+  /** Every repair of `release` re-applied the revision just before it, never an older one. */
+  const expectRollbacksToTheRevisionBefore = async (release: string) => {
+    const rollbacks = (await helmHistory(release, releases)).filter((h) =>
+      h.description.startsWith('Rollback to '),
+    );
+    for (const h of rollbacks)
+      expect(`${h.revision}: ${h.description}`).toBe(`${h.revision}: Rollback to ${h.revision - 1}`);
+  };
+
+  /** The `message` value the Deployment of hello chart `release` runs with. */
+  const deployedMessage = async (release: string) => {
+    const env = (await json('get', 'deployment', release, '-n', releases)).spec.template.spec.containers[0]
+      .env as { name: string; value: string }[];
+    return env.find((e) => e.name === 'PODINFO_UI_MESSAGE')?.value;
+  };
+
+  /** Hello chart `name` whose Deployment runs with `message`. */
+  const messageChart = (name: string, message: string) =>
+    helloChart(name, releases, { values: { replicaCount: 1, message } });
+
+  /** Waits until chart `name` is at its spec, nothing runs under `lock` and `release` runs `message`. */
+  const settledAt = (name: string, release: string, lock: string, message: string) =>
+    eventually(
+      `${name} settled at ${message}`,
+      async () => {
+        const act = await json('get', 'act', name, '-n', crs);
+        if (!act.status?.satisfied || act.status.observedGeneration !== act.metadata.generation)
+          return undefined;
+        if ((await harness().client.workflow.getHandle(lock).describe()).status.name === 'RUNNING')
+          return undefined;
+        return (await deployedMessage(release).catch(() => undefined)) === message ? true : undefined;
+      },
+      { process: bridge, timeoutMs: 60_000 },
+    );
+
+  /**
+   * The race drill (issue 32.3: a repair beside the release's lock could read revision N, let the
+   * deploy write N+1, then roll back to N): `rounds` times, the Deployment of chart `name` is
+   * deleted as its spec changes (message m1, m2, …). Then no two helm writes met on the release
+   * (helm refuses the second, the run's activity fails and retries: collisionsOf), no repair
+   * re-applied an older revision, and the release is at the last spec.
+   */
+  const raceDrill = async (name: string, release: string, lock: string, rounds: number) => {
+    for (let i = 1; i <= rounds; i++) {
+      await Promise.all([
+        kubectl('delete', 'deployment', release, '-n', releases, '--wait=false'),
+        applyObjects(crs, [messageChart(name, `m${i}`)]),
+      ]);
+      await settledAt(name, release, lock, `m${i}`);
+    }
+    expect(await collisionsOf(name)).toEqual([]);
+    await expectRollbacksToTheRevisionBefore(release);
+    const last = `m${rounds}`;
+    expect(JSON.parse(await helm('get', 'values', release, '-n', releases, '-o', 'json')).message).toBe(last);
+    expect(await deployedMessage(release)).toBe(last);
+  };
   /** The ArmadaPolicy that lets the charts of `crs` take over a release helm installed. */
   const adoption = `adopt-${crs}`;
   let bridge: ProductProcess;
@@ -55,6 +148,8 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     bridge = startBridge(crs, {
       ARMADA_TASK_QUEUE: harness().taskQueue,
       ARMADA_DRIFT_NAMESPACES: releases,
+      // A manifest's run starts as soon as its spec changes (the race drill of a manifest's chart).
+      ARMADA_SETTLE_SECONDS: '0',
     });
     await applyChart('fixed');
     await applyChart('reported', 'report');
@@ -96,7 +191,9 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect(await eventMessages(crs, 'fixed', 'DriftRepaired')).toEqual([
       `re-applied revision 1 of ${releases}/fixed as revision 2`,
     ]);
-    if (savingHistories) await saveHistory(releaseWorkflowId(releases, 'fixed'), undefined, 'drift--repair');
+    // The repair ran under the release's lock: the workflow ID of the chart's own runs.
+    expect(await runTypesUnder(standaloneLock('fixed'), 'fixed')).toEqual(['chartWorkflow', 'driftWorkflow']);
+    if (savingHistories) await saveHistory(standaloneLock('fixed'), undefined, 'drift--repair');
   });
 
   it('an image edited with kubectl set image is put back, and nothing else is touched', async () => {
@@ -147,63 +244,70 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   it('race drill: a Deployment deleted as its spec changes, 20 times; no repair re-applies a revision older than the one before it, and the release ends at the spec', async () => {
     // Issue 32.3: a repair beside the release's lock could read revision N, let the deploy write
     // N+1, then roll back to N: the cluster ran old content under a Deployed chart.
-    const raced = (message: string) =>
-      helloChart('raced', releases, { values: { replicaCount: 1, message } });
-    const deployedMessage = async () => {
-      const env = (await json('get', 'deployment', 'raced', '-n', releases)).spec.template.spec.containers[0]
-        .env as { name: string; value: string }[];
-      return env.find((e) => e.name === 'PODINFO_UI_MESSAGE')?.value;
-    };
-    const settledAt = (message: string) =>
-      eventually(
-        `raced settled at ${message}`,
-        async () => {
-          const act = await json('get', 'act', 'raced', '-n', crs);
-          if (!act.status?.satisfied || act.status.observedGeneration !== act.metadata.generation)
-            return undefined;
-          const lock = await harness()
-            .client.workflow.getHandle(releaseWorkflowId(releases, 'raced'))
-            .describe();
-          if (lock.status.name === 'RUNNING') return undefined;
-          return (await deployedMessage().catch(() => undefined)) === message ? true : undefined;
-        },
-        { process: bridge, timeoutMs: 60_000 },
-      );
-    await applyObjects(crs, [raced('m0')]);
-    await settledAt('m0');
-    for (let i = 1; i <= 20; i++) {
-      await Promise.all([
-        kubectl('delete', 'deployment', 'raced', '-n', releases, '--wait=false'),
-        applyObjects(crs, [raced(`m${i}`)]),
-      ]);
-      await settledAt(`m${i}`);
-    }
-    // No two helm writes met on the release: helm refuses the second ("another operation
-    // (install/upgrade/rollback) is in progress", "release: already exists"), the run's activity
-    // fails and retries. Every attempt of every run of the chart (deploys and repairs) is read.
-    const collisions: string[] = [];
-    const runs = harness().client.workflow.list({
-      query: `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${crs}' AND ArmadaName = 'raced'`,
-    });
-    for await (const run of runs) {
-      const { events } = await harness().client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-      for (const e of events ?? []) {
-        // A retried attempt's failure is kept as the next attempt's lastFailure.
-        const failure =
-          e.activityTaskFailedEventAttributes?.failure ?? e.activityTaskStartedEventAttributes?.lastFailure;
-        const message = failure?.message ?? '';
-        if (/another operation|already exists/.test(message)) collisions.push(`${run.type}: ${message}`);
-      }
-    }
-    expect(collisions).toEqual([]);
-    const history = await helmHistory('raced', releases);
-    const rollbacks = history.filter((h) => h.description.startsWith('Rollback to '));
-    for (const h of rollbacks)
-      expect(`${h.revision}: ${h.description}`).toBe(`${h.revision}: Rollback to ${h.revision - 1}`);
-    expect(JSON.parse(await helm('get', 'values', 'raced', '-n', releases, '-o', 'json')).message).toBe(
-      'm20',
+    await applyObjects(crs, [messageChart('raced', 'm0')]);
+    await settledAt('raced', 'raced', standaloneLock('raced'), 'm0');
+    await raceDrill('raced', 'raced', standaloneLock('raced'), 20);
+  });
+
+  it('a manifest’s chart: its repair runs under the manifest’s workflow ID (the release’s owner), and a Deployment deleted as the chart’s spec changes, 5 times, leaves no collision, no older revision re-applied, and the release at the spec; its undos run under the manifest’s ID too', async () => {
+    // Issue 35, decision 7: the release lock is the owner's run. A repair under the manifest's
+    // ID excludes the manifest's run (its charts run as its children), and a deploy asked while
+    // a repair holds the ID starts when the repair ends.
+    const manifestId = objectWorkflowId('ArmadaManifest', crs, 'site');
+    const release = 'site-shop'; // the manifest's release_prefix before the chart's release
+    const site = [
+      messageChart('shop', 'm0'),
+      armadaObject('ArmadaChartGroup', 'storefront', { chart_group: ['shop'] }),
+      armadaObject('ArmadaManifest', 'site', { release_prefix: 'site', chart_groups: ['storefront'] }),
+    ];
+    await applyObjects(crs, site);
+    await settledAt('shop', release, manifestId, 'm0');
+    expect(releaseOwnerWorkflowId({ namespace: crs, manifest: 'site', group: 'storefront' })).toBe(
+      manifestId,
     );
-    expect(await deployedMessage()).toBe('m20');
+
+    await kubectl('delete', 'deployment', release, '-n', releases, '--wait=true');
+    await eventually(
+      'the DriftRepaired Event',
+      async () => ((await eventMessages(crs, 'shop', 'DriftRepaired')).length ? true : undefined),
+      { process: bridge, timeoutMs: 30_000 },
+    );
+    expect(await eventMessages(crs, 'shop', 'DriftRepaired')).toEqual([
+      `re-applied revision 1 of ${releases}/${release} as revision 2`,
+    ]);
+    // The repair ran under the manifest's ID, none under the release's chart workflow ID; the
+    // bridge took it for no new spec (it copied the manifest's memo): one manifest run, one repair.
+    await eventually('the repair listed under the manifest', async () =>
+      (await runTypesUnder(manifestId, 'shop')).includes('driftWorkflow') ? true : undefined,
+    );
+    expect(await runTypesUnder(manifestId, 'shop')).toEqual(['driftWorkflow']);
+    const manifestRuns = async () => {
+      const types: string[] = [];
+      for await (const run of harness().client.workflow.list({ query: `WorkflowId = '${manifestId}'` }))
+        types.push(run.type);
+      return types.sort();
+    };
+    expect(await manifestRuns()).toEqual(['driftWorkflow', 'manifestWorkflow']);
+    const drifts = harness().client.workflow.list({
+      query: `WorkflowType = 'driftWorkflow' AND ArmadaName = 'shop' AND ArmadaNamespace = '${crs}'`,
+    });
+    for await (const run of drifts) expect(run.workflowId).toBe(manifestId);
+
+    await raceDrill('shop', release, manifestId, 5);
+    // Every change of the chart's spec had its manifest run: none was lost to a repair holding the ID.
+    expect((await manifestRuns()).filter((t) => t === 'manifestWorkflow').length).toBeGreaterThanOrEqual(6);
+
+    // An undo of the chart takes the same lock: it runs under the manifest's ID. A second
+    // --previous finds the first undo there and goes one deploy further back.
+    process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
+    const undo = () => armadactl('rollback', 'act/shop', '-n', crs, '--previous');
+    const first = await undo();
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.printed).toContain(`(workflow ${manifestId})`);
+    expect(await deployedMessage(release)).toBe('m4');
+    expect(await undo()).toMatchObject({ code: 0 });
+    expect(await deployedMessage(release)).toBe('m3');
+    expect((await harness().client.workflow.getHandle(manifestId).describe()).type).toBe('undoWorkflow');
   });
 
   it('a release helm installed before its ArmadaChart: once the chart takes it over, its objects are watched (the bridge dropped them as another release’s)', async () => {
@@ -242,7 +346,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     expect(messages).toEqual([
       `Deployment reported deleted (release ${releases}/reported, revision 1); not repaired (drift: report)`,
     ]);
-    const run = harness().client.workflow.getHandle(releaseWorkflowId(releases, 'reported'));
+    const run = harness().client.workflow.getHandle(standaloneLock('reported'));
     expect(await run.result()).toMatchObject({ result: 'reported', revision: 1 });
     expect(await kubectl('get', 'deployment', '-n', releases, '-o', 'name')).not.toContain('reported');
     expect((await helmHistory('reported', releases)).map((h) => h.revision)).toEqual([1]);

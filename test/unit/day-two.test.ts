@@ -277,6 +277,7 @@ describe('objectRow', () => {
   const run = (running: boolean): CurrentRun => ({
     workflowId: 'ArmadaManifest:default/demo',
     runId: 'r1',
+    type: 'manifestWorkflow',
     running,
     status: running ? 'RUNNING' : 'COMPLETED',
     memo: { mode: 'deploy' },

@@ -15,8 +15,14 @@ const OLDER = 'ArmadaChart/web@2';
 const settlesAt = created + 60_000;
 
 /** The latest run as Temporal describes it: by default a deploy of these very specs, running. */
-const run = (status: string, memo: Partial<RunMemo> = {}, startedAt = created + 2_000): RunState => ({
+const run = (
+  status: string,
+  memo: Partial<RunMemo> = {},
+  startedAt = created + 2_000,
+  type = 'chartWorkflow',
+): RunState => ({
   runId: 'run-1',
+  type,
   running: status === 'RUNNING',
   status,
   memo: { ...planned, ...memo },
@@ -53,6 +59,20 @@ const rows: Row[] = [
   { case: 'running an uninstall of an older generation', latest: run('RUNNING', { specs: OLDER, mode: 'uninstall' }), decision: follow('another mode runs') },
   { case: 'running these specs for an earlier object of the name (uid u0): re-planned', latest: run('RUNNING', { uid: 'u0' }), decision: replan(planned.specs) },
   { case: 'running a run whose memo names no specs', latest: run('RUNNING', { specs: undefined }), decision: replan(undefined) },
+
+  // A drift repair or an undo under the object's ID (the release lock, core/plan/release-lock.ts):
+  // it copied the memo of the run before it and takes no re-plan.
+  { case: 'a repair runs, these specs deployed before it', latest: run('RUNNING', {}, created + 2_000, 'driftWorkflow'), decision: leave('running these specs') },
+  { case: 'a repair runs, an older generation deployed before it: the deploy starts when it ends', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'driftWorkflow'), decision: follow('a repair or an undo holds the lock') },
+  { case: 'a repair runs, the owner never ran (its memo names no specs)', latest: run('RUNNING', { specs: undefined, uid: undefined }, created + 2_000, 'driftWorkflow'), decision: follow('a repair or an undo holds the lock') },
+  { case: 'a repair runs, the run before it was an earlier object’s (uid u0)', latest: run('RUNNING', { uid: 'u0' }, created + 2_000, 'driftWorkflow'), decision: follow('a repair or an undo holds the lock') },
+  { case: 'an undo runs, an older generation deployed before it', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'undoWorkflow'), decision: follow('a repair or an undo holds the lock') },
+  { case: 'a repair runs, an uninstall ran before it', latest: run('RUNNING', { mode: 'uninstall' }, created + 2_000, 'driftWorkflow'), decision: follow('a repair or an undo holds the lock') },
+  { case: 'a manifest: a repair of one of its releases runs, specs not settled', kind: 'ArmadaManifest', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'driftWorkflow'), settlesAt, decision: follow('a repair or an undo holds the lock') },
+  { case: 'a repair ended, an older generation deployed before it', latest: run('COMPLETED', { specs: OLDER }, created + 2_000, 'driftWorkflow'), decision: start },
+  { case: 'a repair ended with no owner run before it', latest: run('COMPLETED', { specs: undefined, uid: undefined }, created + 2_000, 'driftWorkflow'), decision: start },
+  { case: 'a repair ended, these specs deployed before it', latest: run('COMPLETED', {}, created + 2_000, 'driftWorkflow'), decision: leave('these specs have had their run') },
+  { case: 'an undo failed, these specs deployed before it (a person retries)', latest: run('FAILED', {}, created + 2_000, 'undoWorkflow'), decision: leave('these specs have had their run') },
 
   // A run that ended.
   { case: 'completed these specs', latest: run('COMPLETED'), decision: leave('these specs have had their run') },
