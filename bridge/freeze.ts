@@ -8,6 +8,7 @@ import { policiesFor, type PolicyView } from '../api/policy-rules';
 
 /** The workflow types that hold at safe points for a freeze (workflows/holds.ts). */
 const HOLDING_TYPES = [
+  'deployRun',
   'manifestWorkflow',
   'groupWorkflow',
   'chartWorkflow',

@@ -15,7 +15,7 @@ import { changesToUndo, resumeOf, type FinishedRun, type RunPlan } from '../core
 import type { Resume } from '../core/plan/plans';
 import { changedName, deployerBackTo } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
-import { groupChildWorkflowId, objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
 import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
@@ -39,14 +39,15 @@ import { kinds } from '../api/kinds';
 export class RunRefused extends Error {}
 
 /**
- * The workflow whose runs are an object's deploys: a manifest's group or chart has its own child.
- * A chart whose custom resource is not on the cluster (applied with `armadactl apply -f`) is
- * found by its runs' search attributes: its release is known only to them.
+ * The workflow whose runs are an object's deploys: a manifest's group or chart is deployed by
+ * the manifest's run (deployRun has no group or chart child; runsInsideManifest), a standalone
+ * group's chart by its own child. A chart whose custom resource is not on the cluster (applied
+ * with `armadactl apply -f`) is found by its runs' search attributes: its release is known only
+ * to them.
  */
 async function deployWorkflowId(client: Client, place: ObjectPlace): Promise<string> {
   const { kind, namespace, name } = place;
-  if (kind === 'ArmadaChartGroup' && place.manifest)
-    return groupChildWorkflowId(objectWorkflowId('ArmadaManifest', namespace, place.manifest), name);
+  if (runsInsideManifest(place)) return objectWorkflowId('ArmadaManifest', namespace, place.manifest);
   if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
   if (place.release) return releaseWorkflowId(place.release.namespace, place.release.release);
   const query = `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${namespace}' AND ArmadaName = '${name}' AND WorkflowType = 'chartWorkflow'`;
@@ -79,9 +80,33 @@ export function undoWorkflowId(place: ObjectPlace, deploys: string): string {
  */
 function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): string {
   const byId = `WorkflowId = '${deploys}'`;
-  if (undos === deploys) return byId;
   const { kind, namespace, name } = place;
-  return `${byId} OR (WorkflowId = '${undos}' AND WorkflowType = 'undoWorkflow' AND ${ArmadaKind.name} = '${kind}' AND ${ArmadaNamespace.name} = '${namespace}' AND ${ArmadaName.name} = '${name}')`;
+  const own = `${ArmadaKind.name} = '${kind}' AND ${ArmadaNamespace.name} = '${namespace}' AND ${ArmadaName.name} = '${name}'`;
+  // Inside its manifest's run, an undo of another group or chart of the manifest undid none of its changes.
+  if (runsInsideManifest(place))
+    return `${byId} AND (WorkflowType != 'undoWorkflow' OR (${own}) OR ${ArmadaKind.name} = 'ArmadaManifest')`;
+  if (undos === deploys) return byId;
+  return `${byId} OR (WorkflowId = '${undos}' AND WorkflowType = 'undoWorkflow' AND ${own})`;
+}
+
+/**
+ * A group or chart a manifest lists: the manifest's run deploys it (deployRun), so its deploys
+ * are the manifest's runs and its changes are theirs of its own releases and Deployers (ownChanges).
+ */
+function runsInsideManifest(place: ObjectPlace): place is ObjectPlace & { manifest: string } {
+  return (place.kind === 'ArmadaChartGroup' || place.kind === 'ArmadaChart') && place.manifest !== undefined;
+}
+
+/**
+ * The changes of a manifest's run that are an object's own when it runs inside that run: a
+ * chart's, its release; a group's, its charts' releases and its Deployers (by the run's plan).
+ */
+function ownChanges(place: ObjectPlace, changes: Change[], plan: RunPlan | undefined): Change[] {
+  if (!runsInsideManifest(place)) return changes;
+  const group = place.kind === 'ArmadaChartGroup' ? plan?.groups.find((g) => g.name === place.name) : undefined;
+  const charts = group ? group.charts.map((c) => c.chart) : [place.name];
+  const deployers = (group?.deployers ?? []).map((d) => d.name);
+  return changes.filter((c) => ('chart' in c ? charts.includes(c.chart) : deployers.includes(c.deployer.name)));
 }
 
 /** One run (execution) under a workflow ID, newest first as listed. */
@@ -135,7 +160,9 @@ async function inputOf<T>(client: Client, run: Execution): Promise<T> {
 }
 
 const FINISHED = new Set(['COMPLETED', 'FAILED']);
-const DEPLOYS = new Set(['manifestWorkflow', 'groupWorkflow', 'chartWorkflow', 'deployerWorkflow']);
+const DEPLOYS = new Set(['deployRun', 'manifestWorkflow', 'groupWorkflow', 'chartWorkflow', 'deployerWorkflow']);
+/** A manifest's run: `deployRun`, or `manifestWorkflow` when an older build started it; one input and outcome. */
+const MANIFEST_RUNS = new Set(['deployRun', 'manifestWorkflow']);
 
 function describeRuns(runs: Execution[]): string {
   return runs
@@ -182,8 +209,11 @@ export async function undoRequest(
   const undos = undoWorkflowId(place, deploys);
   const runs = await executionsOf(client, deploys, undoRunsQuery(place, deploys, undos));
   // The undo follows the latest run under its ID: its memo tells the bridge the specs deployed.
+  // (runs holds only the object's own when it runs inside its manifest's run: undoRunsQuery.)
   const latest =
-    undos === deploys ? runs[0] : { workflowId: undos, memo: (await latestRun(client, undos))?.memo };
+    undos === deploys && !runsInsideManifest(place)
+      ? runs[0]
+      : { workflowId: undos, memo: (await latestRun(client, undos))?.memo };
   const pick = async (run: Execution) => ({ run, left: await finishedRun(client, run) });
   let chosen: { run: Execution; left: unknown } | undefined;
   if (opts.runId) {
@@ -206,7 +236,7 @@ export async function undoRequest(
       if (
         place.kind === 'Deployer'
           ? (found.left as DeployerOutcome)?.previous
-          : (await undoable(client, run, found.left)).length
+          : (await undoable(client, place, run, found.left)).length
       ) {
         chosen = found;
         break;
@@ -240,7 +270,7 @@ export async function undoRequest(
       opts.target,
     );
   }
-  const changes = await undoable(client, run, left);
+  const changes = await undoable(client, place, run, left);
   if (!changes.length)
     throw new RunRefused(
       `run ${run.runId} of ${opts.target} kept no change of any release (it changed nothing, rolled itself back, or failed before it wrote): nothing to undo`,
@@ -302,14 +332,18 @@ async function undoneRun(client: Client, run: Execution): Promise<string | undef
   return undefined;
 }
 
-/** What a finished run changed and kept; a manifest's or group's, with its Deployers (read from its input). */
-async function undoable(client: Client, run: Execution, left: unknown): Promise<Change[]> {
+/**
+ * What a finished run changed and kept, of the object at `place` (ownChanges); a manifest's or
+ * group's, with its Deployers (read from its input).
+ */
+async function undoable(client: Client, place: ObjectPlace, run: Execution, left: unknown): Promise<Change[]> {
   if (left === undefined) return [];
-  return changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, await planOf(client, run));
+  const plan = await planOf(client, run);
+  return ownChanges(place, changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, plan), plan);
 }
 
 async function planOf(client: Client, run: Execution): Promise<RunPlan | undefined> {
-  if (run.type === 'manifestWorkflow') return (await inputOf<ManifestRun>(client, run)).plan;
+  if (MANIFEST_RUNS.has(run.type)) return (await inputOf<ManifestRun>(client, run)).plan;
   if (run.type !== 'groupWorkflow') return undefined;
   const { namespace, group } = await inputOf<GroupRun>(client, run);
   return { namespace, groups: [group] };
@@ -352,7 +386,7 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     if ('refused' in resume) throw new RunRefused(resume.refused);
     return resume;
   };
-  if (latest.type === 'manifestWorkflow') {
+  if (MANIFEST_RUNS.has(latest.type)) {
     const outcome = left as ManifestOutcome | undefined;
     if (!outcome)
       throw new RunRefused(
@@ -363,7 +397,7 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
       outcome.state === 'rolled-back',
       input.resume as Resume | undefined,
     );
-    return requestUnder(place, latest, latest.type, { ...input, resume }, summary, target);
+    return requestUnder(place, latest, 'deployRun', { ...input, resume }, summary, target);
   }
   if (latest.type === 'groupWorkflow') {
     const outcome = left as GroupOutcome;

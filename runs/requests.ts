@@ -7,7 +7,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { DeployerSpec } from '../api/deployer';
 import type { KindName } from '../api/kinds';
-import type { ChartRun, DeployerRun, GroupRun, ManifestRun } from '../core/contracts/workflows';
+import type { ChartRun, DeployerRun, GroupRun } from '../core/contracts/workflows';
+import type { DeployRunInput } from '../core/contracts/run';
 import { describeDrift, type DriftRun } from '../core/plan/drift';
 import { resolveDependencies } from '../core/plan/dependencies';
 import {
@@ -99,16 +100,20 @@ export function searchAttributes(kind: KindName, namespace: string, name: string
 
 type Mode = RunMemo['mode'];
 
-/** A manifest's run. Throws PlanError when the documents do not resolve. */
+/**
+ * A manifest's run: the one-workflow run `deployRun` (docs/design/one-workflow.md) under the
+ * manifest's workflow ID. Runs started as `manifestWorkflow` by an older build end there
+ * (decision 6). Throws PlanError when the documents do not resolve.
+ */
 export function manifestRun(
   docs: ManifestDocuments,
   mode: Mode = 'deploy',
   specs?: string,
-): RunRequest<ManifestRun> {
+): RunRequest<DeployRunInput> {
   const plan = planManifest(docs);
   const charts = plan.groups.reduce((n, g) => n + g.charts.length, 0);
   return {
-    workflowType: 'manifestWorkflow',
+    workflowType: 'deployRun',
     workflowId: objectWorkflowId('ArmadaManifest', plan.namespace, plan.manifest),
     input: { plan, mode },
     memo: { specs, mode },

@@ -9,7 +9,7 @@ import type { Change } from './changes';
  * step that failed (`retry`).
  */
 export type FinishedRun =
-  | { workflowType: 'manifestWorkflow'; outcome: ManifestOutcome }
+  | { workflowType: 'manifestWorkflow' | 'deployRun'; outcome: ManifestOutcome }
   | { workflowType: 'groupWorkflow'; outcome: GroupOutcome }
   /** A chart run's outcome, or the release it had written when it failed after the write. */
   | { workflowType: 'chartWorkflow'; outcome: ChartOutcome | WrittenRelease };
@@ -33,7 +33,8 @@ export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
     return group ? groupChanges(outcome, group, plan!.namespace) : changesOf(outcome);
   };
   switch (run.workflowType) {
-    case 'manifestWorkflow': {
+    case 'manifestWorkflow':
+    case 'deployRun': {
       const { state, groups, carriedChanges = [] } = run.outcome;
       return state === 'rolled-back' ? [] : [...carriedChanges, ...groups.flatMap(changesOfGroup)];
     }
