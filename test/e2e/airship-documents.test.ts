@@ -3,6 +3,8 @@ import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { releaseWorkflowId } from '../../core/plan/names';
+import { manifestWorkflowId } from '../../runs/targets';
+import { releaseStepsOf } from '../helpers/release-steps';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { serveFiles } from '../helpers/chart-servers';
 import { helm, sharedWorker } from '../helpers/env';
@@ -24,15 +26,17 @@ describe('armadactl apply of airship Armada documents as they are (real worker, 
   let server: Server | undefined;
   let operatorCharts = '';
 
-  /** The latest run of a chart's workflow: when it started and closed, and how often it ran helm test. */
-  async function chartRun(release: string) {
-    const handle = harness().client.workflow.getHandle(releaseWorkflowId(RELEASES, release));
-    const { startTime, closeTime } = await handle.describe();
-    const { events } = await handle.fetchHistory();
-    const tests = (events ?? []).filter(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'helmTest',
-    ).length;
-    return { started: startTime.getTime(), closed: closeTime?.getTime() ?? Infinity, tests };
+  /**
+   * When a release's steps started and ended, and how often it ran helm test: a manifest's
+   * chart in its manifest's run (releaseStepsOf), a standalone chart in its chart workflow.
+   */
+  async function chartRun(release: string, manifest?: string) {
+    const client = harness().client;
+    const workflowId = manifest
+      ? manifestWorkflowId(CR_NAMESPACE, manifest)
+      : releaseWorkflowId(RELEASES, release);
+    const { started, closed, types } = await releaseStepsOf(client, workflowId, release);
+    return { started, closed, tests: types.filter((t) => t === 'helmTest').length };
   }
 
   /** Each release's Helm status and revision. */
@@ -79,7 +83,7 @@ describe('armadactl apply of airship Armada documents as they are (real worker, 
       SITE_RELEASES.map((release) => ({ release, status: 'deployed', revision: 1 })),
     );
 
-    const [settings, backend, web] = await Promise.all(SITE_RELEASES.map(chartRun));
+    const [settings, backend, web] = await Promise.all(SITE_RELEASES.map((r) => chartRun(r, 'airship-site')));
     // platform is sequenced: backend starts once settings is done (installed, waited for, tested);
     // apps starts once platform is done.
     expect(backend.started).toBeGreaterThanOrEqual(settings.closed);
