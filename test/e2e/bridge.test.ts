@@ -4,6 +4,7 @@ import path from 'node:path';
 import { CLOCK_SKEW_MS } from '../../core/bridge/decide-run';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { releaseSteps } from '../helpers/release-steps';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { dropFinalizers, installCrds, kubectl, whoAmI } from '../helpers/kube';
 import { eventually as sharedEventually, startBridge, type ProductProcess } from '../helpers/processes';
@@ -169,8 +170,9 @@ spec:
       observedGeneration: web.metadata.generation,
       helm: { revision: 1 },
     });
+    // A manifest's chart links to the run that deploys it, the manifest's (it has no run of its own).
     expect(web.status.workflow.url).toMatch(
-      new RegExp(`^http://localhost:8233/namespaces/default/workflows/helm%3A${releases}%2Fb-web/`),
+      new RegExp(`^http://localhost:8233/namespaces/default/workflows/ArmadaManifest%3A${crs}%2Fdemo/`),
     );
     const ready = web.status.conditions.find((c: { type: string }) => c.type === 'Ready');
     expect(ready).toMatchObject({
@@ -584,16 +586,19 @@ ${charts}`,
       { timeoutMs: 180_000 },
     );
     // The uninstall ran the groups in reverse (apps, then platform) and the sequenced platform
-    // group last chart first: each chart's uninstall run started after the one before it closed.
+    // group last chart first: in the manifest's uninstall run, each chart's steps (its activities,
+    // releaseSteps) started after those of the one before it ended.
+    const manifestId = objectWorkflowId('ArmadaManifest', crs, 'demo');
+    let uninstallRun: string | undefined;
+    for await (const run of harness().client.workflow.list({ query: `WorkflowId = '${manifestId}'` }))
+      if ((run.memo as { mode?: string } | undefined)?.mode === 'uninstall') uninstallRun = run.runId;
+    expect(uninstallRun).toBeDefined();
+    const { events } = await harness().client.workflow.getHandle(manifestId, uninstallRun).fetchHistory();
     const uninstalls = new Map<string, { start: number; close: number }>();
-    for await (const run of harness().client.workflow.list({
-      query: `WorkflowId STARTS_WITH 'helm:${releases}/b-'`,
-    })) {
-      if ((run.memo as { mode?: string } | undefined)?.mode !== 'uninstall') continue;
-      uninstalls.set(run.workflowId.slice(`helm:${releases}/b-`.length), {
-        start: run.startTime.getTime(),
-        close: run.closeTime!.getTime(),
-      });
+    for (const chart of ['admin', 'backend', 'settings', 'web']) {
+      const steps = releaseSteps(events ?? [], `b-${chart}`);
+      if (steps?.types.includes('helmUninstall'))
+        uninstalls.set(chart, { start: steps.started, close: steps.closed });
     }
     expect([...uninstalls.keys()].sort()).toEqual(['admin', 'backend', 'settings', 'web']);
     const at = (chart: string) => uninstalls.get(chart)!;

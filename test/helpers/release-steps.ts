@@ -14,7 +14,7 @@ export interface ReleaseSteps {
   types: string[];
 }
 
-const namesRelease = (summary: string, release: string) => summary.split(' ').includes(release);
+const namesRelease = (summary: string, release: string) => summary.split(/[\s:]+/).includes(release);
 
 /** The steps of `release` in one run's history (see ReleaseSteps); undefined when none names it. */
 export function releaseSteps(events: readonly HistoryEvent[], release: string): ReleaseSteps | undefined {
