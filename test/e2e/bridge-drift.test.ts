@@ -287,7 +287,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
         types.push(run.type);
       return types.sort();
     };
-    expect(await manifestRuns()).toEqual(['driftWorkflow', 'manifestWorkflow']);
+    expect(await manifestRuns()).toEqual(['deployRun', 'driftWorkflow']);
     const drifts = harness().client.workflow.list({
       query: `WorkflowType = 'driftWorkflow' AND ArmadaName = 'shop' AND ArmadaNamespace = '${crs}'`,
     });
@@ -295,7 +295,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
 
     await raceDrill('shop', release, manifestId, 5);
     // Every change of the chart's spec had its manifest run: none was lost to a repair holding the ID.
-    expect((await manifestRuns()).filter((t) => t === 'manifestWorkflow').length).toBeGreaterThanOrEqual(6);
+    expect((await manifestRuns()).filter((t) => t === 'deployRun').length).toBeGreaterThanOrEqual(6);
 
     // An undo of the chart takes the same lock: it runs under the manifest's ID. A second
     // --previous finds the first undo there and goes one deploy further back.
