@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { GROUP, VERSION } from '../../api/common';
-import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
+import { releaseSteps } from '../helpers/release-steps';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { serveFiles } from '../helpers/chart-servers';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
@@ -194,9 +195,14 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     expect(failed.code).toBe(1);
     expect(failed.printed).toContain('retry-c');
     expect(await releaseList('retry-')).toEqual(['retry-a', 'retry-b']);
-    const chartRunOf = async (release: string) =>
-      (await harness().client.workflow.getHandle(releaseWorkflowId(releases, release)).describe()).runId;
-    const before = { a: await chartRunOf('retry-a'), b: await chartRunOf('retry-b') };
+    // Which releases a run of the manifest took steps on (its activities name them: releaseSteps).
+    const manifestId = objectWorkflowId('ArmadaManifest', objects, 'retry');
+    const stepsIn = async (runId: string) => {
+      const { events } = await harness().client.workflow.getHandle(manifestId, runId).fetchHistory();
+      return ['a', 'b', 'c', 'd'].filter((c) => releaseSteps(events ?? [], `retry-${c}`));
+    };
+    const failedRun = (await harness().client.workflow.getHandle(manifestId).describe()).runId;
+    expect(await stepsIn(failedRun)).toEqual(['a', 'b', 'c']);
 
     // What failed is fixed outside the spec: the chart server now has the chart.
     await copyFile(path.join(work, 'packaged', 'settings-0.1.0.tgz'), path.join(www, 'settings-0.1.0.tgz'));
@@ -205,8 +211,10 @@ describe('armadactl rollback --previous/--to-run and retry (real worker, helm, s
     expect(await releaseList('retry-')).toEqual(['retry-a', 'retry-b', 'retry-c', 'retry-d']);
     for (const release of ['retry-a', 'retry-b', 'retry-c', 'retry-d'])
       expect(await history(release)).toEqual(['1 deployed deploy']);
-    // a and b were not run again: their chart workflows' latest runs are the failed run's.
-    expect({ a: await chartRunOf('retry-a'), b: await chartRunOf('retry-b') }).toEqual(before);
+    // a and b were not run again: the retry's run took no step on their releases.
+    const retryRun = (await harness().client.workflow.getHandle(manifestId).describe()).runId;
+    expect(retryRun).not.toBe(failedRun);
+    expect(await stepsIn(retryRun)).toEqual(['c', 'd']);
 
     // Nothing failed last: nothing to retry.
     const again = await armadactl('retry', 'retry', '-n', objects, '--as-temporal-admin');
