@@ -209,7 +209,7 @@ describe('armadactl history and status --output json (stubbed activities, real d
       ]);
       expect(runs[0]).toMatchObject({
         workflowId: `ArmadaManifest:${ns}/demo`,
-        type: 'manifestWorkflow',
+        type: 'deployRun',
         mode: 'deploy',
       });
 
