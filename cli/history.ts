@@ -3,7 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { progressQuery } from '../workflows/messages';
 import { formatSeconds } from '../core/plan/canary';
 import type { RunMemo } from '../core/plan/specs';
-import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
+import {
+  ArmadaKind,
+  ArmadaName,
+  ArmadaNamespace,
+  ArmadaObjects,
+  ArmadaPhase,
+} from '../workflows/search-attributes';
+import { objectKey } from '../core/plan/run-objects';
 import type { Target } from '../runs/targets';
 
 /** One past (or running) run of an object, as `history --output json` prints it; absent values are null. */
@@ -42,11 +49,15 @@ const QUERY_TIMEOUT_MS = 2000;
  * its release's chart workflow `helm:<namespace>/<release>` when it runs standalone, and its
  * canary `ArmadaChart:<namespace>/<name>/canary` (also when a manifest deploys it); both carry
  * the ArmadaChart in their search attributes, so its history finds them without the release.
+ * A chart, group or Deployer a manifest lists is deployed inside the manifest's run (deployRun,
+ * no child of its own): those runs list it in their `ArmadaObjects`.
  */
 export function historyQuery(t: Target): string {
   const byId = `WorkflowId = '${t.workflowId}'`;
-  if (t.kind !== 'ArmadaChart') return byId;
-  return `${byId} OR (${ArmadaKind.name} = 'ArmadaChart' AND ${ArmadaName.name} = '${t.name}' AND ${ArmadaNamespace.name} = '${t.namespace}')`;
+  if (t.kind === 'ArmadaManifest') return byId;
+  const inRuns = `${ArmadaObjects.name} = '${objectKey(t)}'`;
+  if (t.kind !== 'ArmadaChart') return `${byId} OR ${inRuns}`;
+  return `${byId} OR (${ArmadaKind.name} = 'ArmadaChart' AND ${ArmadaName.name} = '${t.name}' AND ${ArmadaNamespace.name} = '${t.namespace}') OR ${inRuns}`;
 }
 
 /** `RolledBack` → `rolled-back`. */

@@ -679,10 +679,11 @@ describe('history', () => {
 
   it.each([
     ['demo', `WorkflowId = 'ArmadaManifest:ops/demo'`],
-    ['dpl/nginx', `WorkflowId = 'Deployer:ops/nginx'`],
+    ['dpl/nginx', `WorkflowId = 'Deployer:ops/nginx' OR ArmadaObjects = 'Deployer/ops/nginx'`],
+    ['acg/apps', `WorkflowId = 'ArmadaChartGroup:ops/apps' OR ArmadaObjects = 'ArmadaChartGroup/ops/apps'`],
     [
       'act/shop',
-      `WorkflowId = 'ArmadaChart:ops/shop/canary' OR (ArmadaKind = 'ArmadaChart' AND ArmadaName = 'shop' AND ArmadaNamespace = 'ops')`,
+      `WorkflowId = 'ArmadaChart:ops/shop/canary' OR (ArmadaKind = 'ArmadaChart' AND ArmadaName = 'shop' AND ArmadaNamespace = 'ops') OR ArmadaObjects = 'ArmadaChart/ops/shop'`,
     ],
   ])('the runs of %s are found by %s', (target, query) => {
     expect(historyQuery(resolveTarget(target, 'ops'))).toBe(query);

@@ -213,6 +213,13 @@ describe('armadactl history and status --output json (stubbed activities, real d
         mode: 'deploy',
       });
 
+      // A chart and a group the manifest lists have no run of their own: their history is the
+      // manifest's runs that deployed them (ArmadaObjects).
+      for (const listed of ['act/c', 'acg/platform'])
+        expect((await closedRuns([listed, '-n', ns], 2)).map((r) => r.runId)).toEqual(
+          runs.map((r) => r.runId),
+        );
+
       const text = await armadactl(['history', 'demo', '-n', ns]);
       expect(text.out).toHaveLength(3);
       expect(text.out[0]).toMatch(/^started \(UTC\) +outcome +duration +run +specs$/);
