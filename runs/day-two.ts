@@ -103,10 +103,13 @@ function runsInsideManifest(place: ObjectPlace): place is ObjectPlace & { manife
  */
 function ownChanges(place: ObjectPlace, changes: Change[], plan: RunPlan | undefined): Change[] {
   if (!runsInsideManifest(place)) return changes;
-  const group = place.kind === 'ArmadaChartGroup' ? plan?.groups.find((g) => g.name === place.name) : undefined;
+  const group =
+    place.kind === 'ArmadaChartGroup' ? plan?.groups.find((g) => g.name === place.name) : undefined;
   const charts = group ? group.charts.map((c) => c.chart) : [place.name];
   const deployers = (group?.deployers ?? []).map((d) => d.name);
-  return changes.filter((c) => ('chart' in c ? charts.includes(c.chart) : deployers.includes(c.deployer.name)));
+  return changes.filter((c) =>
+    'chart' in c ? charts.includes(c.chart) : deployers.includes(c.deployer.name),
+  );
 }
 
 /** One run (execution) under a workflow ID, newest first as listed. */
@@ -160,7 +163,13 @@ async function inputOf<T>(client: Client, run: Execution): Promise<T> {
 }
 
 const FINISHED = new Set(['COMPLETED', 'FAILED']);
-const DEPLOYS = new Set(['deployRun', 'manifestWorkflow', 'groupWorkflow', 'chartWorkflow', 'deployerWorkflow']);
+const DEPLOYS = new Set([
+  'deployRun',
+  'manifestWorkflow',
+  'groupWorkflow',
+  'chartWorkflow',
+  'deployerWorkflow',
+]);
 /** A manifest's run: `deployRun`, or `manifestWorkflow` when an older build started it; one input and outcome. */
 const MANIFEST_RUNS = new Set(['deployRun', 'manifestWorkflow']);
 
@@ -336,10 +345,19 @@ async function undoneRun(client: Client, run: Execution): Promise<string | undef
  * What a finished run changed and kept, of the object at `place` (ownChanges); a manifest's or
  * group's, with its Deployers (read from its input).
  */
-async function undoable(client: Client, place: ObjectPlace, run: Execution, left: unknown): Promise<Change[]> {
+async function undoable(
+  client: Client,
+  place: ObjectPlace,
+  run: Execution,
+  left: unknown,
+): Promise<Change[]> {
   if (left === undefined) return [];
   const plan = await planOf(client, run);
-  return ownChanges(place, changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, plan), plan);
+  return ownChanges(
+    place,
+    changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, plan),
+    plan,
+  );
 }
 
 async function planOf(client: Client, run: Execution): Promise<RunPlan | undefined> {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type * as activities from '../../activities';
 import { manifestRun, startRun } from '../../runs/requests';
-import type { manifestWorkflow } from '../../workflows/manifest';
+import type { deployRun } from '../../workflows/run/deploy-run';
 import { approveSignal } from '../../workflows/messages';
 import { demoDocuments } from '../workflows/demo-plan';
 import { sharedWorker, uniqueName } from '../helpers/env';
@@ -124,7 +124,7 @@ describe('the Temporal UI during a manifest run (headless Chromium, real dev ser
       }
     } finally {
       // Pass the gate, also after a failed check, so the run ends before the worker stops.
-      const handle = client.workflow.getHandle<typeof manifestWorkflow>(workflowId);
+      const handle = client.workflow.getHandle<typeof deployRun>(workflowId);
       await handle.signal(approveSignal, { by: 'temporal-ui test' });
       expect((await handle.result()).state).toBe('deployed');
     }
