@@ -11,7 +11,13 @@ import type {
   UndoRun,
 } from '../core/contracts/workflows';
 import { NonRetryable } from '../core/failures';
-import { changesToUndo, resumeOf, type FinishedRun, type RunPlan } from '../core/plan/finished-runs';
+import {
+  changesToUndo,
+  listedChanges,
+  resumeOf,
+  type FinishedRun,
+  type RunPlan,
+} from '../core/plan/finished-runs';
 import type { Resume } from '../core/plan/plans';
 import { changedName, deployerBackTo } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
@@ -91,25 +97,10 @@ function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): stri
 
 /**
  * A group or chart a manifest lists: the manifest's run deploys it (deployRun), so its deploys
- * are the manifest's runs and its changes are theirs of its own releases and Deployers (ownChanges).
+ * are the manifest's runs and its changes are theirs of its own releases and Deployers (listedChanges).
  */
 function runsInsideManifest(place: ObjectPlace): place is ObjectPlace & { manifest: string } {
   return (place.kind === 'ArmadaChartGroup' || place.kind === 'ArmadaChart') && place.manifest !== undefined;
-}
-
-/**
- * The changes of a manifest's run that are an object's own when it runs inside that run: a
- * chart's, its release; a group's, its charts' releases and its Deployers (by the run's plan).
- */
-function ownChanges(place: ObjectPlace, changes: Change[], plan: RunPlan | undefined): Change[] {
-  if (!runsInsideManifest(place)) return changes;
-  const group =
-    place.kind === 'ArmadaChartGroup' ? plan?.groups.find((g) => g.name === place.name) : undefined;
-  const charts = group ? group.charts.map((c) => c.chart) : [place.name];
-  const deployers = (group?.deployers ?? []).map((d) => d.name);
-  return changes.filter((c) =>
-    'chart' in c ? charts.includes(c.chart) : deployers.includes(c.deployer.name),
-  );
 }
 
 /** One run (execution) under a workflow ID, newest first as listed. */
@@ -342,7 +333,7 @@ async function undoneRun(client: Client, run: Execution): Promise<string | undef
 }
 
 /**
- * What a finished run changed and kept, of the object at `place` (ownChanges); a manifest's or
+ * What a finished run changed and kept, of the object at `place` (listedChanges); a manifest's or
  * group's, with its Deployers (read from its input).
  */
 async function undoable(
@@ -353,11 +344,8 @@ async function undoable(
 ): Promise<Change[]> {
   if (left === undefined) return [];
   const plan = await planOf(client, run);
-  return ownChanges(
-    place,
-    changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, plan),
-    plan,
-  );
+  const changes = changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, plan);
+  return runsInsideManifest(place) ? listedChanges(place, changes, plan) : changes;
 }
 
 async function planOf(client: Client, run: Execution): Promise<RunPlan | undefined> {

@@ -51,6 +51,25 @@ export function changesToUndo(run: FinishedRun, plan?: RunPlan): Change[] {
 }
 
 /**
+ * The changes of a manifest's run that are those of a group or chart it lists (an undo of that
+ * object alone: deployRun deploys it inside the manifest's run): a chart's, its release's; a
+ * group's, its charts' releases and its Deployers, by the run's `plan` (none without it).
+ */
+export function listedChanges(
+  object: { kind: string; name: string },
+  changes: readonly Change[],
+  plan: RunPlan | undefined,
+): Change[] {
+  const group =
+    object.kind === 'ArmadaChartGroup' ? plan?.groups.find((g) => g.name === object.name) : undefined;
+  const charts = object.kind === 'ArmadaChart' ? [object.name] : (group?.charts.map((c) => c.chart) ?? []);
+  const deployers = (group?.deployers ?? []).map((d) => d.name);
+  return changes.filter((c) =>
+    'chart' in c ? charts.includes(c.chart) : deployers.includes(c.deployer.name),
+  );
+}
+
+/**
  * The Resume of a failed run from its groups' outcomes, or why it cannot be retried: a run that
  * rolled back what it changed has nothing to take up (apply it again instead). A failed run that
  * was itself a retry (`earlier`: its own Resume) also keeps what finished before it.
