@@ -258,7 +258,7 @@ describe('docker-compose.yml on podman: PostgreSQL, Temporal, its UI, the worker
         { timeoutMs: 60_000 },
       );
       expect(listed.map((e) => [e.execution.workflowId, e.type.name, e.status])).toEqual([
-        [workflowId, 'manifestWorkflow', 'WORKFLOW_EXECUTION_STATUS_COMPLETED'],
+        [workflowId, 'deployRun', 'WORKFLOW_EXECUTION_STATUS_COMPLETED'],
       ]);
 
       // And as a user sees it: the workflow list in Chromium, then the run's own page.
