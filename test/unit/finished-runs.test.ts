@@ -45,13 +45,16 @@ describe('changesToUndo (what undoing a finished run puts back)', () => {
     rolledBack: [],
   });
 
-  it("a manifest's changes in the order it made them, a failed chart's written release included, unchanged ones left out", () => {
-    expect(changesToUndo({ workflowType: 'manifestWorkflow', outcome: manifest('deployed') })).toEqual([
-      change('a', 2),
-      change('c', null),
-      change('d', 7),
-    ]);
-  });
+  it.each(['manifestWorkflow', 'deployRun'] as const)(
+    "a manifest's (%s) changes in the order it made them, a failed chart's written release included, unchanged ones left out",
+    (workflowType) => {
+      expect(changesToUndo({ workflowType, outcome: manifest('deployed') })).toEqual([
+        change('a', 2),
+        change('c', null),
+        change('d', 7),
+      ]);
+    },
+  );
 
   it('a run that continued from others (re-plans) undoes their changes first in the record, then its own', () => {
     const carriedChanges = [change('x', 3), change('y', null)];

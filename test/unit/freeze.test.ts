@@ -47,10 +47,13 @@ describe('freezeOf', () => {
 describe('startedFrozen', () => {
   const frozen = { by: 'ArmadaPolicy incident', reason: 'incident 42' };
 
-  it('starts a run with the freeze in its carried state, keeping what it carried', () => {
-    const started = startedFrozen(run('manifestWorkflow', { plan: {}, carried: { approvals: [] } }), frozen);
-    expect(started.input).toEqual({ plan: {}, carried: { approvals: [], frozen } });
-  });
+  it.each(['deployRun', 'manifestWorkflow'])(
+    'starts a %s run with the freeze in its carried state, keeping what it carried',
+    (type) => {
+      const started = startedFrozen(run(type, { plan: {}, carried: { approvals: [] } }), frozen);
+      expect(started.input).toEqual({ plan: {}, carried: { approvals: [], frozen } });
+    },
+  );
 
   it('leaves a run alone when nothing freezes, or when it is a drift check', () => {
     const manifest = run('manifestWorkflow', { plan: {} });
