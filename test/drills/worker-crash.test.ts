@@ -7,7 +7,8 @@ import { NonRetryable } from '../../core/failures';
 import type { ManifestOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import type { ManifestDocuments } from '../../core/plan/manifest';
-import { canaryWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId } from '../../core/plan/names';
+import { releaseSteps } from '../helpers/release-steps';
 import { helm, helmProcesses, kubeConfig, uniqueName } from '../helpers/env';
 import {
   HOLD_PROMISE_MS,
@@ -220,20 +221,30 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
     s.holdDeadlines.set(step, Date.parse(progress.nextStepAt));
     return true;
   };
-  const chartId = (s: Scenario, r: Release) => releaseWorkflowId(s.namespace, s.release(r));
   const manifestId = (s: Scenario) => manifestRun(s.documents(1)).workflowId;
+  /**
+   * A release's steps in the manifest's latest run (its deployRun: no chart child; the run's
+   * activities whose summary names the release), undefined before its first.
+   */
+  const stepsOf = async (s: Scenario, r: Release) =>
+    releaseSteps((await client.workflow.getHandle(manifestId(s)).fetchHistory()).events ?? [], s.release(r));
+  /** The release's Armada wait for its pods is running (its latest step, not closed). */
+  const releaseWaiting = async (s: Scenario, r: Release) => {
+    const steps = await stepsOf(s, r);
+    return (steps?.closed === Infinity && steps.types.at(-1) === 'waitForResources') || undefined;
+  };
 
   /** The kill points of each phase, in the order the run reaches them. */
   const killPoints = (s: Scenario): Record<Phase, KillPoint[]> => ({
     1: [
       {
         point: 'backend: Armada wait for its pods',
-        reached: () => pendingActivity(chartId(s, 'backend'), 'waitForResources'),
+        reached: () => releaseWaiting(s, 'backend'),
         then: () => s.openGate('b1'),
       },
       {
         point: 'between groups: apps starting',
-        reached: () => client.workflow.getHandle(chartId(s, 'web')).describe(),
+        reached: async () => (await stepsOf(s, 'web')) !== undefined || undefined,
       },
       {
         point: 'web: helm install waiting for its pods',
@@ -257,7 +268,7 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
     3: [
       {
         point: 'admin: the Armada wait that times out',
-        reached: () => pendingActivity(chartId(s, 'admin'), 'waitForResources'),
+        reached: () => releaseWaiting(s, 'admin'),
         // Admin's pods go, and their replacements wait for the gate: the run's rollback, back to
         // their revision, then holds in helm's wait until the drill opens it.
         before: () => s.closeGate('a', 'admin'),
@@ -359,11 +370,8 @@ describe('drill: worker SIGKILLed at ten points of real deploys, restarted each 
       // Each attempt a kill cut short was given up by its profile's heartbeat timeout (5 s for a
       // wait, 10 s for a helm write: workflows/activity-proxies.ts) and retried. Other attempts in flight
       // at a kill (the parallel group's) may be among them too.
-      const ids = [
-        ...RELEASES.map((r) => chartId(drill, r)),
-        canaryWorkflowId(drill.namespace, 'web'),
-        manifestId(drill),
-      ];
+      // (The manifest's runs hold every chart's steps: deployRun has no chart child.)
+      const ids = [canaryWorkflowId(drill.namespace, 'web'), manifestId(drill)];
       const retried: string[] = [];
       for (const id of ids)
         for await (const run of client.workflow.list({ query: `WorkflowId = '${id}'` }))
