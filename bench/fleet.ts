@@ -8,7 +8,7 @@ import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { kubeConfig } from '../kube/client';
 import type { ChartPlan, ManifestPlan } from '../core/plan/plans';
-import { helloChart, installCrds } from '../test/helpers/kube';
+import { installCrds, settingsChart } from '../test/helpers/kube';
 import { roundNamespace, startBridge, startRealWorker, watchStatuses, type Seen } from './bridge';
 import type { Sizes } from './config';
 import type { BenchContext } from './context';
@@ -20,11 +20,15 @@ import { median, round, summarize } from './stats';
 /** Flux's helm-controller at its defaults; no HelmRelease here depends on another. */
 const FLUX_REQUEUE = '30s';
 
-/** One size's ArmadaCharts (or HelmReleases): `hello` at one replica, release c-NNNN in `releases`. */
+/**
+ * One size's ArmadaCharts (or HelmReleases): release c-NNNN of examples/charts/settings (one
+ * ConfigMap) in `releases`. Not `hello`: its Service each would exhaust the sandbox's /24 of
+ * Service IPs past ~250 releases.
+ */
 function fleet(size: number, releases: string): ChartPlan[] {
   return Array.from({ length: size }, (_, i) => {
     const name = `c-${String(i).padStart(4, '0')}`;
-    const spec = armadaChartSpec.parse(helloChart(name, releases).spec);
+    const spec = armadaChartSpec.parse(settingsChart(name, releases, { name }).spec);
     return { chart: name, release: name, namespace: releases, workflowId: '', spec };
   });
 }
@@ -41,7 +45,7 @@ const planOf = (charts: ChartPlan[], namespace: string): ManifestPlan => ({
 /**
  * Our side of a round: a fresh namespace and bridge, `size` ArmadaCharts created one after
  * another (as `kubectl apply -f` of one file sends them), and the ms from the first create until a
- * watch has seen every one read `deployed`.
+ * watch has seen every one read `deployed`; then they are deleted, as Flux's are.
  */
 async function armadaRound(ctx: BenchContext, taskQueue: string, size: number, n: number): Promise<number> {
   const namespace = await roundNamespace('fleet', n);
@@ -58,7 +62,7 @@ async function armadaRound(ctx: BenchContext, taskQueue: string, size: number, n
         version: VERSION,
         namespace,
         plural: kinds.ArmadaChart.plural,
-        body: helloChart(chart.chart, namespace),
+        body: settingsChart(chart.chart, namespace, { name: chart.chart }),
       });
     await until(
       `every ArmadaChart of ${namespace} to read deployed`,
@@ -67,11 +71,25 @@ async function armadaRound(ctx: BenchContext, taskQueue: string, size: number, n
     ).catch((err: Error) => {
       throw new Error(`${err.message}; the bridge's last lines:\n${tail(bridge.output())}`, { cause: err });
     });
-    return Math.max(...charts.map((c) => seen.get(c.chart)!.deployed!)) - t0;
+    const ms = Math.max(...charts.map((c) => seen.get(c.chart)!.deployed!)) - t0;
+    await removeFleet(api, namespace);
+    return ms;
   } finally {
     stopWatch();
     await bridge.stop();
   }
+}
+
+/** Deletes a round's ArmadaCharts and waits until the bridge has uninstalled them (untimed). */
+async function removeFleet(api: CustomObjectsApi, namespace: string): Promise<void> {
+  const kind = { group: GROUP, version: VERSION, namespace, plural: kinds.ArmadaChart.plural };
+  await api.deleteCollectionNamespacedCustomObject(kind);
+  await until(
+    `the ArmadaCharts of ${namespace} to be uninstalled and gone`,
+    async () =>
+      ((await api.listNamespacedCustomObject(kind)) as { items: unknown[] }).items.length ? undefined : true,
+    { timeoutMs: 30 * 60_000, intervalMs: 500 },
+  );
 }
 
 /** Flux's side of a round: the same charts as HelmReleases, timed until all are Ready, then removed. */
@@ -86,9 +104,9 @@ async function fluxRound(form: FluxForm, size: number, n: number): Promise<numbe
 
 /**
  * Benchmark 10, a fleet against Flux: at each size, `size` standalone ArmadaCharts (one release of
- * examples/charts/hello each, its Deployment waited for) created → all deployed, through the
- * bridge and the product's worker, beside the same releases as Flux HelmReleases (source- and
- * helm-controller at their defaults) created → all Ready, in alternating rounds.
+ * examples/charts/settings each) created → all deployed, through the bridge and the product's
+ * worker, beside the same releases as Flux HelmReleases (source- and helm-controller at their
+ * defaults) created → all Ready, in alternating rounds.
  */
 export async function runFleet(ctx: BenchContext, sizes: Sizes['fleet']): Promise<Record<string, unknown>> {
   const kubeconfig = ctx.kubeconfig;
@@ -121,7 +139,7 @@ export async function runFleet(ctx: BenchContext, sizes: Sizes['fleet']): Promis
       };
     }
     return {
-      what: `ArmadaCharts (examples/charts/hello, one replica, each its own release) created one after another → all deployed, bridge process + the product's worker, against the same releases as Flux HelmReleases (helm-controller --requeue-dependency=${FLUX_REQUEUE}, its defaults otherwise) → all Ready; ${sizes.rounds} rounds per size, order alternating`,
+      what: `ArmadaCharts (examples/charts/settings, each its own release) created one after another → all deployed, bridge process + the product's worker, against the same releases as Flux HelmReleases (helm-controller --requeue-dependency=${FLUX_REQUEUE}, its defaults otherwise) → all Ready; ${sizes.rounds} rounds per size, order alternating`,
       sizes: bySize,
       target: { armadaVsFluxBelow: 1 },
     };

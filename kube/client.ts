@@ -13,6 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { NonRetryable } from '../core/failures';
 import type { ServiceAccountRef } from '../core/contracts/acting-as';
+import { retryingThrottledApi } from './throttled';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 /** Set inside asCaller: the caller's kubeconfig, loaded once for the scope. */
@@ -138,11 +139,12 @@ function actingAs(base: KubeConfig, user: string): KubeConfig {
 
 /**
  * An API client of the given class on `kubeConfig()`, e.g. `kubeApi(AppsV1Api)`; with `actAs`,
- * every request impersonates that ServiceAccount, so the run can do only what it may.
+ * every request impersonates that ServiceAccount, so the run can do only what it may. A request
+ * the server turns away with HTTP 429 is asked again after its Retry-After (kube/throttled.ts).
  */
 export function kubeApi<T extends ApiType>(api: ApiConstructor<T>, actAs?: ServiceAccountRef): T {
   const base = kubeConfig();
-  return (actAs ? actingAs(base, serviceAccountUser(actAs)) : base).makeApiClient(api);
+  return retryingThrottledApi((actAs ? actingAs(base, serviceAccountUser(actAs)) : base).makeApiClient(api));
 }
 
 /** helm's flag for the same impersonation (`--kube-as-user`), or none. */

@@ -29,6 +29,7 @@ import { LockstepCoordinator } from './lockstep';
 import { writtenRelease } from './release-driver';
 import { deployerFailure, lockedChild, pendingRows, startDeployer, underLock } from './group-deployers';
 import { deployerMember, type LockstepLink } from '../core/plan/lockstep';
+import { chartRunOf } from '../core/plan/run';
 
 /**
  * Deploys one group's charts: all at once (`sequenced: false`), or one at a time in order,
@@ -300,15 +301,8 @@ function startChart(
       workflowId: plan.workflowId,
       args: [
         {
-          chart: plan.chart,
-          release: plan.release,
-          namespace: plan.namespace,
-          spec: plan.spec,
-          mode,
-          resourceNamespace,
+          ...chartRunOf(plan, resourceNamespace, mode, lockstep),
           ...carriedDown(handed),
-          ...(lockstep && { lockstep }),
-          ...(plan.dependencies && { dependencies: plan.dependencies }),
         },
       ],
       staticSummary: `${mode === 'uninstall' ? 'uninstall' : 'deploy'} ${plan.release} in ${plan.namespace}`,

@@ -1,5 +1,5 @@
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,8 +45,8 @@ class OwnSandbox {
   private get clusterDir(): string {
     return path.join(this.dir, 'kwok', 'clusters', this.name);
   }
-  private get pidFile(): string {
-    return path.join(this.clusterDir, 'pids', 'kube-apiserver.pid');
+  private pidFile(component: string): string {
+    return path.join(this.clusterDir, 'pids', `${component}.pid`);
   }
 
   async cluster(command: 'up' | 'down'): Promise<void> {
@@ -65,9 +65,9 @@ class OwnSandbox {
     return helm('--kubeconfig', this.kubeconfig, ...args);
   }
 
-  /** SIGKILLs kube-apiserver, after noting how it was started. */
-  async stopApiServer(): Promise<SavedProcess> {
-    const pid = Number(await readFile(this.pidFile, 'utf8'));
+  /** How a control-plane process of the sandbox was started: its argv, cwd and environment. */
+  async noteProcess(component: string): Promise<SavedProcess & { pid: number }> {
+    const pid = Number(await readFile(this.pidFile(component), 'utf8'));
     const proc = `/proc/${pid}`;
     const argv = (await readFile(`${proc}/cmdline`, 'utf8')).split('\0').filter(Boolean);
     const env = Object.fromEntries(
@@ -76,7 +76,27 @@ class OwnSandbox {
         .filter(Boolean)
         .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
     );
-    const saved = { argv, cwd: await readlink(`${proc}/cwd`), env };
+    return { pid, argv, cwd: await readlink(`${proc}/cwd`), env };
+  }
+
+  /** Starts a control-plane process again as it was (its pid where kwokctl and cluster.sh look). */
+  private async startAgain(component: string, saved: SavedProcess): Promise<ChildProcess> {
+    const log = await open(path.join(this.clusterDir, 'logs', `${component}.log`), 'a');
+    const child = spawn(saved.argv[0], saved.argv.slice(1), {
+      cwd: saved.cwd,
+      env: saved.env,
+      detached: true,
+      stdio: ['ignore', log.fd, log.fd],
+    });
+    child.unref();
+    await log.close();
+    await writeFile(this.pidFile(component), String(child.pid));
+    return child;
+  }
+
+  /** SIGKILLs kube-apiserver, after noting how it was started. */
+  async stopApiServer(): Promise<SavedProcess> {
+    const { pid, ...saved } = await this.noteProcess('kube-apiserver');
     process.kill(pid, 'SIGKILL');
     await eventually(
       'kube-apiserver gone',
@@ -89,18 +109,9 @@ class OwnSandbox {
     return saved;
   }
 
-  /** Starts kube-apiserver as it was (its pid where kwokctl and cluster.sh look) and waits until it serves. */
+  /** Starts kube-apiserver as it was and waits until it serves. */
   async startApiServer(saved: SavedProcess): Promise<void> {
-    const log = await open(path.join(this.clusterDir, 'logs', 'kube-apiserver.log'), 'a');
-    const child = spawn(saved.argv[0], saved.argv.slice(1), {
-      cwd: saved.cwd,
-      env: saved.env,
-      detached: true,
-      stdio: ['ignore', log.fd, log.fd],
-    });
-    child.unref();
-    await log.close();
-    await writeFile(this.pidFile, String(child.pid));
+    const child = await this.startAgain('kube-apiserver', saved);
     // Its log shows why, if it exits or never gets ready (one run waited 120 s in vain).
     const logPath = path.join(this.clusterDir, 'logs', 'kube-apiserver.log');
     const output = () => readFileSync(logPath, 'utf8').slice(-6000);
@@ -110,6 +121,25 @@ class OwnSandbox {
         (await this.kubectl('get', '--raw', '/readyz', '--request-timeout=5s')) === 'ok' ? true : undefined,
       { process: { child, output } },
     );
+  }
+
+  /**
+   * Starts again each noted process that has exited, as its supervisor (the kubelet of a static
+   * pod, systemd) would: kube-controller-manager and kube-scheduler exit when they cannot renew
+   * their leader lease through an outage longer than its renew deadline (10 s). Returns which.
+   */
+  async restartExited(noted: Map<string, SavedProcess & { pid: number }>): Promise<string[]> {
+    const restarted: string[] = [];
+    for (const [component, { pid, ...saved }] of noted) {
+      const running = await readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+        (cmdline) => cmdline.startsWith(saved.argv[0]),
+        () => false,
+      );
+      if (running) continue;
+      await this.startAgain(component, saved);
+      restarted.push(component);
+    }
+    return restarted;
   }
 
   /** Compacts etcd's history up to its current revision: every older resourceVersion is gone. */
@@ -244,6 +274,13 @@ describe('drill: kube-apiserver down for 30 s mid-run; the bridge frozen through
     // The outage, with the bridge frozen through it.
     process.kill(bridge.child.pid!, 'SIGSTOP');
     const outageStart = Date.now();
+    const supervised = new Map(
+      await Promise.all(
+        ['kube-controller-manager', 'kube-scheduler'].map(
+          async (c) => [c, await sandbox.noteProcess(c)] as const,
+        ),
+      ),
+    );
     const apiServer = await sandbox.stopApiServer();
     const workerLogBefore = worker.output().length;
     await manifest.signal(approveSignal, { by: 'the outage drill' });
@@ -258,6 +295,7 @@ describe('drill: kube-apiserver down for 30 s mid-run; the bridge frozen through
     await sleep(Math.max(0, outageStart + OUTAGE_MS - Date.now()));
     await sandbox.startApiServer(apiServer);
     const outageMs = Date.now() - outageStart;
+    const restarted = await sandbox.restartExited(supervised);
 
     // While the bridge still sleeps: two charts change, two are deleted, two are new. Then etcd
     // forgets the history the bridge's watches would resume from.
@@ -282,7 +320,7 @@ describe('drill: kube-apiserver down for 30 s mid-run; the bridge frozen through
       { process: bridge, timeoutMs: 300_000 },
     );
     console.log(
-      `api-outage drill: kube-apiserver down ${outageMs} ms; etcd compacted at revision ${compactedAt}; settled ${Date.now() - outageStart} ms after the outage began`,
+      `api-outage drill: kube-apiserver down ${outageMs} ms; restarted after it: ${restarted.join(', ') || 'none'}; etcd compacted at revision ${compactedAt}; settled ${Date.now() - outageStart} ms after the outage began`,
     );
 
     // The bridge's watches came back to a compacted history, and it listed again.

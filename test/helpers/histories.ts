@@ -170,11 +170,14 @@ export async function resultWithin<T>(
 }
 
 /**
- * Every activity attempt in `events` that was retried because the attempt before it stopped
- * heartbeating (its worker died), as `<activity type> after <heartbeat timeout> s`: what a crash
- * drill reads to show which timeout gave a dead worker's attempt up.
+ * Every activity of `events` that took more than one attempt, by why its last attempt was
+ * retried: `<activity type> after <heartbeat timeout> s` when the attempt before it stopped
+ * heartbeating (its worker died), `<activity type> retried, no failure recorded` when the server
+ * kept none (a history holds only the last attempt's started event and the failure before it, so
+ * an activity retried twice shows only its last cause). What a crash drill reads to show which
+ * timeout gave a dead worker's attempt up.
  */
-export function heartbeatRetries(events: readonly HistoryEvent[]): string[] {
+export function retriedActivities(events: readonly HistoryEvent[]): string[] {
   const scheduled = new Map(
     events
       .filter((e) => e.activityTaskScheduledEventAttributes)
@@ -182,10 +185,14 @@ export function heartbeatRetries(events: readonly HistoryEvent[]): string[] {
   );
   return events.flatMap((e) => {
     const started = e.activityTaskStartedEventAttributes;
-    const timeout = started?.lastFailure?.timeoutFailureInfo?.timeoutType;
-    if (timeout !== temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT) return [];
-    const attributes = scheduled.get(String(started!.scheduledEventId));
-    return [`${attributes?.activityType?.name} after ${Number(attributes?.heartbeatTimeout?.seconds)} s`];
+    if (!started || (started.attempt ?? 1) <= 1) return [];
+    const attributes = scheduled.get(String(started.scheduledEventId));
+    const type = attributes?.activityType?.name;
+    const failure = started.lastFailure;
+    if (!failure) return [`${type} retried, no failure recorded`];
+    if (failure.timeoutFailureInfo?.timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT)
+      return [`${type} after ${Number(attributes?.heartbeatTimeout?.seconds)} s`];
+    return [`${type} after: ${failure.message}`];
   });
 }
 

@@ -60,6 +60,7 @@ async function told(
     /** Releases there before the run, by name. */
     installed?: string[];
     steer?: (run: WorkflowHandle, fake: ReturnType<typeof fakeHelm>) => Promise<void>;
+    mode?: 'uninstall';
   },
 ): Promise<Told> {
   const fake = fakeHelm({ failOn: opts.failOn });
@@ -105,7 +106,7 @@ async function told(
     const run = await h.client.workflow.start(workflow, {
       taskQueue: h.taskQueue,
       workflowId,
-      args: [{ plan }],
+      args: [{ plan, ...(opts.mode && { mode: opts.mode }) }],
     });
     await steer(run);
     result.outcome = await run.result().then(
@@ -248,5 +249,31 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
     };
     expect(byObject(run)).toEqual(byObject(tree));
     expect(byObject(run)['ArmadaChart/c']?.map((n) => n.event)).toEqual(['step-reached', 'step-reached']);
+  });
+
+  it('writes the same status, ArmadaPhase values and notifications when a failed run rolls back (on_failure: rollback)', async () => {
+    const plan = demoPlan({ on_failure: 'rollback', notifications: hook }, uniqueName('ns'));
+    const installed = ['demo-a', 'demo-b'];
+    const tree = await told(manifestWorkflow, plan, { failOn: 'demo-c', installed, notes: 2 });
+    const run = await told(deployRun, plan, { failOn: 'demo-c', installed, notes: 2 });
+    expect(run.outcome).toEqual(tree.outcome);
+    expect(run.writes).toEqual(tree.writes);
+    const reasons = (object: string) =>
+      run.writes[object].map((w) => (w as { event: { reason: string } }).event.reason);
+    expect(reasons('ArmadaManifest/demo').slice(-2)).toEqual(['RollingBack', 'Failed']);
+    expect(run.phases).toEqual(tree.phases);
+    expect(run.notified).toEqual(tree.notified);
+  });
+
+  it('writes the same status and ArmadaPhase values to uninstall, and notifies no one', async () => {
+    const plan = demoPlan({ notifications: hook }, uniqueName('ns'));
+    const installed = ['demo-a', 'demo-b', 'demo-c', 'demo-d'];
+    const tree = await told(manifestWorkflow, plan, { installed, notes: 0, mode: 'uninstall' });
+    const run = await told(deployRun, plan, { installed, notes: 0, mode: 'uninstall' });
+    expect(run.outcome).toEqual(tree.outcome);
+    expect(run.writes).toEqual(tree.writes);
+    expect(run.writes['ArmadaChartGroup/apps'][0]).toMatchObject({ event: { reason: 'Uninstalling' } });
+    expect(run.phases).toEqual(tree.phases);
+    expect(run.notified).toEqual([]);
   });
 });

@@ -46,8 +46,9 @@ export function recordGroup(walk: RunWalk, group: GroupPlan, outcome: GroupOutco
 export async function endRun(
   input: DeployRunInput,
   walk: RunWalk,
-  { control, shown, told }: RunParts,
+  parts: RunParts,
 ): Promise<DeployRunOutcome> {
+  const { control, told } = parts;
   const failed = walk.failure !== undefined;
   const rollbackRequested = control.stopRequested !== null;
   const { cancelled } = control;
@@ -66,8 +67,7 @@ export async function endRun(
     cancelled,
     complete: walk.complete,
   });
-  if (ending.rollBack) await told.rollingBack(walk.failure ?? rollbackReason(control));
-  const rolledBack = ending.rollBack ? await rollBack(walk.changes, shown) : [];
+  const rolledBack = ending.rollBack ? await rollBack(walk, parts) : [];
   const carried = input.carried?.changes;
   const result: DeployRunOutcome = {
     manifest: input.plan.manifest,
@@ -83,11 +83,13 @@ export async function endRun(
 }
 
 /**
- * Undoes every change of the run, newest first, each row shown put back once it is. The run
- * writes the releases itself: it is their lock (docs/design/one-workflow.md, decision 7).
+ * Says why the run rolls back, then undoes every change of the run, newest first, each row shown
+ * put back once it is. The run writes the releases itself: it is their lock
+ * (docs/design/one-workflow.md, decision 7).
  */
-function rollBack(changes: readonly Change[], shown: RunParts['shown']): Promise<string[]> {
-  return undoChanges(changes, (step) => shown.show((p) => markUndone(p.groups, step)));
+async function rollBack(walk: RunWalk, { control, shown, told }: RunParts): Promise<string[]> {
+  await told.rollingBack(walk.failure ?? rollbackReason(control));
+  return undoChanges(walk.changes, (step) => shown.show((p) => markUndone(p.groups, step)));
 }
 
 /** Why a run that did not fail rolls back, in the manifest workflow's words: the rollback asked for (or its cancellation). */
