@@ -41,6 +41,35 @@ export function runObjects(plan: ManifestPlan): string[] {
   return [...new Set(keys)];
 }
 
+/**
+ * Temporal's default limit on one search attribute's value, the JSON of the list in bytes
+ * (`frontend.searchAttributesSizeOfValueLimit`; Temporal Cloud's too). A run that sets a longer
+ * value fails in its first workflow task.
+ */
+export const SEARCH_VALUE_LIMIT_BYTES = 2048;
+
+/**
+ * The run's `ArmadaObjects` value: runObjects as far as it fits in SEARCH_VALUE_LIMIT_BYTES. The
+ * manifest, groups and Deployers come first (each is found by nothing else when no cluster is
+ * there to read), then the charts in plan order until the next one would not fit: a chart left
+ * out is found through its group (`ArmadaObjects = 'ArmadaChartGroup/<ns>/<group>'`) or its
+ * place. Names are DNS labels, so a key's JSON is its length plus two quotes. About 50 chart
+ * keys of 20-character names fit; the run still steers every object it deploys (runObjects).
+ */
+export function searchedObjects(plan: ManifestPlan): string[] {
+  const all = runObjects(plan);
+  const isChart = (key: string) => key.startsWith('ArmadaChart/');
+  const listed: string[] = [];
+  let bytes = '[]'.length;
+  for (const key of [...all.filter((k) => !isChart(k)), ...all.filter(isChart)]) {
+    const more = JSON.stringify(key).length + (listed.length > 0 ? ','.length : 0);
+    if (bytes + more > SEARCH_VALUE_LIMIT_BYTES) break;
+    listed.push(key);
+    bytes += more;
+  }
+  return listed;
+}
+
 /** The visibility query of the running runs that deploy `object`. */
 export function deployingRunsQuery(object: ObjectRef): string {
   return `ArmadaObjects = '${objectKey(object)}' AND ExecutionStatus = 'Running'`;

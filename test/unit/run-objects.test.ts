@@ -2,6 +2,8 @@ import {
   deployingRunsQuery,
   routeInRun,
   runObjects,
+  SEARCH_VALUE_LIMIT_BYTES,
+  searchedObjects,
   type ObjectRef,
   type SteeringVerb,
 } from '../../core/plan/run-objects';
@@ -53,6 +55,53 @@ describe('the objects a run deploys (core/plan/run-objects.ts)', () => {
       'ArmadaChart/team-a/c',
       'ArmadaChartGroup/team-a/again',
     ]);
+  });
+
+  it('searches by all of them when they fit in one search attribute value', () => {
+    expect(searchedObjects(plan)).toEqual([
+      'ArmadaManifest/team-a/demo',
+      'ArmadaChartGroup/team-a/platform',
+      'Deployer/team-a/api',
+      'ArmadaChartGroup/team-a/apps',
+      'ArmadaChart/team-a/a',
+      'ArmadaChart/team-a/b',
+      'ArmadaChart/team-a/c',
+    ]);
+  });
+
+  describe('a manifest too large for one search attribute value (drill 7: 300 charts in 30 groups)', () => {
+    const large: ManifestPlan = {
+      ...plan,
+      groups: Array.from({ length: 30 }, (_, g) => ({
+        name: `group-${g}`,
+        sequenced: false,
+        charts: Array.from({ length: 10 }, (_, c) => chart(`chart-${g}-${c}`)),
+      })),
+    };
+    const listed = searchedObjects(large);
+    const json = JSON.stringify(listed);
+
+    it('lists what fits in Temporal’s limit, as Temporal measures it (the JSON’s bytes)', () => {
+      expect(JSON.stringify(runObjects(large)).length).toBeGreaterThan(SEARCH_VALUE_LIMIT_BYTES);
+      expect(Buffer.byteLength(json)).toBeLessThanOrEqual(SEARCH_VALUE_LIMIT_BYTES);
+      // Nothing more would fit: the next chart in plan order would go over.
+      const next = runObjects(large).find((key) => !listed.includes(key))!;
+      expect(Buffer.byteLength(JSON.stringify([...listed, next]))).toBeGreaterThan(SEARCH_VALUE_LIMIT_BYTES);
+    });
+
+    it('keeps the manifest and every group, then the first charts in plan order', () => {
+      expect(listed.slice(0, 31)).toEqual([
+        'ArmadaManifest/team-a/demo',
+        ...large.groups.map((g) => `ArmadaChartGroup/team-a/${g.name}`),
+      ]);
+      const charts = listed.slice(31);
+      expect(charts.length).toBeGreaterThan(0);
+      expect(charts).toEqual(
+        runObjects(large)
+          .filter((key) => key.startsWith('ArmadaChart/'))
+          .slice(0, charts.length),
+      );
+    });
   });
 
   it('finds the running runs that deploy an object by their ArmadaObjects', () => {
