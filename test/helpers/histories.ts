@@ -172,10 +172,12 @@ export async function resultWithin<T>(
 /**
  * Every activity of `events` that took more than one attempt, by why its last attempt was
  * retried: `<activity type> after <heartbeat timeout> s` when the attempt before it stopped
- * heartbeating (its worker died), `<activity type> retried, no failure recorded` when the server
- * kept none (a history holds only the last attempt's started event and the failure before it, so
- * an activity retried twice shows only its last cause). What a crash drill reads to show which
- * timeout gave a dead worker's attempt up.
+ * heartbeating (its worker died); `<activity type> after <start-to-close timeout> s
+ * (start-to-close)` when one without a heartbeat (a quick one, e.g. an off-path status write)
+ * outlived its start-to-close timeout (its worker died, or it ran too long); `<activity type>
+ * retried, no failure recorded` when the server kept none (a history holds only the last
+ * attempt's started event and the failure before it, so an activity retried twice shows only its
+ * last cause). What a crash drill reads to show which timeout gave a dead worker's attempt up.
  */
 export function retriedActivities(events: readonly HistoryEvent[]): string[] {
   const scheduled = new Map(
@@ -192,6 +194,11 @@ export function retriedActivities(events: readonly HistoryEvent[]): string[] {
     if (!failure) return [`${type} retried, no failure recorded`];
     if (failure.timeoutFailureInfo?.timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT)
       return [`${type} after ${Number(attributes?.heartbeatTimeout?.seconds)} s`];
+    if (
+      failure.timeoutFailureInfo?.timeoutType ===
+      temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE
+    )
+      return [`${type} after ${Number(attributes?.startToCloseTimeout?.seconds)} s (start-to-close)`];
     return [`${type} after: ${failure.message}`];
   });
 }
