@@ -12,37 +12,54 @@ import { freePort } from './temporal';
 const PROMETHEUS = process.env.ARMADA_PROMETHEUS || 'prometheus';
 
 /**
- * An exporter for pods that run no process (kwok's): on every scrape it lists the pods of
- * `namespace` from the API server and serves one series per pod,
- * `app_error_ratio{namespace, pod, app}`, whose value `errorRatio(pod)` gives; the test changes
- * that function to steer the canary healthy or failing.
+ * An exporter for pods that run no process (kwok's): it serves one series per pod of
+ * `namespace`, `app_error_ratio{namespace, pod, app}`, whose value `errorRatio(pod)` gives; the
+ * test changes that function to steer the canary healthy or failing. The pods come from a list
+ * of the API server it keeps refreshing beside the scrapes (every 200 ms, one list at a time),
+ * not from a list per scrape: a scrape has 1 s (its interval), and one that times out on a slow
+ * API server marks every series stale, so a canary's check would find none.
  */
 export async function startPodExporter(namespace: string, errorRatio: (pod: V1Pod) => number) {
   const core = kubeConfig().makeApiClient(CoreV1Api);
   const state = { errorRatio, scrapes: 0 };
+  let pods: V1Pod[] | undefined;
+  let listError: unknown;
+  let stopped = false;
+  const refresh = async () => {
+    while (!stopped) {
+      try {
+        pods = (await core.listNamespacedPod({ namespace })).items;
+        listError = undefined;
+      } catch (err) {
+        listError = err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') return void res.writeHead(404).end();
-    core.listNamespacedPod({ namespace }).then(
-      ({ items }) => {
-        const lines = items
-          .filter((pod) => !pod.metadata?.deletionTimestamp)
-          .map((pod) => {
-            const { name, labels } = pod.metadata!;
-            const app = labels?.app ?? labels?.['app.kubernetes.io/name'] ?? '';
-            return `app_error_ratio{namespace="${namespace}",pod="${name}",app="${app}"} ${state.errorRatio(pod)}`;
-          });
-        state.scrapes++;
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-        res.end(['# TYPE app_error_ratio gauge', ...lines, ''].join('\n'));
-      },
-      (err: unknown) => res.writeHead(500).end(String(err)),
-    );
+    if (!pods) return void res.writeHead(503).end(`no list of the pods yet: ${String(listError)}`);
+    const lines = pods
+      .filter((pod) => !pod.metadata?.deletionTimestamp)
+      .map((pod) => {
+        const { name, labels } = pod.metadata!;
+        const app = labels?.app ?? labels?.['app.kubernetes.io/name'] ?? '';
+        return `app_error_ratio{namespace="${namespace}",pod="${name}",app="${app}"} ${state.errorRatio(pod)}`;
+      });
+    state.scrapes++;
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end(['# TYPE app_error_ratio gauge', ...lines, ''].join('\n'));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const refreshing = refresh();
   return {
     address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     state,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: async () => {
+      stopped = true;
+      await refreshing;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
