@@ -13,6 +13,8 @@ import { rootMessage } from '../core/failures';
 import type { AnyProgress } from '../core/progress';
 import type { Approval, Request } from '../core/control';
 import type { RunMemo } from '../core/plan/specs';
+import { canaryWorkflowId } from '../core/plan/names';
+import { chartMessageAtRun, type ObjectRef } from '../core/plan/run-objects';
 import { holdsLockOnly, type RunState } from '../core/bridge/decide-run';
 import { formatProgress } from './progress';
 import type { SteeringSigner } from './steering-key';
@@ -107,16 +109,23 @@ export async function control(
         return { workflowId, answer: await handle.executeUpdate(promoteUpdate, { args: [req] }) };
       case 'pause':
       case 'resume': {
-        const paused = (await handle.query(progressQuery).catch(() => undefined))?.paused;
+        const progress = await handle.query(progressQuery).catch(() => undefined);
+        const paused = progress?.paused;
         if (command === 'pause' && paused)
           throw refused(`paused already since ${paused.since}${paused.by ? ` by ${paused.by}` : ''}`);
         if (command === 'resume' && paused === undefined) throw refused('it is not paused');
+        const landing = await chartLanding(client, command, route.target, workflowId, progress);
         await handle.signal(command === 'pause' ? pauseSignal : resumeSignal, req);
-        return { workflowId, answer: command === 'pause' ? 'pausing at the next safe point' : 'resumed' };
+        const answer = command === 'pause' ? 'pausing at the next safe point' : 'resumed';
+        return { workflowId, answer: answer + landing };
       }
-      case 'rollback':
+      case 'rollback': {
+        const progress = route.target && (await handle.query(progressQuery).catch(() => undefined));
+        const landing = await chartLanding(client, command, route.target, workflowId, progress);
         await handle.signal(rollbackSignal, req);
-        return { workflowId, answer: 'rolling back: no more charts or steps start, then this run is undone' };
+        const answer = 'rolling back: no more charts or steps start, then this run is undone';
+        return { workflowId, answer: answer + landing };
+      }
       case 'cancel':
         await cancelRun(client, workflowId, req);
         return {
@@ -128,6 +137,32 @@ export async function control(
     if (err instanceof WorkflowUpdateFailedError) throw refused(rootMessage(err));
     throw err;
   }
+}
+
+/**
+ * What the answer to a pause, resume or rollback naming a chart (`target`, a manifest's chart)
+ * adds when the run deploying the chart takes it rather than the chart's canary: that the run
+ * passes it on to the canary, or takes it as a whole (chartMessageAtRun); refused, before it is
+ * sent, for a chart the run's plan (its progress) does not hold. Nothing for a canary's own.
+ */
+async function chartLanding(
+  client: Client,
+  verb: 'pause' | 'resume' | 'rollback',
+  target: ObjectRef | undefined,
+  workflowId: string,
+  progress: AnyProgress | undefined,
+): Promise<string> {
+  if (target?.kind !== 'ArmadaChart') return '';
+  const canary = canaryWorkflowId(target.namespace, target.name);
+  if (workflowId === canary) return '';
+  const planned =
+    progress && 'groups' in progress
+      ? progress.groups.flatMap((g) => g.charts.map((c) => c.chart))
+      : undefined;
+  const running = (await latestRun(client, canary))?.running ?? false;
+  const landing = chartMessageAtRun(verb, target, workflowId, planned, { workflowId: canary, running });
+  if ('refused' in landing) throw new ControlRefused(`${verb} refused: ${landing.refused}`);
+  return `; ${landing.note}`;
 }
 
 /**

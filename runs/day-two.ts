@@ -19,6 +19,7 @@ import {
   type RunPlan,
 } from '../core/plan/finished-runs';
 import type { Resume } from '../core/plan/plans';
+import { undidChangeOf, undoersOf, type ListedObject } from '../core/plan/undone-changes';
 import { changedName, deployerBackTo } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
@@ -88,9 +89,13 @@ function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): stri
   const byId = `WorkflowId = '${deploys}'`;
   const { kind, namespace, name } = place;
   const own = `${ArmadaKind.name} = '${kind}' AND ${ArmadaNamespace.name} = '${namespace}' AND ${ArmadaName.name} = '${name}'`;
-  // Inside its manifest's run, an undo of another group or chart of the manifest undid none of its changes.
-  if (runsInsideManifest(place))
-    return `${byId} AND (WorkflowType != 'undoWorkflow' OR (${own}) OR ${ArmadaKind.name} = 'ArmadaManifest')`;
+  // Inside its manifest's run, only the undos of what holds it may have undone its changes (undidChangeOf).
+  if (runsInsideManifest(place)) {
+    const undoers = undoersOf(place).map(
+      (u) => `(${ArmadaKind.name} = '${u.kind}' AND ${ArmadaName.name} = '${u.name}')`,
+    );
+    return `${byId} AND (WorkflowType != 'undoWorkflow' OR ${undoers.join(' OR ')})`;
+  }
   if (undos === deploys) return byId;
   return `${byId} OR (WorkflowId = '${undos}' AND WorkflowType = 'undoWorkflow' AND ${own})`;
 }
@@ -99,7 +104,7 @@ function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): stri
  * A group or chart a manifest lists: the manifest's run deploys it (deployRun), so its deploys
  * are the manifest's runs and its changes are theirs of its own releases and Deployers (listedChanges).
  */
-function runsInsideManifest(place: ObjectPlace): place is ObjectPlace & { manifest: string } {
+function runsInsideManifest(place: ObjectPlace): place is ObjectPlace & ListedObject {
   return (place.kind === 'ArmadaChartGroup' || place.kind === 'ArmadaChart') && place.manifest !== undefined;
 }
 
@@ -231,7 +236,7 @@ export async function undoRequest(
       );
     chosen = await pick(run);
   } else {
-    for await (const run of previousDeploys(runs, (r) => undoneRun(client, r))) {
+    for await (const run of previousDeploys(runs, (r) => undoneRun(client, place, r))) {
       const found = await pick(run);
       if (
         place.kind === 'Deployer'
@@ -325,9 +330,16 @@ export async function* previousDeploys<Run extends PastRun>(
   }
 }
 
-/** The run an undo run undid (from its input); undefined for a deploy. Reads only undo-shaped runs. */
-async function undoneRun(client: Client, run: Execution): Promise<string | undefined> {
-  if (run.type === 'undoWorkflow') return (await inputOf<UndoRun>(client, run)).undoes.runId;
+/**
+ * The run an undo run undid (from its input) as far as it undid the object's change (an undo of
+ * another object inside its manifest's run: undidChangeOf); undefined for a deploy. Reads only
+ * undo-shaped runs.
+ */
+async function undoneRun(client: Client, place: ObjectPlace, run: Execution): Promise<string | undefined> {
+  if (run.type === 'undoWorkflow') {
+    const undo = await inputOf<UndoRun>(client, run);
+    return runsInsideManifest(place) && !undidChangeOf(place, undo) ? undefined : undo.undoes.runId;
+  }
   if (run.type === 'deployerWorkflow') return (await inputOf<DeployerRun>(client, run)).undoes;
   return undefined;
 }

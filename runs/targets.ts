@@ -93,7 +93,9 @@ export type Route = { workflowIds: string[]; gate?: string; target?: ObjectRef }
  *   passes the manifest's gate before it, and only that gate;
  * - a chart: its canary while one runs, else the run that drives it: its manifest's, its
  *   group's, or its own release's (`helm:<namespace>/<release>`) when it stands alone;
- *   approve and promote go to its canary only, and a chart without one refuses them;
+ *   approve and promote go to its canary only, and a chart without one refuses them; a
+ *   manifest's chart is the message's `target`: without a canary running, its manifest's run
+ *   takes a pause, resume or rollback as a whole (control says so in its answer);
  * - cancel: the run of the object itself (a manifest, a Deployer, a group or chart on its own),
  *   never a canary alone nor, for a group or chart a manifest or group lists, the run that lists
  *   it: that is refused, naming the run to cancel instead.
@@ -122,11 +124,14 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
     return { workflowIds: driver(), ...(gate && { gate }) };
   }
   const canary = canaryWorkflowId(namespace, name);
+  // A manifest's run deploys its charts: the message names the chart (decision 5), so the run
+  // passes it on to the chart's canary or refuses a chart it does not deploy (runs/control.ts).
+  const named = place.manifest && verb !== 'progress' ? { target: { kind, namespace, name } } : {};
   if (verb === 'approve' || verb === 'promote')
     return place.canary
-      ? { workflowIds: [canary] }
+      ? { workflowIds: [canary], ...named }
       : { refused: `ArmadaChart ${namespace}/${name} has no canary steps: nothing to ${verb}` };
-  return { workflowIds: place.canary ? [canary, ...driver()] : driver() };
+  return { workflowIds: place.canary ? [canary, ...driver()] : driver(), ...named };
 }
 
 /** The manifest and group specs an object's place is read from (its namespace's, not being deleted). */

@@ -99,3 +99,29 @@ export function routeInRun(
     return { refused: `${what} has no canary running in this run: nothing to ${verb} there` };
   return { to: 'run' };
 }
+
+/**
+ * What a sender tells of a pause, resume or rollback naming a chart (`target`) that reaches the
+ * run deploying it, `run`, not the chart's canary (decision 5): refused when the run's plan has no
+ * such chart (`planned`: the charts its progress lists; unknown: not checked), as the run would
+ * refuse it (routeInRun) while the sender answered "pausing"; else what the run does with it: pass
+ * it on to the chart's canary when one runs, or take it as a whole, for every chart it deploys
+ * (a chart without a canary has no pause or rollback of its own inside its manifest's run).
+ */
+export function chartMessageAtRun(
+  verb: 'pause' | 'resume' | 'rollback',
+  target: ObjectRef,
+  run: string,
+  planned: readonly string[] | undefined,
+  canary: { workflowId: string; running: boolean },
+): { refused: string } | { note: string } {
+  const what = describeObject(target);
+  if (planned && !planned.includes(target.name))
+    return {
+      refused: `${what} is not in the plan of the run ${run} (its charts: ${planned.join(', ') || 'none'}): that run started before the chart was listed; steer it by the object it runs, or wait for the run that deploys the chart`,
+    };
+  if (canary.running) return { note: `passed on to the canary of ${what} (${canary.workflowId})` };
+  return {
+    note: `${what} has no canary running: ${run} takes the ${verb} as a whole, for every chart it deploys`,
+  };
+}

@@ -297,15 +297,16 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     // Every change of the chart's spec had its manifest run: none was lost to a repair holding the ID.
     expect((await manifestRuns()).filter((t) => t === 'deployRun').length).toBeGreaterThanOrEqual(6);
 
-    // An undo of the chart takes the same lock: it runs under the manifest's ID. A second
-    // --previous finds the first undo there and goes one deploy further back.
+    // An undo of the chart's group and one of the chart take the same lock: they run under the
+    // manifest's ID. The chart's --previous finds its group's undo there (it put the chart's
+    // release back) and goes one deploy further back.
     process.env.ARMADA_TASK_QUEUE = harness().taskQueue;
-    const undo = () => armadactl('rollback', 'act/shop', '-n', crs, '--previous');
-    const first = await undo();
+    const undo = (target: string) => armadactl('rollback', target, '-n', crs, '--previous');
+    const first = await undo('acg/storefront');
     expect(first).toMatchObject({ code: 0 });
     expect(first.printed).toContain(`(workflow ${manifestId})`);
     expect(await deployedMessage(release)).toBe('m4');
-    expect(await undo()).toMatchObject({ code: 0 });
+    expect(await undo('act/shop')).toMatchObject({ code: 0 });
     expect(await deployedMessage(release)).toBe('m3');
     expect((await harness().client.workflow.getHandle(manifestId).describe()).type).toBe('undoWorkflow');
   });

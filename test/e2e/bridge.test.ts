@@ -618,7 +618,8 @@ ${charts}`,
     const deployedFirst = JSON.parse(await helm('list', '-n', releases, '-o', 'json')) as { name: string }[];
     expect(deployedFirst.map((r) => r.name).sort()).toEqual(['g-backend', 'g-settings']);
 
-    // A chart the manifest lists (its release is g-web, not web) is steered through the manifest.
+    // A chart the manifest lists (its release is g-web, not web) is steered through the manifest:
+    // named as the message's target, without a canary, it pauses the manifest's run as a whole.
     await kubectl('annotate', 'act', 'web', '-n', crs, 'armada.airshipit.org/action=pause');
     const paused = await eventually('the manifest paused, in its status', async () => {
       const m = await json('get', 'amf', 'demo', '-n', crs);
@@ -629,7 +630,7 @@ ${charts}`,
       expect.objectContaining({ type: 'Paused', status: 'True' }),
     );
     expect(await eventsOf(crs, 'web', 'Action')).toContain(
-      `${admin} asked to pause: pausing at the next safe point (ArmadaManifest:${crs}/demo)`,
+      `${admin} asked to pause: pausing at the next safe point; ArmadaChart ${crs}/web has no canary running: ArmadaManifest:${crs}/demo takes the pause as a whole, for every chart it deploys (ArmadaManifest:${crs}/demo)`,
     );
     await kubectl('annotate', 'act', 'web', '-n', crs, 'armada.airshipit.org/action=resume');
     await eventually('the pause cleared', async () => {

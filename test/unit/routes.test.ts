@@ -29,6 +29,8 @@ const objects: [string, ObjectPlace][] = [
 ];
 
 const M = 'ArmadaManifest:ns/demo';
+/** A manifest's chart, named as the message's target: the manifest's run passes it on or refuses it. */
+const named = (chart: string) => ({ target: { kind: 'ArmadaChart', namespace: 'ns', name: chart } });
 const refused = (what: string) => ({
   refused: expect.stringMatching(new RegExp(`^ArmadaChart ns/${what} has no canary`)),
 });
@@ -39,8 +41,8 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: [M] },
     { workflowIds: [M] },
     { workflowIds: ['ArmadaChartGroup:ns/solo'] },
-    { workflowIds: ['ArmadaChart:ns/web/canary', M] },
-    { workflowIds: [M] },
+    { workflowIds: ['ArmadaChart:ns/web/canary', M], ...named('web') },
+    { workflowIds: [M], ...named('db') },
     { workflowIds: ['ArmadaChartGroup:ns/solo'] },
     { workflowIds: ['helm:apps/lone'] },
     { workflowIds: ['ArmadaChart:ns/shop/canary', 'helm:apps/shop'] },
@@ -50,7 +52,7 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: [M] },
     { workflowIds: [M], gate: 'before group platform' },
     { workflowIds: ['ArmadaChartGroup:ns/solo'] },
-    { workflowIds: ['ArmadaChart:ns/web/canary'] },
+    { workflowIds: ['ArmadaChart:ns/web/canary'], ...named('web') },
     refused('db'),
     refused('cache'),
     refused('lone'),
@@ -73,12 +75,15 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['Deployer:ns/nginx'] },
   ],
   promote: [], // where approve goes, with no gate named
-  // resume, rollback and progress go where pause goes
+  // resume and rollback go where pause goes, progress too without naming a target
   resume: [],
   rollback: [],
   progress: [],
 };
-for (const verb of ['resume', 'rollback', 'progress'] as const) expected[verb] = expected.pause;
+for (const verb of ['resume', 'rollback'] as const) expected[verb] = expected.pause;
+expected.progress = expected.pause.map((route) =>
+  Object.fromEntries(Object.entries(route as object).filter(([key]) => key !== 'target')),
+);
 expected.promote = expected.approve.map((route) =>
   Object.fromEntries(Object.entries(route as object).filter(([key]) => key !== 'gate')),
 );

@@ -1,4 +1,5 @@
 import {
+  chartMessageAtRun,
   deployingRunsQuery,
   routeInRun,
   runObjects,
@@ -155,5 +156,42 @@ describe('the objects a run deploys (core/plan/run-objects.ts)', () => {
     ['its manifest: the run', 'pause', { ...a, kind: 'ArmadaManifest', name: 'demo' }, false, { to: 'run' }],
   ])('routes a message naming a chart inside the run: %s', (_case, verb, target, canary, route) => {
     expect(routeInRun(verb, target, deployed, canary)).toEqual(route);
+  });
+});
+
+describe('chartMessageAtRun: a pause, resume or rollback naming a manifest’s chart that its run takes', () => {
+  const web: ObjectRef = { kind: 'ArmadaChart', namespace: 'ns', name: 'web' };
+  const run = 'ArmadaManifest:ns/demo';
+  const canary = { workflowId: 'ArmadaChart:ns/web/canary', running: false };
+  it.each<[string, Parameters<typeof chartMessageAtRun>, ReturnType<typeof chartMessageAtRun>]>([
+    [
+      'no canary: the run takes it as a whole',
+      ['pause', web, run, ['web', 'db'], canary],
+      {
+        note: 'ArmadaChart ns/web has no canary running: ArmadaManifest:ns/demo takes the pause as a whole, for every chart it deploys',
+      },
+    ],
+    [
+      'its canary running: passed on to it',
+      ['rollback', web, run, ['web'], { ...canary, running: true }],
+      { note: 'passed on to the canary of ArmadaChart ns/web (ArmadaChart:ns/web/canary)' },
+    ],
+    [
+      'a chart the run’s plan does not hold: refused before it is sent',
+      ['resume', web, run, ['db'], canary],
+      {
+        refused:
+          'ArmadaChart ns/web is not in the plan of the run ArmadaManifest:ns/demo (its charts: db): that run started before the chart was listed; steer it by the object it runs, or wait for the run that deploys the chart',
+      },
+    ],
+    [
+      'the plan unknown (no progress): not checked',
+      ['pause', web, run, undefined, canary],
+      {
+        note: 'ArmadaChart ns/web has no canary running: ArmadaManifest:ns/demo takes the pause as a whole, for every chart it deploys',
+      },
+    ],
+  ])('%s', (_case, args, landing) => {
+    expect(chartMessageAtRun(...args)).toEqual(landing);
   });
 });

@@ -1,3 +1,4 @@
+import type { WorkflowHandle } from '@temporalio/client';
 import type * as activities from '../../activities';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
@@ -10,7 +11,9 @@ import type { ObjectRef } from '../../core/plan/run-objects';
 import type { CanaryOutcome } from '../../core/contracts/workflows';
 import type { CanaryProgress } from '../../core/progress';
 import { runsDeploying } from '../../runs/deploying-run';
-import { deployRun } from '../../workflows';
+import { ControlRefused, control } from '../../runs/control';
+import { manifestWorkflowId, routeOf, type ObjectPlace } from '../../runs/targets';
+import { deployRun, manifestWorkflow } from '../../workflows';
 import { ArmadaObjects } from '../../workflows/search-attributes';
 import { approveSignal, approveUpdate, canaryProgressQuery, progressQuery } from '../../workflows/messages';
 import { sharedWorker, uniqueName } from '../helpers/env';
@@ -233,5 +236,86 @@ describe('deployRun: messages that name a chart (stubbed activities, real dev se
     expect(several.err[0]).toContain(other.workflowId);
     await other.terminate('test done');
     await run.terminate('test done');
+  });
+
+  it('a manifest’s chart named as the target: its canary takes its pause; without one the manifest’s run, as a whole, and says so; a chart the run’s plan lacks is refused; an old-build manifestWorkflow takes it as its own', async () => {
+    const ns = uniqueName('ns');
+    const { client, taskQueue } = harness();
+    const inManifest = (manifest: string, name: string, canary: boolean): ObjectPlace => ({
+      kind: 'ArmadaChart',
+      namespace: ns,
+      name,
+      manifest,
+      group: 'apps',
+      canary,
+    });
+    const send = (place: ObjectPlace, verb: 'pause' | 'resume') =>
+      control(client, routeOf(place, verb), verb, { by: 'alice' });
+    const pausedBy = async (handle: WorkflowHandle) => (await handle.query(progressQuery)).paused;
+    const whole = (verb: string, workflowId: string) =>
+      `ArmadaChart ${ns}/c has no canary running: ${workflowId} takes the ${verb} as a whole, for every chart it deploys`;
+
+    const demo = manifestWorkflowId(ns, 'demo');
+    const run = await client.workflow.start(deployRun, {
+      taskQueue,
+      workflowId: demo,
+      args: [{ plan: twoCanaries(ns, 'demo') }],
+    });
+    await eventually('a canary waits for approval', () => canaryProgress(ns, 'a'), quickly);
+
+    // c has no canary: the manifest's run takes it, paused as a whole, and the answer says so.
+    expect(await send(inManifest('demo', 'c', false), 'pause')).toEqual({
+      workflowId: demo,
+      answer: `pausing at the next safe point; ${whole('pause', demo)}`,
+    });
+    expect(await eventually('the run paused', () => pausedBy(run), quickly)).toMatchObject({
+      target: chartRef(ns, 'c'),
+    });
+    expect((await send(inManifest('demo', 'c', false), 'resume')).answer).toBe(
+      `resumed; ${whole('resume', demo)}`,
+    );
+    expect(await pausedBy(run)).toBeUndefined();
+
+    // a's canary runs: it takes a's pause itself, and the run goes on unpaused.
+    expect(await send(inManifest('demo', 'a', true), 'pause')).toEqual({
+      workflowId: canaryWorkflowId(ns, 'a'),
+      answer: 'pausing at the next safe point',
+    });
+    await eventually('a’s canary paused', async () => (await canaryProgress(ns, 'a'))?.paused, quickly);
+    expect(await pausedBy(run)).toBeUndefined();
+    await send(inManifest('demo', 'a', true), 'resume');
+
+    // The listings name a chart the running run's plan does not hold: refused before it is sent.
+    await expect(send(inManifest('demo', 'ghost', false), 'pause')).rejects.toThrow(
+      new ControlRefused(
+        `pause refused: ArmadaChart ${ns}/ghost is not in the plan of the run ${demo} (its charts: a, b, c): that run started before the chart was listed; steer it by the object it runs, or wait for the run that deploys the chart`,
+      ),
+    );
+    expect(await pausedBy(run)).toBeUndefined();
+    await run.terminate('test done');
+
+    // A manifest run of the old build (manifestWorkflow, held at its gate) reads no target: the
+    // message is its own, as before targets, and it pauses as a whole.
+    const oldId = manifestWorkflowId(ns, 'old');
+    const old = await client.workflow.start(manifestWorkflow, {
+      taskQueue,
+      workflowId: oldId,
+      args: [{ plan: twoCanaries(ns, 'old', { approval: { before: ['apps'] } }) }],
+    });
+    await eventually(
+      'the old run waits at its gate',
+      async () => (await old.query(progressQuery)).gate,
+      quickly,
+    );
+    expect((await send(inManifest('old', 'c', false), 'pause')).answer).toBe(
+      `pausing at the next safe point; ${whole('pause', oldId)}`,
+    );
+    expect(await eventually('the old run paused', () => pausedBy(old), quickly)).toMatchObject({
+      by: 'alice',
+      target: chartRef(ns, 'c'),
+    });
+    await send(inManifest('old', 'c', false), 'resume');
+    expect(await pausedBy(old)).toBeUndefined();
+    await old.terminate('test done');
   });
 });

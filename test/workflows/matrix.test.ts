@@ -225,8 +225,19 @@ const rows: [string, () => ObjectPlace, Verb, RegExp, string?][] = [
     'promote',
     /^refused: .*promote steers a canary/,
   ],
-  ['chart in a manifest', () => place('ArmadaChart', 'db'), 'pause', /^ArmadaManifest:.*: pausing/],
-  ['chart in a manifest', () => place('ArmadaChart', 'db'), 'resume', /^ArmadaManifest:.*: resumed$/],
+  // named as the message's target (the old build's manifestWorkflow takes it as its own), as a whole
+  [
+    'chart in a manifest',
+    () => place('ArmadaChart', 'db'),
+    'pause',
+    /^ArmadaManifest:.*: pausing at the next safe point; ArmadaChart .*\/db has no canary running: ArmadaManifest:.* takes the pause as a whole, for every chart it deploys$/,
+  ],
+  [
+    'chart in a manifest',
+    () => place('ArmadaChart', 'db'),
+    'resume',
+    /^ArmadaManifest:.*: resumed; ArmadaChart .*\/db has no canary running: ArmadaManifest:.* takes the resume as a whole/,
+  ],
   [
     'chart in a manifest',
     () => place('ArmadaChart', 'db'),

@@ -1,0 +1,44 @@
+/**
+ * Which undos `rollback --previous` of a group or chart a manifest lists counts as having taken
+ * back its change of the run they undid (README "Undo"). Its deploys are the manifest's runs, and
+ * the undos of the manifest, of its groups and of its charts all run under the manifest's ID
+ * (core/plan/release-lock.ts): an undo of another of its groups or charts undid none of its changes.
+ */
+
+import type { UndoRun } from '../contracts/workflows';
+import { listedChanges } from './finished-runs';
+
+/** A group or chart a manifest lists (runs/targets.ts ObjectPlace). */
+export interface ListedObject {
+  kind: 'ArmadaChartGroup' | 'ArmadaChart';
+  name: string;
+  /** The manifest that lists it (a group) or its group (a chart). */
+  manifest: string;
+  /** The group that lists it (a chart). */
+  group?: string;
+}
+
+/** The objects whose undos may have taken `object`'s change back: itself, its manifest, a chart's group. */
+export function undoersOf(object: ListedObject): Pick<UndoRun, 'kind' | 'name'>[] {
+  return [
+    { kind: object.kind, name: object.name },
+    { kind: 'ArmadaManifest', name: object.manifest },
+    ...(object.kind === 'ArmadaChart' && object.group
+      ? [{ kind: 'ArmadaChartGroup' as const, name: object.group }]
+      : []),
+  ];
+}
+
+/**
+ * Whether `undo` took back `object`'s change of the run it undid: an undo of the object or of one
+ * that holds it (undoersOf); for a chart, only one whose changes hold its release's (an undo of
+ * its group or manifest holds the changes of each chart the run changed, listedChanges). An undo
+ * of one chart does not count for its group: the group's other charts kept their changes.
+ */
+export function undidChangeOf(
+  object: ListedObject,
+  undo: Pick<UndoRun, 'kind' | 'name' | 'changes'>,
+): boolean {
+  if (!undoersOf(object).some((u) => u.kind === undo.kind && u.name === undo.name)) return false;
+  return object.kind !== 'ArmadaChart' || listedChanges(object, undo.changes, undefined).length > 0;
+}
