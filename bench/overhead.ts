@@ -3,7 +3,8 @@ import { armadaChartSpec, type ArmadaChartSpec } from '../api/chart';
 import { armadaChartGroupSpec, type ArmadaChartGroupSpec } from '../api/chart-group';
 import { armadaManifestSpec } from '../api/manifest';
 import { manifestRun, startRun } from '../runs/requests';
-import type { ManifestDocuments } from '../core/plan/manifest';
+import { planManifest, type ManifestDocuments } from '../core/plan/manifest';
+import { releaseSteps } from '../test/helpers/release-steps';
 import type { Sizes } from './config';
 import { benchBundle, startStubWorker, type BenchContext } from './context';
 import {
@@ -11,7 +12,6 @@ import {
   childTimes,
   eventMs,
   fetchEvents,
-  mapLimit,
   runSpan,
   summarizeByType,
   type HistoryEvent,
@@ -70,66 +70,50 @@ async function applyAndWait(ctx: BenchContext, taskQueue: string, docs: Manifest
   return workflowId;
 }
 
-/** The figures of one manifest run, read from the histories of the manifest and its groups and charts. */
+/**
+ * The figures of one manifest run, read from its history: the one-workflow run (deployRun) runs
+ * every chart's steps as its own activities, named by release in their summaries (releaseSteps).
+ */
 interface RunFigures {
   totalMs: number;
-  /** Last chart of a group closed → first chart of the next group started. */
+  /** A group's last chart step closed → the next group's first chart step was scheduled. */
   transitions: number[];
-  /** The manifest saw a group close → it saw the next group start. */
-  manifestSteps: number[];
-  /** A group started → its first chart started. */
-  groupStartups: number[];
-  /** A group's last chart closed → the group closed (as the manifest saw it). */
-  groupWindups: number[];
-  /** A group asked for a chart's child workflow → the child had started. */
-  childStarts: number[];
-  /** A group started → each of its charts started. */
+  /** The group's turn came (the run started, or the group before ended) → each of its charts' first step. */
   chartStarts: number[];
-  /** In a sequenced group: a chart closed → the next one started. */
+  /** In a sequenced group: a chart's last step closed → the next chart's first step was scheduled. */
   chartToChart: number[];
-  /** Every activity of the manifest, its groups and charts: scheduled → closed. */
+  /** Every activity of the run: scheduled → closed. */
   activities: { type: string; ms: number }[];
 }
 
-async function measureRun(ctx: BenchContext, workflowId: string): Promise<RunFigures> {
-  const { client } = ctx;
-  const manifestEvents = await fetchEvents(client, workflowId);
-  const groups = [...childTimes(manifestEvents)];
+async function measureRun(
+  ctx: BenchContext,
+  workflowId: string,
+  docs: ManifestDocuments,
+): Promise<RunFigures> {
+  const events = await fetchEvents(ctx.client, workflowId);
+  const run = runSpan(events);
   const figures: RunFigures = {
-    totalMs: runSpan(manifestEvents).close - runSpan(manifestEvents).start,
+    totalMs: run.close - run.start,
     transitions: [],
-    manifestSteps: [],
-    groupStartups: [],
-    groupWindups: [],
-    childStarts: [],
     chartStarts: [],
     chartToChart: [],
-    activities: activityDurations(manifestEvents),
+    activities: activityDurations(events),
   };
-  const spans: { first: number; last: number }[] = [];
-  for (const [groupId, group] of groups) {
-    const groupEvents = await fetchEvents(client, groupId);
-    figures.activities.push(...activityDurations(groupEvents));
-    const charts = [...childTimes(groupEvents)];
-    const times = await mapLimit(charts, 10, async ([chartId, child]) => {
-      const events = await fetchEvents(client, chartId);
-      figures.childStarts.push(child.started! - child.initiated);
-      figures.activities.push(...activityDurations(events));
-      return runSpan(events);
+  let turn = run.start;
+  for (const [g, group] of planManifest(docs).groups.entries()) {
+    const charts = group.charts.map(({ release }) => {
+      const steps = releaseSteps(events, release);
+      if (!steps) throw new Error(`run ${workflowId}: no activity names release ${release}`);
+      return steps;
     });
-    for (const t of times) figures.chartStarts.push(t.start - group.started!);
-    for (let i = 1; i < times.length; i++)
-      if (times[i].start >= times[i - 1].close)
-        figures.chartToChart.push(times[i].start - times[i - 1].close);
-    const first = Math.min(...times.map((t) => t.start));
-    const last = Math.max(...times.map((t) => t.close));
-    figures.groupStartups.push(first - group.started!);
-    figures.groupWindups.push(group.closed! - last);
-    spans.push({ first, last });
-  }
-  for (let g = 1; g < groups.length; g++) {
-    figures.transitions.push(spans[g].first - spans[g - 1].last);
-    figures.manifestSteps.push(groups[g][1].started! - groups[g - 1][1].closed!);
+    for (const c of charts) figures.chartStarts.push(c.started - turn);
+    for (let i = 1; i < charts.length; i++)
+      if (charts[i].started >= charts[i - 1].closed)
+        figures.chartToChart.push(charts[i].started - charts[i - 1].closed);
+    const first = Math.min(...charts.map((c) => c.started));
+    if (g > 0) figures.transitions.push(first - turn);
+    turn = Math.max(...charts.map((c) => c.closed));
   }
   return figures;
 }
@@ -163,7 +147,7 @@ export async function runOverhead(
       const ns = `ovh-${id}-${r}`;
       const docs = syntheticManifest(`m${r}-${id}`, ns, sizes.groups, sizes.charts, sizes.sequenced);
       const started = Date.now();
-      const figures = await measureRun(ctx, await applyAndWait(ctx, worker.taskQueue, docs));
+      const figures = await measureRun(ctx, await applyAndWait(ctx, worker.taskQueue, docs), docs);
       runs.push(figures);
       // Two charts, one per group: the armada-operator example's shape (14 s with a pod per step).
       const pair = syntheticManifest(`two${r}-${id}`, ns, 2, 1, true);
@@ -207,16 +191,10 @@ export async function runOverhead(
       groupTransitionInRoundTrips: ratio(transition?.p50, roundTrip?.p50),
       // Kept for the CDF of bench/plot.ts (transitions.png).
       groupTransitionPercentilesMs: percentiles(all((r) => r.transitions)),
-      groupTransitionParts: {
-        groupWindupMs: summarize(all((r) => r.groupWindups)),
-        manifestStepMs: summarize(all((r) => r.manifestSteps)),
-        groupStartupMs: summarize(all((r) => r.groupStartups)),
-      },
       transitionsPerRunMs: summarize(runs.map((r) => r.transitions.reduce((s, x) => s + x, 0))),
       totalMs: summarize(totals),
       perChartMs: round(median(totals) / (sizes.groups * sizes.charts)),
-      chartChildStartMs: summarize(all((r) => r.childStarts)),
-      groupStartToChartStartMs: summarize(all((r) => r.chartStarts)),
+      turnToChartStartMs: summarize(all((r) => r.chartStarts)),
       ...(sizes.sequenced && { chartToChartMs: summarize(all((r) => r.chartToChart)) }),
       twoChartManifestMs: summarize(twoCharts),
       activityRoundTripMs: summarizeByType(runs.flatMap((r) => r.activities)),
