@@ -80,3 +80,22 @@ export function deployerPlanOfOne(run: DeployerRun): ManifestPlan {
     deployers: [{ name, workflowId: deployerRolloutWorkflowId(namespace, name), spec }],
   });
 }
+
+/**
+ * Which of its plan's objects a run writes the status of, beside its charts (their own words):
+ * a manifest's run, the manifest and its groups; a standalone group's, the group alone, in a
+ * standalone group's words (it rolls itself back: `standaloneGroup`); a chart's or Deployer's,
+ * neither: its plan's manifest and group are only named as the object, whose status its chart
+ * row or its rollout child writes. The run's `ArmadaPhase` is kept either way.
+ */
+export function reportedObjects(kind: ManifestPlan['kind']): {
+  manifest: boolean;
+  groups: boolean;
+  standaloneGroup: boolean;
+} {
+  return {
+    manifest: kind === undefined,
+    groups: kind === undefined || kind === 'ArmadaChartGroup',
+    standaloneGroup: kind === 'ArmadaChartGroup',
+  };
+}

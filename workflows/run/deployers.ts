@@ -16,7 +16,7 @@ import type { RunParts } from './parts';
 export async function rollOutDeployer(
   group: string,
   plan: DeployerPlan,
-  { control, canaries, shown, namespace, lockstep }: RunParts,
+  { control, canaries, shown, told, namespace, lockstep }: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
   const member = deployerMember(plan.name);
@@ -33,6 +33,7 @@ export async function rollOutDeployer(
   } catch (err) {
     error = rootMessage(err);
     shown.show(() => (row.state = 'failed'));
+    told.deployerFailed(plan.name, error);
   }
   lockstep?.memberEnded(member, error);
   if (error === undefined) return;
