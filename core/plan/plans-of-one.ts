@@ -67,17 +67,19 @@ export function groupPlanOfOne(run: GroupRun): ManifestPlan {
 }
 
 /**
- * A Deployer: one group, named as the Deployer, that rolls it out. Its rollout is the run's
- * child (decision 3) under `Deployer:<ns>/<name>/rollout`: the run itself takes the Deployer's
- * workflow ID. The child holds by the Deployer's windows and notifies by its notifications.
+ * A Deployer: one group, named as the Deployer, that rolls it out (or, to uninstall, removes its
+ * Deployments: `standalone`). Its rollout is the run's child (decision 3) under
+ * `Deployer:<ns>/<name>/rollout`: the run itself takes the Deployer's workflow ID. The child holds
+ * by the Deployer's windows and notifies by its notifications; an undo's (`undoes`) ends RolledBack.
  */
 export function deployerPlanOfOne(run: DeployerRun): ManifestPlan {
-  const { name, namespace, spec } = run;
+  const { name, namespace, spec, undoes } = run;
+  const workflowId = deployerRolloutWorkflowId(namespace, name);
   return planOfOne('Deployer', namespace, run.mode, {
     name,
     sequenced: true,
     charts: [],
-    deployers: [{ name, workflowId: deployerRolloutWorkflowId(namespace, name), spec }],
+    deployers: [{ name, workflowId, spec, standalone: true, ...(undoes && { undoes }) }],
   });
 }
 

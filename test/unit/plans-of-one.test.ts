@@ -118,7 +118,9 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
           name: 'api',
           sequenced: true,
           charts: [],
-          deployers: [{ name: 'api', workflowId: 'Deployer:team-a/api/rollout', spec: dplSpec }],
+          deployers: [
+            { name: 'api', workflowId: 'Deployer:team-a/api/rollout', spec: dplSpec, standalone: true },
+          ],
         },
       ],
     });

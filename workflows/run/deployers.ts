@@ -16,16 +16,17 @@ import type { RunParts } from './parts';
 export async function rollOutDeployer(
   group: string,
   plan: DeployerPlan,
-  { control, canaries, shown, told, namespace, lockstep }: RunParts,
+  parts: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
+  const { control, canaries, shown, told, namespace, lockstep } = parts;
   const member = deployerMember(plan.name);
   const row = shown.chart(group, member);
   shown.show(() => (row.state = 'deploying'));
   const link = lockstep?.link(member);
   let error: string | undefined;
   try {
-    const child = await startDeployer(plan, namespace, control.handedDown(), link);
+    const child = await startDeployer(plan, namespace, control.handedDown(), link, parts.mode);
     const done = await canaries.follow(child, child.result(), link !== undefined);
     outcome.deployers!.push({ name: plan.name, ...done });
     error = deployerFailure(done);
