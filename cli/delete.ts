@@ -97,7 +97,7 @@ export async function deleteAndFollow(
   }
   const { client, close } = await connectTemporal();
   try {
-    const [workflowId] = route.workflowIds;
+    const workflowId = route.workflowIds.at(-1)!;
     const run = await latestRun(client, workflowId);
     if (run?.memo.mode !== 'uninstall' || run.status !== 'COMPLETED') {
       opts.print(`${what} is gone; it ran no uninstall (it never deployed, or its spec was invalid)`);

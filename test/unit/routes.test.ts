@@ -29,6 +29,8 @@ const objects: [string, ObjectPlace][] = [
 ];
 
 const M = 'ArmadaManifest:ns/demo';
+/** A Deployer: its rollout (its run's child) while one runs, else its own ID (its run, or an older build's rollout). */
+const D = { workflowIds: ['Deployer:ns/nginx/rollout', 'Deployer:ns/nginx'] };
 const refused = (what: string) => ({
   refused: expect.stringMatching(new RegExp(`^ArmadaChart ns/${what} has no canary`)),
 });
@@ -44,7 +46,7 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['ArmadaChartGroup:ns/solo'] },
     { workflowIds: ['helm:apps/lone'] },
     { workflowIds: ['ArmadaChart:ns/shop/canary', 'helm:apps/shop'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
+    D,
   ],
   approve: [
     { workflowIds: [M] },
@@ -55,7 +57,7 @@ const expected: Record<Verb, unknown[]> = {
     refused('cache'),
     refused('lone'),
     { workflowIds: ['ArmadaChart:ns/shop/canary'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
+    D,
   ],
   cancel: [
     { workflowIds: [M] },
@@ -70,7 +72,7 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['helm:apps/lone'] },
     // The chart's own run, not its canary alone: the run stops the canary it started.
     { workflowIds: ['helm:apps/shop'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
+    D,
   ],
   promote: [], // where approve goes, with no gate named
   // resume, rollback and progress go where pause goes
