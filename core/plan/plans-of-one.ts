@@ -9,6 +9,8 @@
  * rollback (`onFailure: stop`), as these objects' runs do; a rollback asked for still is one.
  */
 
+import type { Replan } from '../control';
+import type { DeployRunInput } from '../contracts/run';
 import type { ChartRun, DeployerRun, GroupRun } from '../contracts/workflows';
 import { deployerRolloutWorkflowId, releaseWorkflowId } from './names';
 import { notifyTarget } from './notifications';
@@ -100,4 +102,18 @@ export function reportedObjects(kind: ManifestPlan['kind']): {
     groups: kind === undefined || kind === 'ArmadaChartGroup',
     standaloneGroup: kind === 'ArmadaChartGroup',
   };
+}
+
+/**
+ * The re-plan a run passes on to its Deployer `name`'s rollout child: that Deployer's part of
+ * the new plan, as the rollout's own input (a DeployerRun), so the rollout starts over with it
+ * as a Deployer's own run did; undefined when the new plan no longer rolls it out (the rollout
+ * then ends as it would, and the run starts over without it).
+ */
+export function deployerReplan(replan: Replan, name: string): Replan | undefined {
+  const { plan, mode } = replan.input as DeployRunInput;
+  const deployer = plan?.groups.flatMap((g) => g.deployers ?? []).find((d) => d.name === name);
+  if (!deployer) return undefined;
+  const input: DeployerRun = { name, namespace: plan.namespace, spec: deployer.spec, mode: mode ?? 'deploy' };
+  return { input, memo: replan.memo };
 }

@@ -1,7 +1,12 @@
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
-import { chartPlanOfOne, deployerPlanOfOne, groupPlanOfOne } from '../../core/plan/plans-of-one';
+import {
+  chartPlanOfOne,
+  deployerPlanOfOne,
+  deployerReplan,
+  groupPlanOfOne,
+} from '../../core/plan/plans-of-one';
 import { planGroup } from '../../core/plan/manifest';
 import { chartRun, deployerRun, groupRun } from '../../runs/requests';
 
@@ -127,5 +132,20 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
     // The run takes the Deployer's own workflow ID (its lock); its child could not take it too.
     expect(plan.groups[0].deployers![0].workflowId).not.toBe(request.workflowId);
     expect(deployerRun(doc, 'uninstall').input.plan.targetState).toBe('uninstalled');
+  });
+
+  it("passes a re-plan on to a Deployer's rollout as its own input, and none when the new plan drops it", () => {
+    const spec = { ...dplSpec, deployment: { ...dplSpec.deployment, version: 'v9' } };
+    const newer = deployerRun(
+      { kind: 'Deployer', name: 'api', namespace: 'team-a', spec },
+      'deploy',
+      'Deployer/api@2',
+    );
+    const replan = { input: newer.input, memo: newer.memo };
+    expect(deployerReplan(replan, 'api')).toEqual({
+      input: { name: 'api', namespace: 'team-a', spec, mode: 'deploy' },
+      memo: { specs: 'Deployer/api@2', mode: 'deploy' },
+    });
+    expect(deployerReplan(replan, 'web')).toBeUndefined();
   });
 });

@@ -27,7 +27,7 @@ export async function rollOutDeployer(
   let error: string | undefined;
   try {
     const child = await startDeployer(plan, namespace, control.handedDown(), link, parts.mode);
-    const done = await canaries.follow(child, child.result(), link !== undefined);
+    const done = await canaries.follow(plan.name, child, child.result(), link !== undefined);
     outcome.deployers!.push({ name: plan.name, ...done });
     error = deployerFailure(done);
     shown.show(() => (row.state = error === undefined ? 'deployed' : 'rolled-back'));
