@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { GROUP } from '../api/common';
 import { PlanError } from '../core/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
@@ -21,6 +22,8 @@ import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
 import type { ChartOutcome, DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
 import { rootMessage } from '../core/failures';
+import { deployerOutcomeOf } from '../core/plan/finished-runs';
+import { failedWith } from '../runs/day-two';
 import { CONTROL_COMMANDS, control, follow, statusOf, type ControlCommand } from '../runs/control';
 import { routeToDeployingRun } from '../runs/deploying-run';
 import { placeByName, placeFromCluster } from '../runs/places';
@@ -142,9 +145,10 @@ goes on without the check.`,
                 : await startRun(client, taskQueue, chartRun(doc, undefined, undefined, applicable.charts));
             out(`started ${workflowId}`);
             if (!values.wait) continue;
-            const ended = await outcomeOf(() =>
-              follow<DeployerOutcome | ChartOutcome>(client, workflowId, out),
-            );
+            const ended =
+              doc.kind === 'Deployer'
+                ? await deployerEnded(client, workflowId, out)
+                : await outcomeOf(() => follow<ChartOutcome>(client, workflowId, out));
             if ('error' in ended) out(`${doc.name}: failed: ${ended.error}`);
             else if ('action' in ended)
               out(`${doc.name}: ${ended.action}${ended.revision ? `, revision ${ended.revision}` : ''}`);
@@ -377,6 +381,24 @@ Temporal is reached through TEMPORAL_ADDRESS (default localhost:7233) and TEMPOR
 Run 'armadactl COMMAND --help' for a command's details.`;
 
 /** A followed run's outcome, or the message at the bottom of its failure. */
+/**
+ * A Deployer's run (deployRun over its plan of one) followed to its end: what its rollout did. A
+ * rollout that rolled back fails the run, which carries it in its failure's details.
+ */
+async function deployerEnded(
+  client: Client,
+  workflowId: string,
+  out: (line: string) => void,
+): Promise<DeployerOutcome | { error: string }> {
+  try {
+    const done = deployerOutcomeOf(await follow<unknown>(client, workflowId, out));
+    return done ?? { error: `run ${workflowId} rolled out no Deployer` };
+  } catch (err) {
+    const done = err instanceof WorkflowFailedError ? deployerOutcomeOf(failedWith(err)) : undefined;
+    return done ?? { error: rootMessage(err) };
+  }
+}
+
 async function outcomeOf<T>(followed: () => Promise<T>): Promise<T | { error: string }> {
   try {
     return await followed();

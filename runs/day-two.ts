@@ -140,12 +140,19 @@ async function finishedRun(client: Client, run: Execution): Promise<unknown> {
     return await handle.result();
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
-    // A manifest fails with its outcome; a chart that failed after it wrote, with the release.
-    const wanted = [NonRetryable.ManifestFailed, NonRetryable.ChartFailedAfterWrite] as string[];
-    for (let e: unknown = err.cause; e instanceof Error; e = e.cause)
-      if (e instanceof ApplicationFailure && wanted.includes(e.type ?? '')) return e.details?.[0];
-    return undefined;
+    return failedWith(err);
   }
+}
+
+/**
+ * The outcome a failed run carries in its failure: a manifest's (deployRun's) run fails with its
+ * outcome, a chart that failed after it wrote with the release; undefined when it carries none.
+ */
+export function failedWith(err: WorkflowFailedError): unknown {
+  const wanted = [NonRetryable.ManifestFailed, NonRetryable.ChartFailedAfterWrite] as string[];
+  for (let e: unknown = err.cause; e instanceof Error; e = e.cause)
+    if (e instanceof ApplicationFailure && wanted.includes(e.type ?? '')) return e.details?.[0];
+  return undefined;
 }
 
 /** The input a run was started (or continued) with, decoded as the worker decoded it. */
