@@ -29,7 +29,8 @@ import { routeToDeployingRun } from '../runs/deploying-run';
 import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
-import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
+import { noRun, resolveTarget, routeOf, targetWorkflowId, type Target } from '../runs/targets';
+import { currentRun } from './list';
 import { formatProblem, invalidDocuments, readArmadaFile, validateFiles } from './validate';
 import { watch, type Terminal } from './watch';
 import { retryFailedRun, UNDO_OPTIONS, undoAsked, undoFinishedRun } from './finished-runs';
@@ -194,11 +195,11 @@ each step's replica split and times. --output json (-o json) prints one object {
 runId, status, specs, progress}, progress as the workflow's progress query answers.`,
     options: { ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
-      const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
+      const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
       const asked = asJson(values);
       const { client, close } = await connect();
       try {
-        const status = await statusOf(client, workflowId);
+        const status = await statusOf(client, await statusWorkflowId(client, target));
         if (asked) out(json(status));
         else formatProgress(status.progress).forEach((line) => out(line));
         return 0;
@@ -381,6 +382,18 @@ Temporal is reached through TEMPORAL_ADDRESS (default localhost:7233) and TEMPOR
 Run 'armadactl COMMAND --help' for a command's details.`;
 
 /** A followed run's outcome, or the message at the bottom of its failure. */
+/**
+ * The run whose progress `status` shows: the target's own; a Deployer's rollout (its canary's
+ * steps) while it runs or when it is the latest that ran, else its run (routeOf's order: a
+ * Deployer an older build runs has no rollout child).
+ */
+async function statusWorkflowId(client: Client, target: Target): Promise<string> {
+  if (target.kind !== 'Deployer') return target.workflowId;
+  const route = routeOf({ kind: target.kind, namespace: target.namespace, name: target.name }, 'progress');
+  if ('refused' in route) return target.workflowId;
+  return (await currentRun(client, route.workflowIds))?.workflowId ?? target.workflowId;
+}
+
 /**
  * A Deployer's run (deployRun over its plan of one) followed to its end: what its rollout did. A
  * rollout that rolled back fails the run, which carries it in its failure's details.
