@@ -146,7 +146,13 @@ async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest):
   const { workflowId, memo } = run;
   const latest = ctx.startedRunning(workflowId, memo) ? 'followed' : await latestRun(ctx.client, workflowId);
   const settlesAt = ctx.specChanges.settlesAt(ctx.objects, view);
-  const decision = decideRun({ object: view, planned: memo, latest, settlesAt });
+  const decision = decideRun({
+    object: view,
+    planned: memo,
+    plannedType: run.workflowType,
+    latest,
+    settlesAt,
+  });
   switch (decision.do) {
     case 'leave':
       return;

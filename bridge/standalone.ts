@@ -4,7 +4,7 @@ import { latestRun } from '../runs/control';
 import { rootMessage } from '../core/failures';
 import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
 import type { RunMemo } from '../core/plan/specs';
-import { decideLeftover } from '../core/bridge/decide-leftover';
+import { decideLeftover, type LeftoverDecision } from '../core/bridge/decide-leftover';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { runOf } from './run-of';
 import type { BridgeContext } from './context';
@@ -179,26 +179,10 @@ async function clearChart(
   if (now?.namespace === own.namespace && now.release === own.release) return false;
   const claimant = opts.holders.get(release)?.some((key) => key !== chart.key);
   if (claimant) return false;
-  const workflowId = releaseWorkflowId(own.namespace, own.release);
-  let description;
-  try {
-    description = await ctx.client.workflow.getHandle(workflowId).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false; // never installed on its own
-    throw err;
-  }
+  const left = await leftoverRun(ctx, chart, releaseWorkflowId(own.namespace, own.release), opts.groupRuns);
+  if (!left) return false; // never installed on its own
+  const { workflowId, description, decision } = left;
   const memo = (description.memo ?? {}) as unknown as RunMemo;
-  const attributes = description.typedSearchAttributes;
-  const decision = decideLeftover(chart, opts.groupRuns, {
-    memo,
-    status: description.status.name,
-    parent: description.parentExecution?.workflowId ?? undefined,
-    object: {
-      kind: attributes.get(ArmadaKind),
-      namespace: attributes.get(ArmadaNamespace),
-      name: attributes.get(ArmadaName),
-    },
-  });
   switch (decision.do) {
     case 'none':
       return false;
@@ -224,6 +208,47 @@ async function clearChart(
     },
   });
   return true;
+}
+
+/**
+ * The run that may have left a chart's unprefixed release, and what decideLeftover makes of it:
+ * the release's own run (`releaseRun`), else the latest run of one of its manifest's groups that
+ * ran on its own with the chart (`groupRuns`; its memo names the chart's spec): a group's
+ * `deployRun` deploys its charts itself, with no child run of theirs to find. Undefined when
+ * neither ran it.
+ */
+async function leftoverRun(
+  ctx: BridgeContext,
+  chart: ObjectView<'ArmadaChart'>,
+  releaseRun: string,
+  groupRuns: readonly string[],
+): Promise<
+  { workflowId: string; description: WorkflowExecutionDescription; decision: LeftoverDecision } | undefined
+> {
+  for (const workflowId of [releaseRun, ...groupRuns]) {
+    let description;
+    try {
+      description = await ctx.client.workflow.getHandle(workflowId).describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) continue;
+      throw err;
+    }
+    const attributes = description.typedSearchAttributes;
+    const decision = decideLeftover(chart, groupRuns, {
+      memo: (description.memo ?? {}) as unknown as RunMemo,
+      status: description.status.name,
+      // A group's own run ran the chart in itself: as its child did before (groupWorkflow).
+      parent: workflowId === releaseRun ? (description.parentExecution?.workflowId ?? undefined) : workflowId,
+      object: {
+        kind: attributes.get(ArmadaKind),
+        namespace: attributes.get(ArmadaNamespace),
+        name: attributes.get(ArmadaName),
+      },
+    });
+    if (decision.do !== 'none' || decision.why !== 'not its own')
+      return { workflowId, description, decision };
+  }
+  return undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { deployerOutcomeOf } from '../core/plan/finished-runs';
 import { latestRun } from '../runs/control';
 import { routeOf, type Target } from '../runs/targets';
 import type {
@@ -22,7 +23,7 @@ export type Uninstalled = { release: string; revision: number | null } | { deplo
  */
 export function uninstalledBy(outcome: unknown, deployer: string): Uninstalled[] {
   const o = (outcome ?? {}) as Partial<ManifestOutcome & GroupOutcome & ChartOutcome & DeployerOutcome>;
-  if (o.result === 'uninstalled') return [{ deployer }];
+  if (deployerOutcomeOf(outcome)?.result === 'uninstalled') return [{ deployer }];
   const charts: ChartOutcome[] = o.groups
     ? o.groups.flatMap((g) => g.outcomes)
     : (o.outcomes ?? (o.action ? [o as ChartOutcome] : []));
@@ -97,7 +98,7 @@ export async function deleteAndFollow(
   }
   const { client, close } = await connectTemporal();
   try {
-    const [workflowId] = route.workflowIds;
+    const workflowId = route.workflowIds.at(-1)!;
     const run = await latestRun(client, workflowId);
     if (run?.memo.mode !== 'uninstall' || run.status !== 'COMPLETED') {
       opts.print(`${what} is gone; it ran no uninstall (it never deployed, or its spec was invalid)`);

@@ -4,7 +4,8 @@ import { retryRequest, undoRequest } from '../runs/day-two';
 import { placeByName, placeFromCluster } from '../runs/places';
 import { startRun, type RunRequest } from '../runs/requests';
 import type { ObjectPlace, Target } from '../runs/targets';
-import type { DeployerOutcome, UndoOutcome } from '../core/contracts/workflows';
+import type { UndoOutcome } from '../core/contracts/workflows';
+import { deployerOutcomeOf } from '../core/plan/finished-runs';
 import { rootMessage } from '../core/failures';
 import { UsageError, type Print } from './command';
 
@@ -70,7 +71,7 @@ export async function undoFinishedRun(
     undoRequest(client, place, { runId, now, by, target: written }),
   );
   if (target.kind === 'Deployer')
-    out(`rollback: ${written} runs version ${(ended as DeployerOutcome).version}`);
+    out(`rollback: ${written} runs version ${deployerOutcomeOf(ended)?.version}`);
   else {
     const { undid, rolledBack } = ended as UndoOutcome;
     out(`rollback: run ${undid} undone; put back: ${rolledBack.join(', ')}`);

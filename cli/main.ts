@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { GROUP } from '../api/common';
 import { PlanError } from '../core/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
@@ -21,12 +22,15 @@ import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
 import type { ChartOutcome, DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
 import { rootMessage } from '../core/failures';
+import { deployerOutcomeOf } from '../core/plan/finished-runs';
+import { failedWith } from '../runs/day-two';
 import { CONTROL_COMMANDS, control, follow, statusOf, type ControlCommand } from '../runs/control';
 import { routeToDeployingRun } from '../runs/deploying-run';
 import { placeByName, placeFromCluster } from '../runs/places';
 import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
-import { noRun, resolveTarget, routeOf, targetWorkflowId } from '../runs/targets';
+import { noRun, resolveTarget, routeOf, targetWorkflowId, type Target } from '../runs/targets';
+import { currentRun } from './list';
 import { formatProblem, invalidDocuments, readArmadaFile, validateFiles } from './validate';
 import { watch, type Terminal } from './watch';
 import { retryFailedRun, UNDO_OPTIONS, undoAsked, undoFinishedRun } from './finished-runs';
@@ -142,9 +146,10 @@ goes on without the check.`,
                 : await startRun(client, taskQueue, chartRun(doc, undefined, undefined, applicable.charts));
             out(`started ${workflowId}`);
             if (!values.wait) continue;
-            const ended = await outcomeOf(() =>
-              follow<DeployerOutcome | ChartOutcome>(client, workflowId, out),
-            );
+            const ended =
+              doc.kind === 'Deployer'
+                ? await deployerEnded(client, workflowId, out)
+                : await outcomeOf(() => follow<ChartOutcome>(client, workflowId, out));
             if ('error' in ended) out(`${doc.name}: failed: ${ended.error}`);
             else if ('action' in ended)
               out(`${doc.name}: ${ended.action}${ended.revision ? `, revision ${ended.revision}` : ''}`);
@@ -190,11 +195,11 @@ each step's replica split and times. --output json (-o json) prints one object {
 runId, status, specs, progress}, progress as the workflow's progress query answers.`,
     options: { ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
-      const workflowId = targetWorkflowId(onlyTarget(positionals), values.namespace as string);
+      const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
       const asked = asJson(values);
       const { client, close } = await connect();
       try {
-        const status = await statusOf(client, workflowId);
+        const status = await statusOf(client, await statusWorkflowId(client, target));
         if (asked) out(json(status));
         else formatProgress(status.progress).forEach((line) => out(line));
         return 0;
@@ -377,6 +382,36 @@ Temporal is reached through TEMPORAL_ADDRESS (default localhost:7233) and TEMPOR
 Run 'armadactl COMMAND --help' for a command's details.`;
 
 /** A followed run's outcome, or the message at the bottom of its failure. */
+/**
+ * The run whose progress `status` shows: the target's own; a Deployer's rollout (its canary's
+ * steps) while it runs or when it is the latest that ran, else its run (routeOf's order: a
+ * Deployer an older build runs has no rollout child).
+ */
+async function statusWorkflowId(client: Client, target: Target): Promise<string> {
+  if (target.kind !== 'Deployer') return target.workflowId;
+  const route = routeOf({ kind: target.kind, namespace: target.namespace, name: target.name }, 'progress');
+  if ('refused' in route) return target.workflowId;
+  return (await currentRun(client, route.workflowIds))?.workflowId ?? target.workflowId;
+}
+
+/**
+ * A Deployer's run (deployRun over its plan of one) followed to its end: what its rollout did. A
+ * rollout that rolled back fails the run, which carries it in its failure's details.
+ */
+async function deployerEnded(
+  client: Client,
+  workflowId: string,
+  out: (line: string) => void,
+): Promise<DeployerOutcome | { error: string }> {
+  try {
+    const done = deployerOutcomeOf(await follow<unknown>(client, workflowId, out));
+    return done ?? { error: `run ${workflowId} rolled out no Deployer` };
+  } catch (err) {
+    const done = err instanceof WorkflowFailedError ? deployerOutcomeOf(failedWith(err)) : undefined;
+    return done ?? { error: rootMessage(err) };
+  }
+}
+
 async function outcomeOf<T>(followed: () => Promise<T>): Promise<T | { error: string }> {
   try {
     return await followed();

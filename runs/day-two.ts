@@ -2,7 +2,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type {
-  DeployerOutcome,
   DeployerRun,
   GroupOutcome,
   GroupRun,
@@ -13,6 +12,7 @@ import type {
 import { NonRetryable } from '../core/failures';
 import {
   changesToUndo,
+  deployerOutcomeOf,
   listedChanges,
   resumeOf,
   type FinishedRun,
@@ -20,6 +20,8 @@ import {
 } from '../core/plan/finished-runs';
 import type { Resume } from '../core/plan/plans';
 import { undidChangeOf, undoersOf, type ListedObject } from '../core/plan/undone-changes';
+import { deployerPlanOfOne, groupPlanOfOne } from '../core/plan/plans-of-one';
+import type { DeployRunInput } from '../core/contracts/run';
 import { changedName, deployerBackTo } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
@@ -143,12 +145,19 @@ async function finishedRun(client: Client, run: Execution): Promise<unknown> {
     return await handle.result();
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
-    // A manifest fails with its outcome; a chart that failed after it wrote, with the release.
-    const wanted = [NonRetryable.ManifestFailed, NonRetryable.ChartFailedAfterWrite] as string[];
-    for (let e: unknown = err.cause; e instanceof Error; e = e.cause)
-      if (e instanceof ApplicationFailure && wanted.includes(e.type ?? '')) return e.details?.[0];
-    return undefined;
+    return failedWith(err);
   }
+}
+
+/**
+ * The outcome a failed run carries in its failure: a manifest's (deployRun's) run fails with its
+ * outcome, a chart that failed after it wrote with the release; undefined when it carries none.
+ */
+export function failedWith(err: WorkflowFailedError): unknown {
+  const wanted = [NonRetryable.ManifestFailed, NonRetryable.ChartFailedAfterWrite] as string[];
+  for (let e: unknown = err.cause; e instanceof Error; e = e.cause)
+    if (e instanceof ApplicationFailure && wanted.includes(e.type ?? '')) return e.details?.[0];
+  return undefined;
 }
 
 /** The input a run was started (or continued) with, decoded as the worker decoded it. */
@@ -209,7 +218,7 @@ export async function undoRequest(
   client: Client,
   place: ObjectPlace,
   opts: { runId?: string; now?: boolean; by?: string; target: string },
-): Promise<RunRequest<UndoRun | DeployerRun>> {
+): Promise<RunRequest<UndoRun | DeployRunInput>> {
   const deploys = await deployWorkflowId(client, place);
   const undos = undoWorkflowId(place, deploys);
   const runs = await executionsOf(client, deploys, undoRunsQuery(place, deploys, undos));
@@ -240,7 +249,7 @@ export async function undoRequest(
       const found = await pick(run);
       if (
         place.kind === 'Deployer'
-          ? (found.left as DeployerOutcome)?.previous
+          ? deployerOutcomeOf(found.left)?.previous
           : (await undoable(client, place, run, found.left)).length
       ) {
         chosen = found;
@@ -254,23 +263,24 @@ export async function undoRequest(
   }
   const { run, left } = chosen;
   if (place.kind === 'Deployer') {
-    const previous = (left as DeployerOutcome | undefined)?.previous;
+    const previous = deployerOutcomeOf(left)?.previous;
     if (!previous)
       throw new RunRefused(
         `run ${run.runId} of ${opts.target} was a first deploy (no version before it): nothing to go back to`,
       );
-    const input = await inputOf<DeployerRun>(client, run);
-    return requestUnder<DeployerRun>(
+    const { name, namespace, spec } = await deployerRunOf(client, run);
+    // The Deployer's plan of one, its rollout told the run it undoes (it ends RolledBack).
+    const plan = deployerPlanOfOne({
+      name,
+      namespace,
+      spec: deployerBackTo(spec, previous, opts.now ?? false),
+      undoes: run.runId,
+    });
+    return requestUnder<DeployRunInput>(
       place,
       latest,
-      'deployerWorkflow',
-      {
-        name: input.name,
-        namespace: input.namespace,
-        spec: deployerBackTo(input.spec, previous, opts.now ?? false),
-        mode: 'deploy',
-        undoes: run.runId,
-      },
+      'deployRun',
+      { plan, mode: 'deploy' },
       `undo of run ${run.runId}: back to version ${previous}${opts.now ? ' at once' : ' through the canary steps'}`,
       opts.target,
     );
@@ -331,17 +341,34 @@ export async function* previousDeploys<Run extends PastRun>(
 }
 
 /**
+/**
  * The run an undo run undid (from its input) as far as it undid the object's change (an undo of
  * another object inside its manifest's run: undidChangeOf); undefined for a deploy. Reads only
- * undo-shaped runs.
+ * undo-shaped runs: an undo, a Deployer's run (an undo of it is a rollout back: `undoes`).
  */
 async function undoneRun(client: Client, place: ObjectPlace, run: Execution): Promise<string | undefined> {
   if (run.type === 'undoWorkflow') {
     const undo = await inputOf<UndoRun>(client, run);
     return runsInsideManifest(place) && !undidChangeOf(place, undo) ? undefined : undo.undoes.runId;
   }
-  if (run.type === 'deployerWorkflow') return (await inputOf<DeployerRun>(client, run)).undoes;
+  if (place.kind === 'Deployer' && (run.type === 'deployerWorkflow' || run.type === 'deployRun'))
+    return (await deployerRunOf(client, run)).undoes;
   return undefined;
+}
+
+/**
+ * What a Deployer's run rolled out (its input): a `deployRun`'s plan of one, as its Deployer's
+ * own run input, or a `deployerWorkflow`'s of an older build.
+ */
+async function deployerRunOf(client: Client, run: Execution): Promise<DeployerRun> {
+  if (run.type === 'deployerWorkflow') return inputOf<DeployerRun>(client, run);
+  const { plan } = await inputOf<DeployRunInput>(client, run);
+  const deployer = plan.groups[0]?.deployers?.[0];
+  if (plan.kind !== 'Deployer' || !deployer)
+    throw new RunRefused(
+      `run ${run.runId} (${run.workflowId}) is not a Deployer's run: it rolled out no Deployer of its own`,
+    );
+  return { name: deployer.name, namespace: plan.namespace, spec: deployer.spec, undoes: deployer.undoes };
 }
 
 /**
@@ -417,15 +444,20 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     );
     return requestUnder(place, latest, 'deployRun', { ...input, resume }, summary, target);
   }
+  // A group's or Deployer's run of an older build is taken up by deployRun over its plan of one
+  // (decision 6: the old types run on the old build only); a group's `finished` becomes a Resume.
   if (latest.type === 'groupWorkflow') {
     const outcome = left as GroupOutcome;
-    const earlier = input.finished as string[] | undefined;
-    const finished = resumed(
-      [outcome],
-      outcome.rolledBack !== undefined,
-      earlier && { retryOf: '', finished: { [outcome.group]: earlier } },
-    ).finished[outcome.group];
-    return requestUnder(place, latest, latest.type, { ...input, finished }, summary, target);
+    const run = input as unknown as GroupRun;
+    const earlier = run.finished && { retryOf: '', finished: { [outcome.group]: run.finished } };
+    const resume = resumed([outcome], outcome.rolledBack !== undefined, earlier);
+    const retry: DeployRunInput = { plan: groupPlanOfOne(run), mode: run.mode ?? 'deploy', resume };
+    return requestUnder(place, latest, 'deployRun', retry, summary, target);
+  }
+  if (latest.type === 'deployerWorkflow') {
+    const run = input as unknown as DeployerRun;
+    const retry: DeployRunInput = { plan: deployerPlanOfOne(run), mode: run.mode ?? 'deploy' };
+    return requestUnder(place, latest, 'deployRun', retry, summary, target);
   }
   return requestUnder(place, latest, latest.type, input, summary, target);
 }

@@ -7,7 +7,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { ArmadaChartSpec } from '../api/chart';
 import type { DeployerSpec } from '../api/deployer';
 import type { KindName } from '../api/kinds';
-import type { ChartRun, DeployerRun, GroupRun } from '../core/contracts/workflows';
+import type { ChartRun } from '../core/contracts/workflows';
 import type { DeployRunInput } from '../core/contracts/run';
 import { describeDrift, type DriftRun } from '../core/plan/drift';
 import { resolveDependencies } from '../core/plan/dependencies';
@@ -19,6 +19,7 @@ import {
   type ManifestDocuments,
 } from '../core/plan/manifest';
 import { objectWorkflowId } from '../core/plan/names';
+import { deployerPlanOfOne, groupPlanOfOne } from '../core/plan/plans-of-one';
 import { standaloneChartWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
@@ -126,14 +127,21 @@ export function manifestRun(
   };
 }
 
-/** The run of a group no manifest lists. Throws PlanError when a chart it lists is missing. */
-export function groupRun(docs: GroupDocuments, mode: Mode = 'deploy', specs?: string): RunRequest<GroupRun> {
+/**
+ * The run of a group no manifest lists: `deployRun` over its plan of one (groupPlanOfOne), under
+ * the group's workflow ID. Throws PlanError when a chart it lists is missing.
+ */
+export function groupRun(
+  docs: GroupDocuments,
+  mode: Mode = 'deploy',
+  specs?: string,
+): RunRequest<DeployRunInput> {
   const group = planGroup(docs);
   const { namespace, name } = docs;
   return {
-    workflowType: 'groupWorkflow',
+    workflowType: 'deployRun',
     workflowId: objectWorkflowId('ArmadaChartGroup', namespace, name),
-    input: { group, namespace, mode },
+    input: { plan: groupPlanOfOne({ group, namespace, mode }), mode },
     memo: { specs, mode },
     options: {
       staticSummary: `ArmadaChartGroup ${namespace}/${name}: ${group.charts.length} charts${group.deployers ? `, ${group.deployers.length} Deployers` : ''}, ${group.sequenced ? 'sequenced' : 'parallel'}`,
@@ -180,17 +188,23 @@ export function chartRun(
   };
 }
 
-/** A Deployer's rollout. */
+/**
+ * A Deployer's run: `deployRun` over its plan of one (deployerPlanOfOne) under the Deployer's
+ * workflow ID; its rollout is the run's child `Deployer:<ns>/<name>/rollout`.
+ */
 export function deployerRun(
   doc: DeployerDocument,
   mode: Mode = 'deploy',
   specs?: string,
-): RunRequest<DeployerRun> {
+): RunRequest<DeployRunInput> {
   const { deployment } = doc.spec;
   return {
-    workflowType: 'deployerWorkflow',
+    workflowType: 'deployRun',
     workflowId: objectWorkflowId('Deployer', doc.namespace, doc.name),
-    input: { name: doc.name, namespace: doc.namespace, spec: doc.spec, mode },
+    input: {
+      plan: deployerPlanOfOne({ name: doc.name, namespace: doc.namespace, spec: doc.spec, mode }),
+      mode,
+    },
     memo: { specs, mode },
     options: {
       staticSummary: `Deployer ${doc.namespace}/${doc.name}: ${deployment.namespace}/${deployment.name} → ${deployment.version} (${deployment.replicas} replicas)`,

@@ -4,7 +4,12 @@ import { kinds, type KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { gateBefore } from '../core/plan/gates';
 import type { ObjectRef } from '../core/plan/run-objects';
-import { canaryWorkflowId, objectWorkflowId, prefixedRelease } from '../core/plan/names';
+import {
+  canaryWorkflowId,
+  deployerRolloutWorkflowId,
+  objectWorkflowId,
+  prefixedRelease,
+} from '../core/plan/names';
 import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 
 /** The workflow of a manifest: its ID is its lock, so one manifest has one run at a time. */
@@ -88,7 +93,11 @@ export type Route = { workflowIds: string[]; gate?: string; target?: ObjectRef }
 
 /**
  * Which run steers an object, for every kind and verb (README, "Run control"):
- * - a manifest, a Deployer, a group no manifest lists: their own run;
+ * - a manifest, a group no manifest lists: their own run;
+ * - a Deployer: its rollout while one runs (its canary state lives there), else its own run: a
+ *   standalone Deployer's rollout is its run's child `Deployer:<ns>/<name>/rollout`; a
+ *   group's Deployer, and one an older build runs, roll out under its own ID; cancel too, so a
+ *   cancelled Deployer stops its rollout as it did, and its uninstall's ID is the last one;
  * - a group a manifest lists: the manifest's run (its pause, its saga); approving the group
  *   passes the manifest's gate before it, and only that gate;
  * - a chart: its canary while one runs, else the run that drives it: its manifest's, its
@@ -110,6 +119,7 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
     const owner = releaseOwnerWorkflowId(place);
     return owner ? [owner] : [];
   };
+  if (kind === 'Deployer') return { workflowIds: [deployerRolloutWorkflowId(namespace, name), ...driver()] };
   if (verb === 'cancel') {
     const lister = place.manifest ? `amf/${place.manifest}` : place.group && `acg/${place.group}`;
     if (lister)

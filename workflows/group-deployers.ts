@@ -127,6 +127,7 @@ export function startDeployer(
           namespace: resourceNamespace,
           spec: plan.spec,
           mode,
+          ...(plan.undoes && { undoes: plan.undoes }),
           ...carriedDown(handed),
           ...(lockstep && { lockstep }),
         },

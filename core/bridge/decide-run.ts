@@ -43,6 +43,8 @@ export interface RunFacts {
   object: { kind: KindName; uid?: string; createdAt: number };
   /** The memo of the run the object gets now: the specs (their generations) and the mode. */
   planned: RunMemo;
+  /** The workflow type of the run the object gets now (`deployRun`); absent: any run takes its re-plan. */
+  plannedType?: string;
   /**
    * The object's latest run: `followed` when this bridge started it with the very memo planned
    * and follows it still (then Temporal was not asked), else what Temporal said (null: none).
@@ -62,7 +64,14 @@ export type RunDecision =
   /** Send the planned run as a re-plan signal to the run `runId` (running `from`), then follow it. */
   | { do: 'replan'; runId: string; from?: string }
   /** Follow the running run: the object is reconciled again when it ends. */
-  | { do: 'follow'; why: 'another mode runs' | 'already re-planned' | 'a repair or an undo holds the lock' }
+  | {
+      do: 'follow';
+      why:
+        | 'another mode runs'
+        | 'already re-planned'
+        | 'a repair or an undo holds the lock'
+        | 'an older build runs it as another workflow type';
+    }
   /** Reconcile again at `until`, when the specs have settled. */
   | { do: 'wait'; until: number }
   /** Start the planned run (if the API server holds no owner of the object that the cache lacks yet). */
@@ -79,19 +88,32 @@ const LOCK_HOLDERS: ReadonlySet<string> = new Set(['driftWorkflow', 'undoWorkflo
 export const holdsLockOnly = (type: string): boolean => LOCK_HOLDERS.has(type);
 
 /**
+ * Workflow types an older build ran an object's run as, that take the planned type's input as a
+ * re-plan: a `manifestWorkflow` takes a `deployRun`'s (the same shape). A standalone group's
+ * `groupWorkflow` or a Deployer's `deployerWorkflow` takes another input: it is followed to its
+ * end, and the new run starts then (docs/design/one-workflow.md, "Wiring: status").
+ */
+const TAKES_REPLAN_OF: Readonly<Record<string, string>> = { manifestWorkflow: 'deployRun' };
+
+/** Whether a run of `type` can take the planned run's input as its re-plan. */
+const takesReplan = (type: string, planned?: string): boolean =>
+  planned === undefined || type === planned || TAKES_REPLAN_OF[type] === planned;
+
+/**
  * Whether an object's run starts, re-plans, is followed or left, or waits. A run exists for the
  * object's current specs (their generations): it is left alone. A run still working on older
  * specs of the same mode gets the new ones as a re-plan signal and starts over with them at its
  * next safe point (see README, "Changing a spec while it deploys"); a run of the other mode
  * finishes first, and the run is started when it ends; so does a drift repair or an undo under
  * the object's ID (they write a release it owns): a deploy asked meanwhile is not lost, it starts
- * when they end, with what the specs are then. A paused run is running to Temporal: it
+ * when they end, with what the specs are then; so does a run of an older build that runs the
+ * object as a workflow type which cannot take the new input (takesReplan). A paused run is running to Temporal: it
  * is re-planned like any other. A run that ended (completed, failed, cancelled, terminated,
  * timed out) with these specs has had its run: a failed one is retried by a person (the `retry`
  * action), not by the bridge. A manifest's or group's run starts only once the specs have
  * settled.
  */
-export function decideRun({ object, planned, latest, settlesAt }: RunFacts): RunDecision {
+export function decideRun({ object, planned, plannedType, latest, settlesAt }: RunFacts): RunDecision {
   if (latest === 'followed') return { do: 'leave', why: 'followed' };
   // Specs name generations, which start at 1 again for an object created anew: a run for an
   // earlier object of the name deployed nothing of this one.
@@ -104,6 +126,8 @@ export function decideRun({ object, planned, latest, settlesAt }: RunFacts): Run
     if (same) return { do: 'leave', why: 'running these specs' };
     if (holdsLockOnly(latest.type)) return { do: 'follow', why: 'a repair or an undo holds the lock' };
     if (latest.memo.mode !== planned.mode) return { do: 'follow', why: 'another mode runs' };
+    if (!takesReplan(latest.type, plannedType))
+      return { do: 'follow', why: 'an older build runs it as another workflow type' };
     if (latest.memo.next === planned.specs) return { do: 'follow', why: 'already re-planned' };
     return { do: 'replan', runId: latest.runId, from: latest.memo.specs };
   }

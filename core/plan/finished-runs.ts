@@ -1,4 +1,10 @@
-import type { ChartOutcome, WrittenRelease, GroupOutcome, ManifestOutcome } from '../contracts/workflows';
+import type {
+  ChartOutcome,
+  DeployerOutcome,
+  WrittenRelease,
+  GroupOutcome,
+  ManifestOutcome,
+} from '../contracts/workflows';
 import type { GroupPlan, Resume } from './plans';
 import { changesOf, chartWrites, groupChanges } from './rollback';
 import type { Change } from './changes';
@@ -13,6 +19,16 @@ export type FinishedRun =
   | { workflowType: 'groupWorkflow'; outcome: GroupOutcome }
   /** A chart run's outcome, or the release it had written when it failed after the write. */
   | { workflowType: 'chartWorkflow'; outcome: ChartOutcome | WrittenRelease };
+
+/**
+ * What a Deployer's finished run left: a `deployRun`'s (its plan of one: the one Deployer of its
+ * one group), or a `deployerWorkflow`'s of an older build (its own outcome); undefined when none.
+ */
+export function deployerOutcomeOf(left: unknown): DeployerOutcome | undefined {
+  if (left === undefined || left === null) return undefined;
+  const run = left as Partial<ManifestOutcome> & Partial<DeployerOutcome>;
+  return run.groups ? run.groups[0]?.deployers?.[0] : (run as DeployerOutcome);
+}
 
 /** What a manifest's or group's run deployed (from its input): the plans of its groups, for their Deployers. */
 export interface RunPlan {

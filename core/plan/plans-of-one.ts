@@ -9,6 +9,8 @@
  * rollback (`onFailure: stop`), as these objects' runs do; a rollback asked for still is one.
  */
 
+import type { Replan } from '../control';
+import type { DeployRunInput } from '../contracts/run';
 import type { ChartRun, DeployerRun, GroupRun } from '../contracts/workflows';
 import { deployerRolloutWorkflowId, releaseWorkflowId } from './names';
 import { notifyTarget } from './notifications';
@@ -67,16 +69,51 @@ export function groupPlanOfOne(run: GroupRun): ManifestPlan {
 }
 
 /**
- * A Deployer: one group, named as the Deployer, that rolls it out. Its rollout is the run's
- * child (decision 3) under `Deployer:<ns>/<name>/rollout`: the run itself takes the Deployer's
- * workflow ID. The child holds by the Deployer's windows and notifies by its notifications.
+ * A Deployer: one group, named as the Deployer, that rolls it out (or, to uninstall, removes its
+ * Deployments: `standalone`). Its rollout is the run's child (decision 3) under
+ * `Deployer:<ns>/<name>/rollout`: the run itself takes the Deployer's workflow ID. The child holds
+ * by the Deployer's windows and notifies by its notifications; an undo's (`undoes`) ends RolledBack.
  */
 export function deployerPlanOfOne(run: DeployerRun): ManifestPlan {
-  const { name, namespace, spec } = run;
+  const { name, namespace, spec, undoes } = run;
+  const workflowId = deployerRolloutWorkflowId(namespace, name);
   return planOfOne('Deployer', namespace, run.mode, {
     name,
     sequenced: true,
     charts: [],
-    deployers: [{ name, workflowId: deployerRolloutWorkflowId(namespace, name), spec }],
+    deployers: [{ name, workflowId, spec, standalone: true, ...(undoes && { undoes }) }],
   });
+}
+
+/**
+ * Which of its plan's objects a run writes the status of, beside its charts (their own words):
+ * a manifest's run, the manifest and its groups; a standalone group's, the group alone, in a
+ * standalone group's words (it rolls itself back: `standaloneGroup`); a chart's or Deployer's,
+ * neither: its plan's manifest and group are only named as the object, whose status its chart
+ * row or its rollout child writes. The run's `ArmadaPhase` is kept either way.
+ */
+export function reportedObjects(kind: ManifestPlan['kind']): {
+  manifest: boolean;
+  groups: boolean;
+  standaloneGroup: boolean;
+} {
+  return {
+    manifest: kind === undefined,
+    groups: kind === undefined || kind === 'ArmadaChartGroup',
+    standaloneGroup: kind === 'ArmadaChartGroup',
+  };
+}
+
+/**
+ * The re-plan a run passes on to its Deployer `name`'s rollout child: that Deployer's part of
+ * the new plan, as the rollout's own input (a DeployerRun), so the rollout starts over with it
+ * as a Deployer's own run did; undefined when the new plan no longer rolls it out (the rollout
+ * then ends as it would, and the run starts over without it).
+ */
+export function deployerReplan(replan: Replan, name: string): Replan | undefined {
+  const { plan, mode } = replan.input as DeployRunInput;
+  const deployer = plan?.groups.flatMap((g) => g.deployers ?? []).find((d) => d.name === name);
+  if (!deployer) return undefined;
+  const input: DeployerRun = { name, namespace: plan.namespace, spec: deployer.spec, mode: mode ?? 'deploy' };
+  return { input, memo: replan.memo };
 }

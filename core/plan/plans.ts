@@ -26,6 +26,13 @@ export interface DeployerPlan {
   name: string;
   workflowId: string;
   spec: DeployerSpec;
+  /**
+   * The run's own object (a Deployer's plan of one): an uninstall of the run removes its
+   * Deployments, as a Deployer's own run does; a group's uninstall leaves its Deployers.
+   */
+  standalone?: true;
+  /** The run an undo of the Deployer undoes (DeployerRun.undoes): its rollout ends RolledBack. */
+  undoes?: string;
 }
 
 export interface GroupPlan {

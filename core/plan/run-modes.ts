@@ -23,16 +23,18 @@ export function chartsToRun(group: GroupPlan, mode: RunMode, finished: readonly 
 }
 
 /**
- * A group's Deployers the run rolls out: none to uninstall (an uninstall leaves them, as the
- * group workflow does), and not those a retry's failed run `finished` (by their member name).
+ * A group's Deployers the run rolls out: to uninstall, only a Deployer's own (a plan of one,
+ * `standalone`: a group's uninstall leaves its Deployers, as the group workflow does); not those
+ * a retry's failed run `finished` (by their member name).
  */
 export function deployersToRun(
   group: GroupPlan,
   mode: RunMode,
   finished: readonly string[] = [],
 ): DeployerPlan[] {
-  if (mode === 'uninstall') return [];
-  return (group.deployers ?? []).filter((d) => !finished.includes(deployerMember(d.name)));
+  const deployers = group.deployers ?? [];
+  if (mode === 'uninstall') return deployers.filter((d) => d.standalone);
+  return deployers.filter((d) => !finished.includes(deployerMember(d.name)));
 }
 
 /**

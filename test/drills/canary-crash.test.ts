@@ -2,6 +2,8 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { deployerSpec } from '../../api/deployer';
 import { deployerRun, startRun } from '../../runs/requests';
+import { deployerRolloutWorkflowId } from '../../core/plan/names';
+import { groupOutcomeOf } from '../helpers/plan-of-one';
 import type { DeployerOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { kubeConfig, uniqueName } from '../helpers/env';
@@ -60,7 +62,10 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
     await client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(first))).result();
 
     const change = { ...doc('2'), name: first.name };
-    const handle = client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(change)));
+    const run = client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(change)));
+    // The canary steps in the run's rollout child (deployerRun's plan of one); the first deploy's
+    // rollout ran under the same ID, without a hold.
+    const handle = client.workflow.getHandle(deployerRolloutWorkflowId('default', first.name));
     // In the hold once its timer is in history. The deadline shows a moment before, while the
     // status write's local activity runs: a kill then fails that workflow task, and its retry, a
     // task timeout (10 s) later, starts the hold anew with a later deadline.
@@ -79,6 +84,7 @@ describe('crash drill: SIGKILL the worker during a canary hold', () => {
 
     const outcome = (await handle.result()) as DeployerOutcome;
     expect(outcome).toMatchObject({ result: 'promoted', version: '2', previous: '1' });
+    expect((await groupOutcomeOf(run)).deployers).toEqual([{ name: first.name, ...outcome }]);
     const replicas = (
       await kubeConfig().makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace })
     ).items.map((d) => `${d.metadata!.name}=${d.spec!.replicas}`);

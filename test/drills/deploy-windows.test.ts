@@ -2,6 +2,8 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { deployerSpec } from '../../api/deployer';
 import { deployerRun, startRun } from '../../runs/requests';
+import { deployerRolloutWorkflowId } from '../../core/plan/names';
+import { groupOutcomeOf } from '../helpers/plan-of-one';
 import type { DeployerOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { isOpen, nextOpening } from '../../core/plan/windows';
@@ -61,9 +63,10 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
     // First deploy, without windows: web-1 at full size.
     await client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(doc('1')))).result();
 
-    const handle = client.workflow.getHandle(
-      await startRun(client, taskQueue, deployerRun(doc('2', WINDOWS))),
-    );
+    const run = client.workflow.getHandle(await startRun(client, taskQueue, deployerRun(doc('2', WINDOWS))));
+    // The canary steps in the run's rollout child (deployerRun's plan of one); the first deploy's
+    // rollout ran under the same ID, without a window.
+    const handle = client.workflow.getHandle(deployerRolloutWorkflowId('default', name));
     // Held once the window's timer is in history. The query shows the hold a moment before,
     // while the status write's local activity runs: a kill then fails that workflow task, and
     // its retry comes a task timeout (10 s) later.
@@ -93,6 +96,7 @@ describe('deploy windows: a canary holds at its weight across a closed window (w
 
     const outcome = (await handle.result()) as DeployerOutcome;
     expect(outcome).toMatchObject({ result: 'promoted', version: '2', previous: '1' });
+    expect((await groupOutcomeOf(run)).deployers).toEqual([{ name, ...outcome }]);
     expect(await replicas()).toEqual(['web-2=4']);
 
     const events = (await handle.fetchHistory()).events ?? [];

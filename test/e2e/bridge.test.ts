@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CLOCK_SKEW_MS } from '../../core/bridge/decide-run';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { deployerRolloutWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { releaseSteps } from '../helpers/release-steps';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { dropFinalizers, installCrds, kubectl, whoAmI } from '../helpers/kube';
@@ -451,7 +451,8 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
       '-p',
       '{"spec":{"deployment":{"version":"1.26.0"}}}',
     );
-    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'podinfo'));
+    // Its canary steps in its rollout, its run's child (deployerRun's plan of one).
+    const handle = harness().client.workflow.getHandle(deployerRolloutWorkflowId(crs, 'podinfo'));
     await eventually('the canary holding', async () => {
       const p = await handle.query(canaryProgressQuery);
       return p.waitingOn === 'hold' && p.history[0]?.startedAt ? true : undefined;
@@ -491,7 +492,8 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
     const patch = (spec: object) =>
       kubectl('patch', 'dpl', 'podinfo', '-n', crs, '--type', 'merge', '-p', JSON.stringify({ spec }));
     await patch({ deployment: { version: '1.27.0' } });
-    const handle = harness().client.workflow.getHandle(objectWorkflowId('Deployer', crs, 'podinfo'));
+    // Its canary steps in its rollout, its run's child (deployerRun's plan of one).
+    const handle = harness().client.workflow.getHandle(deployerRolloutWorkflowId(crs, 'podinfo'));
     await eventually('the 1.27.0 canary holding', async () => {
       const p = await handle.query(canaryProgressQuery);
       return p.target.endsWith('podinfo-1.27.0') && p.waitingOn === 'hold' ? true : undefined;
@@ -513,7 +515,9 @@ ${deployerDoc('dg-nginx', '[{percent: 50, sleep: 1}]')}`,
     expect(done.status.progress).not.toHaveProperty('wait');
     // One run per generation, and the 1.28.0 one is the 1.27.0 run started over (not a run the
     // bridge started after it ended). Earlier versions' runs may have started over too.
-    const runs = (await runsOf(handle.workflowId)).map((r) => `${r.memo?.specs} ${r.status.name}`);
+    const runs = (await runsOf(objectWorkflowId('Deployer', crs, 'podinfo'))).map(
+      (r) => `${r.memo?.specs} ${r.status.name}`,
+    );
     expect(runs.filter((r) => r.startsWith(`Deployer/podinfo@${holding.metadata.generation} `))).toEqual([
       `Deployer/podinfo@${holding.metadata.generation} CONTINUED_AS_NEW`,
     ]);

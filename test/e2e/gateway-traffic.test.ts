@@ -5,10 +5,12 @@ import type { HttpRoute } from '../../activities/kube/traffic';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
 import { CANARY_LABEL } from '../../core/labels';
-import { chartWorkflow, deployerWorkflow } from '../../workflows';
+import { chartWorkflow } from '../../workflows';
+import { deployerRun, startRun } from '../../runs/requests';
+import { groupOutcomeOf } from '../helpers/plan-of-one';
 import { NonRetryable } from '../../core/failures';
 import { approveUpdate, canaryProgressQuery, rollbackSignal } from '../../workflows/messages';
-import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import {
   applyObjects,
@@ -264,31 +266,23 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
   describe('a Deployer', () => {
     const namespace = uniqueName('gw-web');
     const crNamespace = uniqueName('gw-web-cr');
-    const deploy = (version: string, more: object = {}) =>
-      harness().client.workflow.execute(deployerWorkflow, {
-        taskQueue: harness().taskQueue,
-        workflowId: objectWorkflowId('Deployer', crNamespace, 'web'),
-        args: [
-          {
-            name: 'web',
-            namespace: crNamespace,
-            spec: deployerSpec.parse({
-              type: 'canary',
-              deployment: {
-                name: 'web',
-                namespace,
-                image: 'nginx',
-                version,
-                labels: { app: 'web' },
-                replicas: 10,
-              },
-              steps: [{ percent: 30, sleep: 1 }],
-              traffic: { gateway_api: { route: 'web' } },
-              ...more,
-            }),
-          },
-        ],
+    /** The Deployer's run as the bridge and armadactl start it (deployerRun); what its rollout did. */
+    const deploy = async (version: string, more: object = {}) => {
+      const spec = deployerSpec.parse({
+        type: 'canary',
+        deployment: { name: 'web', namespace, image: 'nginx', version, labels: { app: 'web' }, replicas: 10 },
+        steps: [{ percent: 30, sleep: 1 }],
+        traffic: { gateway_api: { route: 'web' } },
+        ...more,
       });
+      const request = deployerRun({ kind: 'Deployer', name: 'web', namespace: crNamespace, spec });
+      const { client, taskQueue } = harness();
+      const workflowId = await startRun(client, taskQueue, request);
+      const { deployers = [] } = await groupOutcomeOf(client.workflow.getHandle(workflowId));
+      if (deployers.length !== 1)
+        throw new Error(`run ${workflowId} rolled out ${deployers.length} Deployers`);
+      return deployers[0];
+    };
 
     beforeAll(async () => {
       namespaces.push(namespace, crNamespace);

@@ -4,12 +4,12 @@ import { isDeepStrictEqual } from 'node:util';
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
-import { groupWorkflow } from '../../workflows';
 import type { CanaryOutcome, DeployerOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import type { CanaryProgress } from '../../core/progress';
-import { planGroup } from '../../core/plan/manifest';
 import { canaryWorkflowId, objectWorkflowId } from '../../core/plan/names';
+import { groupRun } from '../../runs/requests';
+import { groupOutcomeOf } from '../helpers/plan-of-one';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import {
   deploymentImages,
@@ -73,19 +73,23 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
       deployers: ['worker'],
       canary_lockstep: true,
     });
-    return planGroup({ namespace: 'default', name: 'shop', spec, charts, deployers: { worker } });
+    return { namespace: 'default', name: 'shop', spec, charts, deployers: { worker } };
   };
-  const deploy = (tag: string) =>
-    harness().client.workflow.start(groupWorkflow, {
+  /** The group's run as the bridge and armadactl start it (groupRun: deployRun over its plan of one). */
+  const deploy = (tag: string) => {
+    const request = groupRun(group(tag));
+    expect(request.workflowType).toBe('deployRun');
+    return harness().client.workflow.start(request.workflowType, {
       taskQueue: harness().taskQueue,
       workflowId: uniqueName('lockstep-group'),
-      args: [{ namespace: 'default', group: group(tag) }],
+      args: [request.input],
     });
+  };
   const canaryOf = (member: string) =>
     harness().client.workflow.getHandle<(run: unknown) => Promise<CanaryOutcome>>(
       canaryWorkflowId('default', member),
     );
-  /** The Deployer's run: the group's child, under the Deployer's own workflow ID; it steps its canary itself. */
+  /** The Deployer's rollout: the group's run's child, under the Deployer's own workflow ID; it steps its canary itself. */
   const workerRun = () =>
     harness().client.workflow.getHandle<(run: unknown) => Promise<DeployerOutcome>>(
       objectWorkflowId('Deployer', 'default', 'worker'),
@@ -130,7 +134,7 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
 
   it('installs both releases and the Deployer directly the first time: nothing to step from', async () => {
     await kubectl('create', 'namespace', namespace);
-    const result = await (await deploy('1.0.0')).result();
+    const result = await groupOutcomeOf(await deploy('1.0.0'));
     expect(result.outcomes.map((o) => `${o.release} ${o.action}`).sort()).toEqual([
       'back installed',
       'front installed',
@@ -168,7 +172,7 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
       expect([0, 1, 2].map((member) => shown.get(member))).toEqual([percent, percent, percent]);
     }
     expect(widestGap).toBeLessThan(2);
-    const result = await run.result();
+    const result = await groupOutcomeOf(run);
     expect(result.failed).toEqual([]);
     const records = await Promise.all([...members.map((m) => canaryOf(m).result()), workerRun().result()]);
     expect(records[2]).toMatchObject({ result: 'promoted', version: '2.0.0', previous: '1.0.0' });
@@ -210,7 +214,7 @@ describe('lockstep canaries across two charts and a Deployer (real worker, helm,
     // Back's first check at step 2 fails, whatever the others are doing then.
     failingAt.set('back', 2);
     const run = await deploy('3.0.0');
-    const result = await run.result();
+    const result = await groupOutcomeOf(run);
     expect(result.failed.map((f) => f.chart).sort()).toEqual(['Deployer/worker', 'back', 'front']);
     const [front, back] = await Promise.all(members.map((m) => canaryOf(m).result()));
     expect(back.result).toBe('rolled-back');

@@ -9,7 +9,7 @@ import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { chartWorkflow } from '../../workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { rootMessage } from '../../core/failures';
-import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId, deployerRolloutWorkflowId, releaseWorkflowId } from '../../core/plan/names';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { kubeConfig, releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import { deploymentImages, installCrds, kubectl } from '../helpers/kube';
@@ -194,8 +194,9 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
           .filter((d) => d.metadata!.name!.startsWith('web-'))
           .map((d) => [d.metadata!.name!, d.spec!.replicas]),
       );
+    /** The Deployer's rollout: its run's child, where its canary steps (deployerRun's plan of one). */
     const deployerHandle = () =>
-      harness().client.workflow.getHandle(objectWorkflowId('Deployer', crNamespace, 'web'));
+      harness().client.workflow.getHandle(deployerRolloutWorkflowId(crNamespace, 'web'));
     const waitForApproval = () =>
       eventually(
         'the Deployer waiting for approval',

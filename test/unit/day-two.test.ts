@@ -399,7 +399,29 @@ describe('uninstalledBy: what an uninstall run removed, from its outcome', () =>
         { release: 'apps/a', revision: 4 },
       ],
     ],
-    ['a Deployer', { result: 'uninstalled', version: '', steps: [] }, [{ deployer: 'team/nginx' }]],
+    [
+      'a Deployer (an older build’s deployerWorkflow)',
+      { result: 'uninstalled', version: '', steps: [] },
+      [{ deployer: 'team/nginx' }],
+    ],
+    [
+      'a Deployer (deployRun over its plan of one)',
+      {
+        manifest: 'nginx',
+        state: 'uninstalled',
+        rolledBack: [],
+        groups: [
+          {
+            group: 'nginx',
+            outcomes: [],
+            failed: [],
+            stopped: false,
+            deployers: [{ name: 'nginx', result: 'uninstalled', version: '', steps: [] }],
+          },
+        ],
+      },
+      [{ deployer: 'team/nginx' }],
+    ],
     ['a deploy', { ...chart('web', 1), action: 'upgraded' }, []],
   ])('%s', (_, outcome, uninstalled) => {
     expect(uninstalledBy(outcome, 'team/nginx')).toEqual(uninstalled);

@@ -34,6 +34,8 @@ interface Row {
   kind?: KindName;
   latest: 'followed' | RunState | null;
   settlesAt?: number;
+  /** The workflow type of the planned run; absent: the rows above, where it does not matter. */
+  plannedType?: string;
   decision: RunDecision;
 }
 
@@ -101,13 +103,20 @@ const rows: Row[] = [
   { case: 'a standalone group never run, specs not settled', kind: 'ArmadaChartGroup', latest: null, settlesAt, decision: { do: 'wait', until: settlesAt } },
   { case: 'a standalone chart never run, waits for no settling', kind: 'ArmadaChart', latest: null, settlesAt, decision: start },
   { case: 'a Deployer never run, waits for no settling', kind: 'Deployer', latest: null, settlesAt, decision: start },
+
+  // Runs of an older build under the same ID, as another workflow type (the upgrade to deployRun).
+  { case: 'an older build’s groupWorkflow runs an older generation: followed, deployRun starts when it ends', kind: 'ArmadaChartGroup', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'groupWorkflow'), plannedType: 'deployRun', decision: follow('an older build runs it as another workflow type') },
+  { case: 'an older build’s deployerWorkflow runs an older generation: followed', kind: 'Deployer', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'deployerWorkflow'), plannedType: 'deployRun', decision: follow('an older build runs it as another workflow type') },
+  { case: 'an older build’s deployerWorkflow runs these specs', kind: 'Deployer', latest: run('RUNNING', {}, created + 2_000, 'deployerWorkflow'), plannedType: 'deployRun', decision: leave('running these specs') },
+  { case: 'an older build’s groupWorkflow completed an older generation', kind: 'ArmadaChartGroup', latest: run('COMPLETED', { specs: OLDER }, created + 2_000, 'groupWorkflow'), plannedType: 'deployRun', decision: start },
+  { case: 'an older build’s manifestWorkflow runs an older generation: it takes deployRun’s input', kind: 'ArmadaManifest', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'manifestWorkflow'), plannedType: 'deployRun', decision: replan(OLDER) },
+  { case: 'a deployRun runs an older generation', kind: 'Deployer', latest: run('RUNNING', { specs: OLDER }, created + 2_000, 'deployRun'), plannedType: 'deployRun', decision: replan(OLDER) },
 ];
 
 describe('decideRun: what the bridge does about an object’s run', () => {
-  it.each(rows)('$case', ({ kind = 'ArmadaChart', latest, settlesAt: settles, decision }) => {
-    expect(
-      decideRun({ object: { kind, uid: 'u1', createdAt: created }, planned, latest, settlesAt: settles }),
-    ).toEqual(decision);
+  it.each(rows)('$case', ({ kind = 'ArmadaChart', latest, settlesAt: settles, plannedType, decision }) => {
+    const object = { kind, uid: 'u1', createdAt: created };
+    expect(decideRun({ object, planned, plannedType, latest, settlesAt: settles })).toEqual(decision);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { ChartOutcome, GroupOutcome, ManifestOutcome } from '../../core/contracts/workflows';
-import { changesToUndo, finishedBefore, resumeOf } from '../../core/plan/finished-runs';
+import { changesToUndo, deployerOutcomeOf, finishedBefore, resumeOf } from '../../core/plan/finished-runs';
 
 const actAs = { namespace: 'team-a', name: 'deployer' };
 const chart = (name: string, action: ChartOutcome['action'], before: number | null): ChartOutcome => ({
@@ -117,5 +117,33 @@ describe('resumeOf and finishedBefore (where a retry takes up a failed run)', ()
     expect(resumeOf('run-1', groups, true)).toEqual({
       refused: expect.stringContaining('run run-1 rolled back what it had changed'),
     });
+  });
+});
+
+describe("deployerOutcomeOf: what a Deployer's finished run left", () => {
+  const rolledOut = { result: 'promoted' as const, version: 'v2', previous: 'v1', steps: [] };
+  it("reads a deployRun's plan of one (its one group's one Deployer) and an older build's deployerWorkflow alike", () => {
+    const run: ManifestOutcome = {
+      manifest: 'api',
+      state: 'deployed',
+      groups: [
+        {
+          group: 'api',
+          outcomes: [],
+          failed: [],
+          stopped: false,
+          deployers: [{ name: 'api', ...rolledOut }],
+        },
+      ],
+      rolledBack: [],
+    };
+    expect(deployerOutcomeOf(run)).toEqual({ name: 'api', ...rolledOut });
+    expect(deployerOutcomeOf(rolledOut)).toEqual(rolledOut);
+  });
+
+  it('reads nothing from a run that left nothing (cancelled, or failed before its rollout started)', () => {
+    expect(deployerOutcomeOf(undefined)).toBeUndefined();
+    const failedEarly: ManifestOutcome = { manifest: 'api', state: 'stopped', groups: [], rolledBack: [] };
+    expect(deployerOutcomeOf(failedEarly)).toBeUndefined();
   });
 });

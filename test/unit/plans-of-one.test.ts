@@ -1,7 +1,13 @@
 import { armadaChartSpec } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { deployerSpec } from '../../api/deployer';
-import { chartPlanOfOne, deployerPlanOfOne, groupPlanOfOne } from '../../core/plan/plans-of-one';
+import {
+  chartPlanOfOne,
+  deployerPlanOfOne,
+  deployerReplan,
+  groupPlanOfOne,
+} from '../../core/plan/plans-of-one';
+import { planGroup } from '../../core/plan/manifest';
 import { chartRun, deployerRun, groupRun } from '../../runs/requests';
 
 /** Standalone objects as runs/ plans them today, each made into a plan of one for the one-workflow run. */
@@ -74,27 +80,38 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
   });
 
   it('makes a group no manifest lists the one group of its plan, Deployers and lockstep kept', () => {
-    const { input } = groupRun({
+    const docs = {
       namespace: 'team-a',
       name: 'shop',
       spec: armadaChartGroupSpec.parse({ chart_group: ['web'], deployers: ['api'], canary_lockstep: true }),
       charts: { web: chartSpec({ canary: { steps: [{ percent: 50 }] } }) },
       deployers: { api: dplSpec },
-    });
-    expect(groupPlanOfOne(input)).toEqual({
+    };
+    const group = planGroup(docs);
+    const request = groupRun(docs);
+    expect(request).toMatchObject({ workflowType: 'deployRun', workflowId: 'ArmadaChartGroup:team-a/shop' });
+    expect(request.input).toEqual({ plan: groupPlanOfOne({ group, namespace: 'team-a' }), mode: 'deploy' });
+    expect(request.input.plan).toEqual({
       kind: 'ArmadaChartGroup',
       manifest: 'shop',
       namespace: 'team-a',
       onFailure: 'stop',
       targetState: 'deployed',
-      groups: [input.group],
+      groups: [group],
     });
-    expect(input.group).toMatchObject({ lockstep: true, deployers: [{ name: 'api' }] });
+    expect(group).toMatchObject({ lockstep: true, deployers: [{ name: 'api' }] });
+    expect(groupRun(docs, 'uninstall').input.plan.targetState).toBe('uninstalled');
   });
 
   it("makes a Deployer one group that rolls it out as a child named apart from the run's own ID", () => {
-    const request = deployerRun({ kind: 'Deployer', name: 'api', namespace: 'team-a', spec: dplSpec });
-    const plan = deployerPlanOfOne(request.input);
+    const doc = { kind: 'Deployer' as const, name: 'api', namespace: 'team-a', spec: dplSpec };
+    const request = deployerRun(doc);
+    const { plan } = request.input;
+    expect(request).toMatchObject({ workflowType: 'deployRun', workflowId: 'Deployer:team-a/api' });
+    expect(request.input).toEqual({
+      plan: deployerPlanOfOne({ name: 'api', namespace: 'team-a', spec: dplSpec }),
+      mode: 'deploy',
+    });
     expect(plan).toEqual({
       kind: 'Deployer',
       manifest: 'api',
@@ -106,12 +123,29 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
           name: 'api',
           sequenced: true,
           charts: [],
-          deployers: [{ name: 'api', workflowId: 'Deployer:team-a/api/rollout', spec: dplSpec }],
+          deployers: [
+            { name: 'api', workflowId: 'Deployer:team-a/api/rollout', spec: dplSpec, standalone: true },
+          ],
         },
       ],
     });
     // The run takes the Deployer's own workflow ID (its lock); its child could not take it too.
     expect(plan.groups[0].deployers![0].workflowId).not.toBe(request.workflowId);
-    expect(deployerPlanOfOne({ ...request.input, mode: 'uninstall' }).targetState).toBe('uninstalled');
+    expect(deployerRun(doc, 'uninstall').input.plan.targetState).toBe('uninstalled');
+  });
+
+  it("passes a re-plan on to a Deployer's rollout as its own input, and none when the new plan drops it", () => {
+    const spec = { ...dplSpec, deployment: { ...dplSpec.deployment, version: 'v9' } };
+    const newer = deployerRun(
+      { kind: 'Deployer', name: 'api', namespace: 'team-a', spec },
+      'deploy',
+      'Deployer/api@2',
+    );
+    const replan = { input: newer.input, memo: newer.memo };
+    expect(deployerReplan(replan, 'api')).toEqual({
+      input: { name: 'api', namespace: 'team-a', spec, mode: 'deploy' },
+      memo: { specs: 'Deployer/api@2', mode: 'deploy' },
+    });
+    expect(deployerReplan(replan, 'web')).toBeUndefined();
   });
 });

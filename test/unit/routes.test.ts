@@ -31,6 +31,8 @@ const objects: [string, ObjectPlace][] = [
 const M = 'ArmadaManifest:ns/demo';
 /** A manifest's chart, named as the message's target: the manifest's run passes it on or refuses it. */
 const named = (chart: string) => ({ target: { kind: 'ArmadaChart', namespace: 'ns', name: chart } });
+/** A Deployer: its rollout (its run's child) while one runs, else its own ID (its run, or an older build's rollout). */
+const D = { workflowIds: ['Deployer:ns/nginx/rollout', 'Deployer:ns/nginx'] };
 const refused = (what: string) => ({
   refused: expect.stringMatching(new RegExp(`^ArmadaChart ns/${what} has no canary`)),
 });
@@ -46,7 +48,7 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['ArmadaChartGroup:ns/solo'] },
     { workflowIds: ['helm:apps/lone'] },
     { workflowIds: ['ArmadaChart:ns/shop/canary', 'helm:apps/shop'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
+    D,
   ],
   approve: [
     { workflowIds: [M] },
@@ -57,7 +59,7 @@ const expected: Record<Verb, unknown[]> = {
     refused('cache'),
     refused('lone'),
     { workflowIds: ['ArmadaChart:ns/shop/canary'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
+    D,
   ],
   cancel: [
     { workflowIds: [M] },
@@ -72,7 +74,7 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['helm:apps/lone'] },
     // The chart's own run, not its canary alone: the run stops the canary it started.
     { workflowIds: ['helm:apps/shop'] },
-    { workflowIds: ['Deployer:ns/nginx'] },
+    D,
   ],
   promote: [], // where approve goes, with no gate named
   // resume and rollback go where pause goes, progress too without naming a target

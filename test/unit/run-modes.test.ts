@@ -66,6 +66,17 @@ describe('the run’s modes (core/plan/run-modes.ts)', () => {
     expect(deployersToRun(platform, 'deploy')).toEqual([]);
   });
 
+  it("uninstalls a Deployer's plan of one: its own Deployer (standalone) removes its Deployments", () => {
+    const own = {
+      name: 'api',
+      workflowId: 'Deployer:default/api/rollout',
+      spec: {} as never,
+      standalone: true as const,
+    };
+    const plan = group('api', [], { deployers: [own] });
+    expect(deployersToRun(plan, 'uninstall')).toEqual([own]);
+  });
+
   it.each<[string, GroupPlan, 'deploy' | 'uninstall', Record<string, string[]> | undefined, boolean]>([
     ['a gated group, deploying', apps, 'deploy', undefined, true],
     ['a group without a gate', platform, 'deploy', undefined, false],

@@ -5,7 +5,7 @@ import { chartWorkflow, deployRun } from '../../workflows';
 import type { DeployRunOutcome } from '../../core/contracts/run';
 import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
 import { deployerRolloutWorkflowId, objectWorkflowId } from '../../core/plan/names';
-import { chartPlanOfOne, deployerPlanOfOne } from '../../core/plan/plans-of-one';
+import { chartPlanOfOne } from '../../core/plan/plans-of-one';
 import { chartRun, deployerRun } from '../../runs/requests';
 import { approveSignal, progressQuery } from '../../workflows/messages';
 import { sharedWorker, uniqueName } from '../helpers/env';
@@ -186,7 +186,7 @@ describe('deployRun: plans of one', () => {
     const name = uniqueName('dpl');
     const spec = rollouts.deployer(name, [{ percent: 50 }]);
     const request = deployerRun({ kind: 'Deployer', name, namespace: 'default', spec });
-    const end = await endOf(await startRun(deployerPlanOfOne(request.input), request.workflowId));
+    const end = await endOf(await startRun(request.input.plan, request.workflowId));
     expect(end.groups[0].deployers).toEqual([
       expect.objectContaining({ name, result: 'promoted', version: 'v2', previous: 'v1' }),
     ]);

@@ -1,7 +1,13 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type * as activities from '../../activities';
-import { deployRun, manifestWorkflow } from '../../workflows';
-import { approveSignal, pauseSignal, progressQuery, resumeSignal } from '../../workflows/messages';
+import {
+  approveSignal,
+  pauseSignal,
+  progressQuery,
+  resumeSignal,
+  rollbackSignal,
+} from '../../workflows/messages';
+import { groupPlanOfOne } from '../../core/plan/plans-of-one';
 import type { RunEvent } from '../../core/plan/notifications';
 import type { ManifestPlan } from '../../core/plan/plans';
 import { uniqueName } from '../helpers/env';
@@ -44,13 +50,13 @@ function phasesIn(events: HistoryEvent[]): string[] {
 }
 
 /**
- * Runs `plan` as `workflow` (the tree: manifestWorkflow → groupWorkflow → chartWorkflow, or
- * deployRun) on stub Helm activities that record every status write and every notification
+ * Runs `input` (a plan, or a standalone group's GroupRun) as `workflow` (the tree: manifestWorkflow
+ * → groupWorkflow → chartWorkflow, a standalone groupWorkflow, or deployRun) on stub Helm activities that record every status write and every notification
  * delivered; `steer` drives it (a pause, an approval) while it runs.
  */
 async function told(
-  workflow: typeof manifestWorkflow | typeof deployRun,
-  plan: ManifestPlan,
+  workflow: 'manifestWorkflow' | 'groupWorkflow' | 'deployRun',
+  input: object,
   opts: {
     failOn?: string;
     /** Upgrades wait until `steer` opens them. */
@@ -106,7 +112,7 @@ async function told(
     const run = await h.client.workflow.start(workflow, {
       taskQueue: h.taskQueue,
       workflowId,
-      args: [{ plan, ...(opts.mode && { mode: opts.mode }) }],
+      args: [{ ...input, ...(opts.mode && { mode: opts.mode }) }],
     });
     await steer(run);
     result.outcome = await run.result().then(
@@ -123,7 +129,7 @@ async function told(
   });
   // deployRun's writes link to itself (a canary's, to the canary).
   for (const [object, links] of Object.entries(result.links))
-    if (workflow === deployRun)
+    if (workflow === 'deployRun')
       expect([object, links.filter((l) => l !== workflowId && !l.endsWith('/canary'))]).toEqual([object, []]);
   return result;
 }
@@ -178,8 +184,8 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
   it('writes the same status and Events per object, the same ArmadaPhase values and notifications: a pause, a gate, two groups', async () => {
     const namespace = uniqueName('ns');
     const plan = demoPlan({ approval: { before: ['apps'] }, notifications: hook }, namespace);
-    const tree = await told(manifestWorkflow, plan, { held: true, steer: pauseThenApprove, notes: 3 });
-    const run = await told(deployRun, plan, { held: true, steer: pauseThenApprove, notes: 3 });
+    const tree = await told('manifestWorkflow', { plan }, { held: true, steer: pauseThenApprove, notes: 3 });
+    const run = await told('deployRun', { plan }, { held: true, steer: pauseThenApprove, notes: 3 });
     expect(run.outcome).toBe('deployed');
     expect(tree.outcome).toBe('deployed');
     // Per object in order; across objects the tree's order is not fixed (children run at once).
@@ -215,8 +221,8 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
   it('writes the same status, ArmadaPhase values and notifications when a chart of a parallel group fails', async () => {
     const namespace = uniqueName('ns');
     const plan = demoPlan({ notifications: hook }, namespace);
-    const tree = await told(manifestWorkflow, plan, { failOn: 'demo-c', notes: 2 });
-    const run = await told(deployRun, plan, { failOn: 'demo-c', notes: 2 });
+    const tree = await told('manifestWorkflow', { plan }, { failOn: 'demo-c', notes: 2 });
+    const run = await told('deployRun', { plan }, { failOn: 'demo-c', notes: 2 });
     expect(run.outcome).toMatch(/^failed: group apps failed: c: helm upgrade demo-c failed: boom/);
     expect(run.outcome).toEqual(tree.outcome);
     expect(run.writes).toEqual(tree.writes);
@@ -236,8 +242,8 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
   it("forwards a chart canary's notifications and writes its status as the chart workflow did", async () => {
     const plan = canaryPlan(uniqueName('ns'));
     const installed = ['demo-c'];
-    const tree = await told(manifestWorkflow, plan, { installed, notes: 4 });
-    const run = await told(deployRun, plan, { installed, notes: 4 });
+    const tree = await told('manifestWorkflow', { plan }, { installed, notes: 4 });
+    const run = await told('deployRun', { plan }, { installed, notes: 4 });
     expect(run.outcome).toBe('deployed');
     expect(run.writes).toEqual(tree.writes);
     expect(run.phases).toEqual(tree.phases);
@@ -254,8 +260,8 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
   it('writes the same status, ArmadaPhase values and notifications when a failed run rolls back (on_failure: rollback)', async () => {
     const plan = demoPlan({ on_failure: 'rollback', notifications: hook }, uniqueName('ns'));
     const installed = ['demo-a', 'demo-b'];
-    const tree = await told(manifestWorkflow, plan, { failOn: 'demo-c', installed, notes: 2 });
-    const run = await told(deployRun, plan, { failOn: 'demo-c', installed, notes: 2 });
+    const tree = await told('manifestWorkflow', { plan }, { failOn: 'demo-c', installed, notes: 2 });
+    const run = await told('deployRun', { plan }, { failOn: 'demo-c', installed, notes: 2 });
     expect(run.outcome).toEqual(tree.outcome);
     expect(run.writes).toEqual(tree.writes);
     const reasons = (object: string) =>
@@ -268,12 +274,90 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
   it('writes the same status and ArmadaPhase values to uninstall, and notifies no one', async () => {
     const plan = demoPlan({ notifications: hook }, uniqueName('ns'));
     const installed = ['demo-a', 'demo-b', 'demo-c', 'demo-d'];
-    const tree = await told(manifestWorkflow, plan, { installed, notes: 0, mode: 'uninstall' });
-    const run = await told(deployRun, plan, { installed, notes: 0, mode: 'uninstall' });
+    const tree = await told('manifestWorkflow', { plan }, { installed, notes: 0, mode: 'uninstall' });
+    const run = await told('deployRun', { plan }, { installed, notes: 0, mode: 'uninstall' });
     expect(run.outcome).toEqual(tree.outcome);
     expect(run.writes).toEqual(tree.writes);
     expect(run.writes['ArmadaChartGroup/apps'][0]).toMatchObject({ event: { reason: 'Uninstalling' } });
     expect(run.phases).toEqual(tree.phases);
     expect(run.notified).toEqual([]);
+  });
+});
+
+/** A standalone group (the platform group of demoPlan, no manifest) as groupWorkflow's input and as deployRun's. */
+function standaloneGroup(): { group: object; run: object } {
+  const namespace = uniqueName('ns');
+  const group = { group: demoPlan({}, namespace).groups[0], namespace };
+  return { group, run: { plan: groupPlanOfOne(group) } };
+}
+
+/** Waits until a's and b's upgrades are held, then `signal`s the run. */
+function whileUpgrading(signal: (run: WorkflowHandle) => Promise<void>, open = true) {
+  return async (run: WorkflowHandle, fake: ReturnType<typeof fakeHelm>) => {
+    const upgrading = () => (fake.calls.some((c) => c.name === 'upgrade') ? true : undefined);
+    await eventually('an upgrade starts', async () => upgrading(), { timeoutMs: 20_000, pauseMs: 50 });
+    await signal(run);
+    if (open) fake.open();
+  };
+}
+
+/** A pause and a resume, each shown on the group before the next. */
+const pauseAndResume = whileUpgrading(async (run) => {
+  const groupWrites = async (reason: string) =>
+    ((await run.query(progressQuery)).paused === undefined) === (reason === 'Resumed') ? true : undefined;
+  await run.signal(pauseSignal, { by: 'alice', reason: 'look' });
+  await eventually('paused', () => groupWrites('Paused'), { timeoutMs: 20_000, pauseMs: 50 });
+  await run.signal(resumeSignal, { by: 'alice' });
+  await eventually('resumed', () => groupWrites('Resumed'), { timeoutMs: 20_000, pauseMs: 50 });
+});
+
+describe("deployRun tells users what a standalone group's groupWorkflow told them (plan of one; stubbed activities, real dev server)", () => {
+  const reasonsOf = (t: Told, object: string) =>
+    t.writes[object].map((w) => (w as { event: { reason: string } }).event.reason);
+
+  it('writes the same status and Events of the group and its charts, and none of a manifest: a pause, then deployed', async () => {
+    const { group, run: input } = standaloneGroup();
+    const tree = await told('groupWorkflow', group, { held: true, steer: pauseAndResume, notes: 0 });
+    const run = await told('deployRun', input, { held: true, steer: pauseAndResume, notes: 0 });
+    expect(run.outcome).toBe('deployed');
+    expect(run.writes).toEqual(tree.writes);
+    expect(Object.keys(run.writes).sort()).toEqual([
+      'ArmadaChart/a',
+      'ArmadaChart/b',
+      'ArmadaChartGroup/platform',
+    ]);
+    expect(reasonsOf(run, 'ArmadaChartGroup/platform')).toEqual([
+      'Deploying',
+      'Paused',
+      'Resumed',
+      'Deployed',
+    ]);
+    // The run's ArmadaPhase (a groupWorkflow kept the one it started with).
+    expect(tree.phases).toEqual([]);
+    expect(run.phases).toEqual(['Running', 'Running', 'Deployed']);
+  });
+
+  it('rolls back a rollback asked for as the group did, in its words', async () => {
+    const { group, run: input } = standaloneGroup();
+    const installed = ['demo-a', 'demo-b'];
+    const rollBack = whileUpgrading((run) => run.signal(rollbackSignal, { by: 'carol', reason: 'bad' }));
+    const tree = await told('groupWorkflow', group, { held: true, installed, steer: rollBack, notes: 0 });
+    const run = await told('deployRun', input, { held: true, installed, steer: rollBack, notes: 0 });
+    expect(run.outcome).toBe('rolled-back');
+    expect(run.writes).toEqual(tree.writes);
+    const last = (object: string) => run.writes[object].slice(-2);
+    expect(last('ArmadaChartGroup/platform')).toMatchObject([
+      { event: { reason: 'RollingBack', message: 'rollback requested by carol' } },
+      { event: { reason: 'RolledBack', message: expect.stringMatching(/^rolled back: ns-[^/]+\/demo-a$/) } },
+    ]);
+  });
+
+  it('writes the same failure of a chart of the group', async () => {
+    const { group, run: input } = standaloneGroup();
+    const tree = await told('groupWorkflow', group, { failOn: 'demo-a', notes: 0 });
+    const run = await told('deployRun', input, { failOn: 'demo-a', notes: 0 });
+    expect(run.outcome).toMatch(/^failed: group platform failed: a: helm upgrade demo-a failed: boom/);
+    expect(run.writes).toEqual(tree.writes);
+    expect(reasonsOf(run, 'ArmadaChartGroup/platform').at(-1)).toBe('Failed');
   });
 });

@@ -16,23 +16,25 @@ import type { RunParts } from './parts';
 export async function rollOutDeployer(
   group: string,
   plan: DeployerPlan,
-  { control, canaries, shown, namespace, lockstep }: RunParts,
+  parts: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
+  const { control, canaries, shown, told, namespace, lockstep } = parts;
   const member = deployerMember(plan.name);
   const row = shown.chart(group, member);
   shown.show(() => (row.state = 'deploying'));
   const link = lockstep?.link(member);
   let error: string | undefined;
   try {
-    const child = await startDeployer(plan, namespace, control.handedDown(), link);
-    const done = await canaries.follow(child, child.result(), link !== undefined);
+    const child = await startDeployer(plan, namespace, control.handedDown(), link, parts.mode);
+    const done = await canaries.follow(plan.name, child, child.result(), link !== undefined);
     outcome.deployers!.push({ name: plan.name, ...done });
     error = deployerFailure(done);
     shown.show(() => (row.state = error === undefined ? 'deployed' : 'rolled-back'));
   } catch (err) {
     error = rootMessage(err);
     shown.show(() => (row.state = 'failed'));
+    told.deployerFailed(plan.name, error);
   }
   lockstep?.memberEnded(member, error);
   if (error === undefined) return;

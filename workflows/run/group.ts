@@ -24,7 +24,7 @@ export async function deployGroup(
 ): Promise<GroupOutcome> {
   const outcome: GroupOutcome = { group: group.name, outcomes: [], failed: [], stopped: false };
   const deployers = deployersToRun(group, runParts.mode, finished);
-  if (group.deployers && runParts.mode !== 'uninstall') outcome.deployers = [];
+  if (group.deployers && (runParts.mode !== 'uninstall' || deployers.length)) outcome.deployers = [];
   const parts: RunParts = { ...runParts, lockstep: openLockstep(group, runParts) };
   parts.shown.show((p) => {
     p.group = group.name;

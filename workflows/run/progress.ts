@@ -5,7 +5,7 @@ import {
   type SignalDefinition,
   type Workflow,
 } from '@temporalio/workflow';
-import { progressQuery } from '../messages';
+import { progressQuery, replanSignal } from '../messages';
 import { renderDetails } from '../details';
 import { statusWriteFailures } from '../status';
 import { pendingGroup } from '../manifest';
@@ -13,7 +13,8 @@ import { CanaryChild } from '../release-driver';
 import { STEERED_BY_SET } from '../lockstep';
 import type { RunControl } from '../control';
 import type { SignalForwarder } from '../holds';
-import type { Request } from '../../core/control';
+import type { Replan, Request } from '../../core/control';
+import { deployerReplan } from '../../core/plan/plans-of-one';
 import type { ChartProgress, GroupProgress, Progress } from '../../core/progress';
 import type { ManifestPlan } from '../../core/plan/plans';
 
@@ -104,10 +105,23 @@ export class CanaryChildren {
     return undefined;
   }
 
-  /** Follows a Deployer's rollout `child` until its `result` is in. */
-  async follow<T>(child: ChildWorkflowHandle<Workflow>, result: Promise<T>, inSet: boolean): Promise<T> {
+  /**
+   * Follows the Deployer `deployer`'s rollout `child` until its `result` is in. A re-plan reaches
+   * it as its own part of the new plan (deployerReplan): it starts over with it, as its own run did.
+   */
+  async follow<T>(
+    deployer: string,
+    child: ChildWorkflowHandle<Workflow>,
+    result: Promise<T>,
+    inSet: boolean,
+  ): Promise<T> {
     const steered: Steered = {
-      signal: (signal, ...args) => void child.signal(signal, ...args).catch(() => undefined),
+      signal<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args) {
+        if (signal.name !== replanSignal.name)
+          return void child.signal(signal, ...args).catch(() => undefined);
+        const replan = deployerReplan(args[0] as Replan, deployer);
+        if (replan) void child.signal(replanSignal, replan).catch(() => undefined);
+      },
     };
     this.running.set(steered, { inSet });
     try {

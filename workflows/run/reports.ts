@@ -14,6 +14,7 @@ import {
 } from '../deploy-status';
 import { groupEndMessage, groupEnding } from '../../core/plan/ending';
 import { endingEvent, notifyTarget } from '../../core/plan/notifications';
+import { reportedObjects } from '../../core/plan/plans-of-one';
 import type { Approved } from '../../core/control';
 import type { ChartOutcome, GroupOutcome } from '../../core/contracts/workflows';
 import type { DeployRunInput, DeployRunOutcome } from '../../core/contracts/run';
@@ -41,6 +42,8 @@ export class RunReports {
   private readonly uninstall: boolean;
   /** A retry's note on the run's first message: the run it takes up. */
   private readonly retry: string;
+  /** Which objects of the plan it writes the status of (a plan of one's kind: reportedObjects). */
+  private readonly writes: ReturnType<typeof reportedObjects>;
 
   constructor(
     { plan, mode, resume }: DeployRunInput,
@@ -50,6 +53,7 @@ export class RunReports {
     this.plan = plan;
     this.uninstall = mode === 'uninstall';
     this.retry = resume ? `; retry of run ${resume.retryOf}` : '';
+    this.writes = reportedObjects(plan.kind);
     // An uninstall notifies no one, as the manifest workflow's.
     this.notifier = new RunNotifier(this.uninstall ? undefined : plan.notify, () => control.approvals);
     setHandler(notificationSignal, (event) => this.canaryEventsOf(event.object.name).take(event));
@@ -58,8 +62,10 @@ export class RunReports {
       const { namespace, manifest } = plan;
       const group = this.runningGroup;
       return Promise.all([
-        reportPause('ArmadaManifest', namespace, manifest, paused),
-        group !== undefined && reportPause('ArmadaChartGroup', namespace, group, paused),
+        this.writes.manifest && reportPause('ArmadaManifest', namespace, manifest, paused),
+        this.writes.groups &&
+          group !== undefined &&
+          reportPause('ArmadaChartGroup', namespace, group, paused),
       ]).then(() => undefined);
     });
   }
@@ -89,6 +95,7 @@ export class RunReports {
     this.runningGroup = group.name;
     void this.phase(this.working, `group ${group.name}${this.approved}`);
     this.approved = '';
+    if (!this.writes.groups) return;
     void reportGroupStarted(namespace, group, this.uninstall, reportOffPath);
     if (this.control.paused) void reportPause('ArmadaChartGroup', namespace, group.name, this.control.paused);
   }
@@ -96,19 +103,25 @@ export class RunReports {
   /** A group's charts ended: its final status; `finished`: those a retry's failed run had done. */
   groupEnded(group: GroupPlan, outcome: GroupOutcome, finished: readonly string[] = []): void {
     this.runningGroup = undefined;
-    const { phase } = groupEnding({
+    if (!this.writes.groups) return;
+    const { phase, rollBack } = groupEnding({
       uninstall: this.uninstall,
-      standalone: false,
+      standalone: this.writes.standaloneGroup,
       rollbackRequested: this.control.stopRequested !== null,
       failed: outcome.failed.length > 0,
       stopped: outcome.stopped,
     });
+    // A standalone group that rolls back says so, and how it ended, as the run's saga undoes (ended).
+    if (rollBack) return;
     const message = groupEndMessage({
       phase,
       uninstall: this.uninstall,
       charts: group.charts.length,
       done: outcome.outcomes.length,
       finishedBefore: finished.length,
+      ...(outcome.deployers && {
+        deployers: { rolledOut: outcome.deployers.length, total: group.deployers?.length ?? 0 },
+      }),
       failed: outcome.failed.map((f) => f.chart),
     });
     void reportOffPath('ArmadaChartGroup', this.plan.namespace, group.name, phase, message);
@@ -126,20 +139,49 @@ export class RunReports {
     void reportChartFailed(this.plan.namespace, chart.chart, error, reportOffPath);
   }
 
-  /** The run rolls back what it changed, saying why. */
+  /** A Deployer's rollout could not start (its ID held, say): the Deployer says so, as a group workflow's did. */
+  deployerFailed(name: string, error: string): void {
+    void reportOffPath('Deployer', this.plan.namespace, name, 'Failed', error);
+  }
+
+  /** The run rolls back what it changed, saying why (a standalone group: in its own workflow's words). */
   rollingBack(why: string): Promise<unknown> {
-    return this.phase('RollingBack', why);
+    const stop = this.control.stopRequested;
+    return Promise.all([
+      this.phase('RollingBack', why),
+      this.writes.standaloneGroup &&
+        reportOffPath(
+          'ArmadaChartGroup',
+          this.plan.namespace,
+          this.plan.manifest,
+          'RollingBack',
+          stop ? `rollback requested by ${stop.by ?? 'an operator'}` : why,
+        ),
+    ]);
   }
 
   /**
    * The run ends as `ending` says (workflows/run/saga.ts): the manifest's final phase, once every
    * write before it is done, then the ending notification; `failure`: why the run failed.
    */
-  async ended(ending: { phase: string; state: DeployRunOutcome['state'] }, failure?: string): Promise<void> {
+  async ended(
+    ending: { phase: string; state: DeployRunOutcome['state']; rollBack: boolean },
+    failure?: string,
+    rolledBack: readonly string[] = [],
+  ): Promise<void> {
     await Promise.all([
       this.phase(ending.phase, failure ?? `${this.plan.manifest}: ${ending.state}`, undefined, report),
       statusWritesSettled(),
     ]);
+    // A standalone group's rollback ends as its own workflow's did (groupEnded left it).
+    if (this.writes.standaloneGroup && ending.rollBack)
+      await report(
+        'ArmadaChartGroup',
+        this.plan.namespace,
+        this.plan.manifest,
+        'RolledBack',
+        `rolled back: ${rolledBack.join(', ') || 'nothing had changed'}`,
+      );
     await this.notifier.notify(endingEvent(ending.state, failure));
     await this.settled();
   }
@@ -160,7 +202,9 @@ export class RunReports {
   /** The manifest's phase, in the run's progress and in its status (off the path unless `write` says). */
   private phase(phase: string, message: string, waitingOn?: string, write: StatusWrite = reportOffPath) {
     this.shown.show((p) => Object.assign(p, { phase, waitingOn }));
-    return reportManifestPhase(this.plan, this.shown.now(), phase, message, write);
+    // A plan of one has no ArmadaManifest: its phase goes to the run's search attribute alone.
+    const written: StatusWrite = this.writes.manifest ? write : () => Promise.resolve();
+    return reportManifestPhase(this.plan, this.shown.now(), phase, message, written);
   }
 
   /** The notifier of a chart's canary's events (its chart's `notifications`). */

@@ -76,7 +76,7 @@ export async function endRun(
     rolledBack,
     ...(carried?.length && { carriedChanges: carried }),
   };
-  await told.ended(ending, walk.failure);
+  await told.ended(ending, walk.failure, rolledBack);
   if (walk.failure) throw ApplicationFailure.nonRetryable(walk.failure, NonRetryable.ManifestFailed, result);
   if (cancelled) throw new CancelledFailure(`run cancelled; ${result.state}`);
   return result;
