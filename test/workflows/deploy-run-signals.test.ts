@@ -271,10 +271,21 @@ describe('deployRun: messages that name a chart (stubbed activities, real dev se
     expect(await eventually('the run paused', () => pausedBy(run), quickly)).toMatchObject({
       target: chartRef(ns, 'c'),
     });
+    // As a whole: the run passes its pause on to the canaries it runs (a's), and its resume.
+    await eventually(
+      'a’s canary paused with the run',
+      async () => (await canaryProgress(ns, 'a'))?.paused,
+      quickly,
+    );
     expect((await send(inManifest('demo', 'c', false), 'resume')).answer).toBe(
       `resumed; ${whole('resume', demo)}`,
     );
     expect(await pausedBy(run)).toBeUndefined();
+    await eventually(
+      'a’s canary resumed with the run',
+      async () => ((await canaryProgress(ns, 'a'))?.paused === undefined ? true : undefined),
+      quickly,
+    );
 
     // a's canary runs: it takes a's pause itself, and the run goes on unpaused.
     expect(await send(inManifest('demo', 'a', true), 'pause')).toEqual({
