@@ -270,9 +270,9 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
   const manifest = group && ownerOf(ctx, group);
   const lock = releaseOwnerWorkflowId({
     namespace: chart.namespace,
+    name: chart.name,
     manifest: manifest?.name,
     group: group?.name,
-    release: { namespace, release },
   });
   const latest = await latestRun(ctx.client, lock);
   const waitForLock = () => {

@@ -92,7 +92,7 @@ export type Route = { workflowIds: string[]; gate?: string; target?: ObjectRef }
  * - a group a manifest lists: the manifest's run (its pause, its saga); approving the group
  *   passes the manifest's gate before it, and only that gate;
  * - a chart: its canary while one runs, else the run that drives it: its manifest's, its
- *   group's, or its own release's (`helm:<namespace>/<release>`) when it stands alone;
+ *   group's, or its own (`ArmadaChart:<namespace>/<name>`) when it stands alone;
  *   approve and promote go to its canary only, and a chart without one refuses them;
  * - cancel: the run of the object itself (a manifest, a Deployer, a group or chart on its own),
  *   never a canary alone nor, for a group or chart a manifest or group lists, the run that lists
@@ -105,8 +105,7 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
   const driver = (): string[] => {
     if (place.manifest) return [objectWorkflowId('ArmadaManifest', namespace, place.manifest)];
     if (kind !== 'ArmadaChart') return [objectWorkflowId(kind, namespace, name)];
-    const owner = releaseOwnerWorkflowId(place);
-    return owner ? [owner] : [];
+    return [releaseOwnerWorkflowId(place)];
   };
   if (verb === 'cancel') {
     const lister = place.manifest ? `amf/${place.manifest}` : place.group && `acg/${place.group}`;
