@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type {
+  ChartRun,
   DeployerOutcome,
   DeployerRun,
   GroupOutcome,
@@ -26,6 +27,7 @@ import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { latestRun } from './control';
+import { legacyChartRetry, withLegacyChartRuns } from './legacy-chart-runs';
 import { searchAttributes, type RunRequest } from './requests';
 import type { ObjectPlace } from './targets';
 import { kinds } from '../api/kinds';
@@ -47,24 +49,16 @@ export class RunRefused extends Error {}
 /**
  * The workflow whose runs are an object's deploys: a manifest's group or chart is deployed by
  * the manifest's run (deployRun has no group or chart child; runsInsideManifest), a standalone
- * group's chart by its own child. A chart whose custom resource is not on the cluster (applied
- * with `armadactl apply -f`) is found by its runs' search attributes: its release is known only
- * to them.
+ * group's chart by its own child, a standalone chart by its own run (`ArmadaChart:<ns>/<name>`,
+ * also when its custom resource is not on the cluster; an older build's runs of it are read
+ * beside: withLegacyChartRuns).
  */
-async function deployWorkflowId(client: Client, place: ObjectPlace): Promise<string> {
+function deployWorkflowId(place: ObjectPlace): string {
   const { kind, namespace, name } = place;
   if (runsInsideManifest(place)) return objectWorkflowId('ArmadaManifest', namespace, place.manifest);
-  if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
-  if (place.release) return releaseWorkflowId(place.release.namespace, place.release.release);
-  const query = `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${namespace}' AND ArmadaName = '${name}' AND WorkflowType = 'chartWorkflow'`;
-  let newest: WorkflowExecutionInfo | undefined;
-  for await (const info of client.workflow.list({ query }))
-    if (!newest || info.startTime > newest.startTime) newest = info;
-  if (!newest)
-    throw new RunRefused(
-      `ArmadaChart ${namespace}/${name} is not on the cluster and no run of it is on record: nothing to go back to`,
-    );
-  return newest.workflowId;
+  if (kind === 'ArmadaChart' && place.group && place.release)
+    return releaseWorkflowId(place.release.namespace, place.release.release);
+  return objectWorkflowId(kind, namespace, name);
 }
 
 /**
@@ -205,13 +199,18 @@ export async function undoRequest(
   place: ObjectPlace,
   opts: { runId?: string; now?: boolean; by?: string; target: string },
 ): Promise<RunRequest<UndoRun | DeployerRun>> {
-  const deploys = await deployWorkflowId(client, place);
+  const deploys = deployWorkflowId(place);
   const undos = undoWorkflowId(place, deploys);
-  const runs = await executionsOf(client, deploys, undoRunsQuery(place, deploys, undos));
+  const runs = await executionsOf(
+    client,
+    deploys,
+    withLegacyChartRuns(place, undoRunsQuery(place, deploys, undos)),
+  );
   // The undo follows the latest run under its ID: its memo tells the bridge the specs deployed.
-  // (runs holds only the object's own when it runs inside its manifest's run: undoRunsQuery.)
+  // (runs holds only the object's own when it runs inside its manifest's run: undoRunsQuery;
+  // and a standalone chart's older runs under another ID: withLegacyChartRuns.)
   const latest =
-    undos === deploys && !runsInsideManifest(place)
+    undos === deploys && !runsInsideManifest(place) && runs[0].workflowId === undos
       ? runs[0]
       : { workflowId: undos, memo: (await latestRun(client, undos))?.memo };
   const pick = async (run: Execution) => ({ run, left: await finishedRun(client, run) });
@@ -373,7 +372,8 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     return req;
   }
   // A drift repair runs under a chart's release lock too: the run to take up is the deploy before it.
-  const runs = await executionsOf(client, await deployWorkflowId(client, place));
+  const deploys = deployWorkflowId(place);
+  const runs = await executionsOf(client, deploys, withLegacyChartRuns(place, `WorkflowId = '${deploys}'`));
   const latest = runs.find((r) => r.type !== 'driftWorkflow') ?? runs[0];
   const left =
     DEPLOYS.has(latest.type) && FINISHED.has(latest.status) ? await finishedRun(client, latest) : undefined;
@@ -414,6 +414,12 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
       earlier && { retryOf: '', finished: { [outcome.group]: earlier } },
     ).finished[outcome.group];
     return requestUnder(place, latest, latest.type, { ...input, finished }, summary, target);
+  }
+  if (latest.type === 'chartWorkflow') {
+    // A standalone chart's run of an older build: taken up by its plan of one, under its own ID.
+    const own = { workflowId: deploys, memo: latest.memo };
+    const retry = legacyChartRetry(input as unknown as ChartRun);
+    return requestUnder(place, own, 'deployRun', retry, summary, target);
   }
   return requestUnder(place, latest, latest.type, input, summary, target);
 }
