@@ -19,7 +19,8 @@ import { dayTwoCommands } from './day-two';
 import { applicableOf } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
-import type { ChartOutcome, DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
+import type { DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
+import { chartOfOneOutcome } from '../core/plan/plans-of-one';
 import { rootMessage } from '../core/failures';
 import { CONTROL_COMMANDS, control, follow, statusOf, type ControlCommand } from '../runs/control';
 import { routeToDeployingRun } from '../runs/deploying-run';
@@ -142,9 +143,11 @@ goes on without the check.`,
                 : await startRun(client, taskQueue, chartRun(doc, undefined, undefined, applicable.charts));
             out(`started ${workflowId}`);
             if (!values.wait) continue;
-            const ended = await outcomeOf(() =>
-              follow<DeployerOutcome | ChartOutcome>(client, workflowId, out),
+            const followed = await outcomeOf(() =>
+              follow<DeployerOutcome | ManifestOutcome>(client, workflowId, out),
             );
+            // A chart's run is a plan of one: its outcome is the chart's in it.
+            const ended = 'groups' in followed ? chartOfOneOutcome(followed) : followed;
             if ('error' in ended) out(`${doc.name}: failed: ${ended.error}`);
             else if ('action' in ended)
               out(`${doc.name}: ${ended.action}${ended.revision ? `, revision ${ended.revision}` : ''}`);

@@ -110,7 +110,7 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
       (l) => out.push(l),
     );
     // Between the two, the run's progress as --wait follows it (the chart answers the progress query).
-    expect(out[0]).toBe(`started helm:${crNamespace}/solo`);
+    expect(out[0]).toBe(`started ArmadaChart:${crNamespace}/solo`);
     expect(out.at(-1)).toBe('solo: installed, revision 1');
     expect(out.slice(1, -1).join('\n')).toMatch(new RegExp(`solo +${crNamespace}/solo +deploying`));
     expect(code).toBe(0);

@@ -2,9 +2,28 @@ import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporal
 import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import type { ChartOutcome } from '../../core/contracts/workflows';
-import { chartRun } from '../../runs/requests';
+import { releaseWorkflowId } from '../../core/plan/names';
+import { chartOfOne, chartRun, type ChartDocument, type RunRequest } from '../../runs/requests';
 import { historyText } from './histories';
 import { placesHolding } from './leaks';
+
+/**
+ * A standalone chart's request as chartRun makes it, run by its chart driver alone: the older
+ * build's `chartWorkflow` under `helm:<ns>/<release>`, which still drives the chart's release in
+ * deployRun (workflows/release-driver.ts). For the tests of a chart's steps (sources, provenance,
+ * helm test, hooks): its failure carries the failing activity's type and retry policy, which a
+ * deployRun's failure (ManifestFailed) reports only as the chart's message.
+ */
+export function chartDriverRequest(doc: ChartDocument): RunRequest {
+  const req = chartRun(doc);
+  const { namespace, release } = doc.spec;
+  return {
+    ...req,
+    workflowType: 'chartWorkflow',
+    workflowId: releaseWorkflowId(namespace, release),
+    input: chartOfOne(doc, req.input.mode ?? 'deploy'),
+  };
+}
 
 /** A run by workflow ID and run ID (a chart's runs share its ID; no run ID: the latest). */
 export interface StartedRun {
@@ -24,7 +43,12 @@ export function chartRuns(client: () => Client, namespace: string, taskQueue: st
     runs,
     /** Starts the ArmadaChart `name`'s run. */
     async start(name: string, spec: ArmadaChartSpecInput): Promise<WorkflowHandle> {
-      const req = chartRun({ kind: 'ArmadaChart', name, namespace, spec: armadaChartSpec.parse(spec) });
+      const req = chartDriverRequest({
+        kind: 'ArmadaChart',
+        name,
+        namespace,
+        spec: armadaChartSpec.parse(spec),
+      });
       const handle = await client().workflow.start(req.workflowType, {
         taskQueue,
         workflowId: req.workflowId,
