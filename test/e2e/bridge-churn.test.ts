@@ -287,7 +287,9 @@ describe('bridge churn: 200 charts created, updated and deleted while the bridge
     expect(notOnce).toEqual([]);
     const latest = await Promise.all(
       live.map(async (name) => {
-        const d = await harness().client.workflow.getHandle(objectWorkflowId('ArmadaChart', crs, name)).describe();
+        const d = await harness()
+          .client.workflow.getHandle(objectWorkflowId('ArmadaChart', crs, name))
+          .describe();
         const memo = d.memo as unknown as RunMemo;
         return `${name} ${d.status.name} ${memo.mode} ${memo.specs}`;
       }),
