@@ -28,13 +28,14 @@ describe('armadactl apply of airship Armada documents as they are (real worker, 
 
   /**
    * When a release's steps started and ended, and how often it ran helm test: a manifest's
-   * chart in its manifest's run, a standalone chart (named as its release) in its own (releaseStepsOf).
+   * chart in its manifest's run, a standalone chart (named as its release, in the namespace its
+   * document names) in its own (releaseStepsOf).
    */
   async function chartRun(release: string, manifest?: string) {
     const client = harness().client;
     const workflowId = manifest
       ? manifestWorkflowId(CR_NAMESPACE, manifest)
-      : objectWorkflowId('ArmadaChart', CR_NAMESPACE, release);
+      : objectWorkflowId('ArmadaChart', RELEASES, release);
     const { started, closed, types } = await releaseStepsOf(client, workflowId, release);
     return { started, closed, tests: types.filter((t) => t === 'helmTest').length };
   }
