@@ -7,7 +7,7 @@ import { formatSpecs } from '../core/plan/specs';
 import { kubeConfig } from '../kube/client';
 import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
-import { releaseWorkflowId } from '../core/plan/names';
+import { standaloneChartWorkflowId } from '../core/plan/release-lock';
 import type { Sizes } from './config';
 import { startStubWorker, type BenchContext } from './context';
 import { mapLimit } from './history';
@@ -117,9 +117,11 @@ export async function roundNamespace(what: string, n: number): Promise<string> {
 const objectNames = (sizes: Sizes['bridge']) =>
   Array.from({ length: sizes.objects }, (_, i) => `c-${String(i).padStart(4, '0')}`);
 
-/** When Temporal started the chart workflow of `name` (its server's clock), by describe. */
+/** When Temporal started the run of the ArmadaChart `name` (its server's clock), by describe. */
 const workflowStart = async (ctx: BenchContext, namespace: string, name: string) =>
-  (await ctx.client.workflow.getHandle(releaseWorkflowId(namespace, name)).describe()).startTime.getTime();
+  (
+    await ctx.client.workflow.getHandle(standaloneChartWorkflowId({ namespace, name })).describe()
+  ).startTime.getTime();
 
 /**
  * The engine's own limit beside the bridge: the same chart workflows (type, task queue, ID, input
@@ -155,7 +157,7 @@ async function runBaselineRound(
     const startedAt = await mapLimit(names, 20, (name) => workflowStart(ctx, namespace, name));
     // Finished before the next round, as a bridge round waits for its objects to read deployed.
     await mapLimit(names, sizes.createConcurrency, (name) =>
-      client.workflow.getHandle(releaseWorkflowId(namespace, name)).result(),
+      client.workflow.getHandle(standaloneChartWorkflowId({ namespace, name })).result(),
     );
     return names.map((name, i) => startedAt[i] - requestedAt.get(name)!);
   } finally {

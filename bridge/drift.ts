@@ -10,7 +10,7 @@ import { stableJson } from '../core/stable-json';
 import { driftRun, startRun } from '../runs/requests';
 import { mergeDrift, type DriftedObject } from '../core/plan/drift';
 import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
-import { latestRun } from '../runs/control';
+import { latestRunOf } from './legacy-chart-run';
 import { chartServiceAccount } from './run-of';
 import type { BridgeContext } from './context';
 import { chartRelease, ownerOf, type Cache } from './view';
@@ -270,14 +270,15 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
   const manifest = group && ownerOf(ctx, group);
   const lock = releaseOwnerWorkflowId({
     namespace: chart.namespace,
+    name: chart.name,
     manifest: manifest?.name,
     group: group?.name,
-    release: { namespace, release },
   });
-  const latest = await latestRun(ctx.client, lock);
-  const waitForLock = () => {
+  // An older build's run of a standalone chart in flight holds the release too (legacy-chart-run.ts).
+  const { workflowId: holder, latest } = await latestRunOf(ctx.client, chart, lock);
+  const waitForLock = (heldBy = holder) => {
     tracker.putBack(key, objects);
-    ctx.afterRun(lock, key);
+    ctx.afterRun(heldBy, key);
   };
   if (latest?.running) return waitForLock();
   const run = driftRun(
@@ -303,7 +304,7 @@ export async function handleDrift(ctx: BridgeContext, tracker: DriftTracker, key
       tracker.putBack(key, objects);
       throw err;
     }
-    return waitForLock();
+    return waitForLock(lock);
   }
   ctx.log('info', 'drift run started', { ...fields, workflowId: run.workflowId });
   ctx.metrics.runStarted(key, run.memo.mode);

@@ -4,12 +4,13 @@ import { GROUP, VERSION } from '../api/common';
 import { kinds } from '../api/kinds';
 import { recordEvent, writeStatus } from '../kube/status';
 import { isStatus, kubeApi } from '../kube/client';
-import { ControlRefused, cancelRun, control, latestRun, type ControlCommand } from '../runs/control';
+import { ControlRefused, cancelRun, control, type ControlCommand } from '../runs/control';
+import { latestRunOf } from './legacy-chart-run';
 import { RunInProgress, startRun, type RunRequest } from '../runs/requests';
 import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import { PlanError } from '../core/plan/manifest';
-import { decideRun } from '../core/bridge/decide-run';
+import { decideRun, type RunFacts } from '../core/bridge/decide-run';
 import { decideUninstall } from '../core/bridge/decide-uninstall';
 import { policyRefusal, type PolicyBounded } from '../core/bridge/policy-refusal';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
@@ -144,7 +145,13 @@ function policyRefusalOf(ctx: BridgeContext, view: ObjectView): string | undefin
 async function ensureRun(ctx: BridgeContext, view: ObjectView, run: RunRequest): Promise<void> {
   const { key } = view;
   const { workflowId, memo } = run;
-  const latest = ctx.startedRunning(workflowId, memo) ? 'followed' : await latestRun(ctx.client, workflowId);
+  let latest: RunFacts['latest'] = 'followed';
+  if (!ctx.startedRunning(workflowId, memo)) {
+    const found = await latestRunOf(ctx.client, view, workflowId);
+    // An older build's run of a standalone chart in flight (legacy-chart-run.ts): it holds the release.
+    if (found.workflowId !== workflowId && found.latest?.running) return ctx.afterRun(found.workflowId, key);
+    latest = found.latest;
+  }
   const settlesAt = ctx.specChanges.settlesAt(ctx.objects, view);
   const decision = decideRun({
     object: view,
@@ -225,17 +232,19 @@ async function finalize(ctx: BridgeContext, view: ObjectView): Promise<void> {
     ctx.log('warn', 'cannot plan the uninstall; removing the finalizer', { key, error: err.message });
   }
   if (run) {
-    const decision = decideUninstall(await latestRun(ctx.client, run.workflowId));
+    // The ID of the run that holds the object's releases (an older build's: legacy-chart-run.ts).
+    const { workflowId: holder, latest } = await latestRunOf(ctx.client, view, run.workflowId);
+    const decision = decideUninstall(latest);
     switch (decision.do) {
       case 'cancel':
-        await cancelRun(ctx.client, run.workflowId, {
+        await cancelRun(ctx.client, holder, {
           by: BRIDGE_IDENTITY,
           reason: `${kind} ${namespace}/${name} is being deleted`,
         });
-        ctx.afterRun(run.workflowId, key);
+        ctx.afterRun(holder, key);
         return;
       case 'follow':
-        ctx.afterRun(run.workflowId, key);
+        ctx.afterRun(holder, key);
         return;
       case 'start':
         if (decision.failed)

@@ -1,11 +1,12 @@
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { writeStatus } from '../kube/status';
-import { latestRun } from '../runs/control';
+import { describeLatest, latestRun } from '../runs/control';
 import { rootMessage } from '../core/failures';
 import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
 import type { RunMemo } from '../core/plan/specs';
 import { decideLeftover, type LeftoverDecision } from '../core/bridge/decide-leftover';
-import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
+import { standaloneChartWorkflowId } from '../core/plan/release-lock';
+import { releaseRunOf } from './legacy-chart-run';
 import { runOf } from './run-of';
 import type { BridgeContext } from './context';
 import { startObjectRun } from './start';
@@ -24,20 +25,21 @@ import {
  *
  * `kubectl apply -f dir/` creates files in name order, so a chart can arrive before the group
  * that lists it, and a group before its manifest. The bridge then runs each on its own (a chart:
- * workflow `helm:<namespace>/<release>`; a group: `ArmadaChartGroup:<namespace>/<name>`, its
- * charts as children under the same release IDs), installing the *unprefixed* release
+ * workflow `ArmadaChart:<namespace>/<name>`, `helm:<namespace>/<release>` on an older build; a
+ * group: `ArmadaChartGroup:<namespace>/<name>`, its charts as children under their release IDs
+ * `helm:<namespace>/<release>`), installing the *unprefixed* release
  * `<release>`, while the manifest deploys `<release_prefix>-<release>`.
  *
  * The rule: once a manifest with a release_prefix lists a chart (through a group), the chart gives
  * up the unprefixed release that a standalone run of its own (or of the group listing it) installed.
  * Before the manifest's run starts or re-plans, for each group it lists the group's own run is
- * cancelled if it still runs, and for each chart the latest run of `helm:<namespace>/<release>`
- * is looked at:
+ * cancelled if it still runs, and for each chart the newest of its own runs that touched the
+ * release is looked at (leftoverRun: under either ID above):
  * - none, or one this chart's standalone runs did not start (its memo names no `ArmadaChart/<chart>`,
  *   or it ran for another namespace's object): left alone;
  * - a release another object claims now (a chart whose release is that unprefixed one): left alone;
  * - a deploy still running: cancelled; looked at again when it ends;
- * - a deploy that ended: uninstalled by an uninstall run of the chart (same workflow ID, the lock),
+ * - a deploy that ended: uninstalled by an uninstall run of the chart (its own workflow ID, the lock),
  *   acting as the ServiceAccount its standalone runs act as (its own service_account_name, else
  *   the bridge's default; never the manifest's): an uninstall as the worker itself was refused
  *   where the worker may not read a tenant's release Secrets, and, retried at once, looped;
@@ -179,9 +181,10 @@ async function clearChart(
   if (now?.namespace === own.namespace && now.release === own.release) return false;
   const claimant = opts.holders.get(release)?.some((key) => key !== chart.key);
   if (claimant) return false;
-  const left = await leftoverRun(ctx, chart, releaseWorkflowId(own.namespace, own.release), opts.groupRuns);
-  if (!left) return false; // never installed on its own
-  const { workflowId, description, decision } = left;
+  const found = await leftoverRun(ctx, chart, own, opts.groupRuns);
+  if (!found) return false; // never installed on its own
+  const { description, decision } = found;
+  const { workflowId } = description;
   const memo = (description.memo ?? {}) as unknown as RunMemo;
   switch (decision.do) {
     case 'none':
@@ -211,44 +214,37 @@ async function clearChart(
 }
 
 /**
- * The run that may have left a chart's unprefixed release, and what decideLeftover makes of it:
- * the release's own run (`releaseRun`), else the latest run of one of its manifest's groups that
- * ran on its own with the chart (`groupRuns`; its memo names the chart's spec): a group's
- * `deployRun` deploys its charts itself, with no child run of theirs to find. Undefined when
- * neither ran it.
+ * The latest run that may have left a chart's unprefixed release `own`, and what to do about it
+ * (decideLeftover): of the runs under the chart's own ID (`ArmadaChart:<ns>/<name>`, a plan of
+ * one), under the release's (`helm:<ns>/<release>`: an older build's chart workflow, or a
+ * standalone group's chart child of an older build) and of its manifest's groups that ran on
+ * their own with the chart (`groupRuns`: a group's `deployRun` deploys its charts itself, with
+ * no child run of theirs to find; its memo names the chart's spec), the newest that was the
+ * chart's own; none: the release was never installed on its own.
  */
 async function leftoverRun(
   ctx: BridgeContext,
   chart: ObjectView<'ArmadaChart'>,
-  releaseRun: string,
+  own: { namespace: string; release: string },
   groupRuns: readonly string[],
-): Promise<
-  { workflowId: string; description: WorkflowExecutionDescription; decision: LeftoverDecision } | undefined
-> {
-  for (const workflowId of [releaseRun, ...groupRuns]) {
-    let description;
-    try {
-      description = await ctx.client.workflow.getHandle(workflowId).describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) continue;
-      throw err;
-    }
-    const attributes = description.typedSearchAttributes;
-    const decision = decideLeftover(chart, groupRuns, {
-      memo: (description.memo ?? {}) as unknown as RunMemo,
-      status: description.status.name,
+): Promise<{ description: WorkflowExecutionDescription; decision: LeftoverDecision } | undefined> {
+  const chartIds = [standaloneChartWorkflowId(chart), releaseWorkflowId(own.namespace, own.release)];
+  const described = await Promise.all(
+    [...chartIds, ...groupRuns].map(async (id) => ({
+      id,
+      description: await describeLatest(ctx.client, id),
+    })),
+  );
+  const found = described
+    .flatMap(({ id, description }) => (description ? [{ id, description }] : []))
+    .sort((a, b) => b.description.startTime.getTime() - a.description.startTime.getTime())
+    .map(({ id, description }) => {
+      const run = releaseRunOf(description);
       // A group's own run ran the chart in itself: as its child did before (groupWorkflow).
-      parent: workflowId === releaseRun ? (description.parentExecution?.workflowId ?? undefined) : workflowId,
-      object: {
-        kind: attributes.get(ArmadaKind),
-        namespace: attributes.get(ArmadaNamespace),
-        name: attributes.get(ArmadaName),
-      },
+      const asRan = chartIds.includes(id) ? run : { ...run, parent: id };
+      return { description, decision: decideLeftover(chart, groupRuns, asRan) };
     });
-    if (decision.do !== 'none' || decision.why !== 'not its own')
-      return { workflowId, description, decision };
-  }
-  return undefined;
+  return found.find((f) => !(f.decision.do === 'none' && f.decision.why === 'not its own')) ?? found[0];
 }
 
 /**

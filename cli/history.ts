@@ -46,9 +46,10 @@ const QUERY_TIMEOUT_MS = 2000;
 /**
  * The visibility query for an object's runs. A manifest, a group and a Deployer each run under
  * one workflow ID (re-plans continue it as new runs under the same ID). An ArmadaChart has two:
- * its release's chart workflow `helm:<namespace>/<release>` when it runs standalone, and its
- * canary `ArmadaChart:<namespace>/<name>/canary` (also when a manifest deploys it); both carry
- * the ArmadaChart in their search attributes, so its history finds them without the release.
+ * its own run `ArmadaChart:<namespace>/<name>` when it runs standalone (an older build's chart
+ * workflow `helm:<namespace>/<release>`), and its canary `ArmadaChart:<namespace>/<name>/canary`
+ * (also when a manifest deploys it); all carry the ArmadaChart in their search attributes, so
+ * its history finds them without the release.
  * A chart, group or Deployer a manifest lists is deployed inside the manifest's run (deployRun,
  * no child of its own): those runs list it in their `ArmadaObjects`.
  */

@@ -20,7 +20,8 @@ import { dayTwoCommands } from './day-two';
 import { applicableOf } from './documents';
 import { clusterView, objectsOf, ownedRefusal } from './ownership';
 import { formatHistory, historyOf } from './history';
-import type { ChartOutcome, DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
+import type { DeployerOutcome, ManifestOutcome } from '../core/contracts/workflows';
+import { chartOfOneOutcome } from '../core/plan/plans-of-one';
 import { rootMessage } from '../core/failures';
 import { deployerOutcomeOf } from '../core/plan/finished-runs';
 import { failedWith } from '../runs/day-two';
@@ -146,10 +147,13 @@ goes on without the check.`,
                 : await startRun(client, taskQueue, chartRun(doc, undefined, undefined, applicable.charts));
             out(`started ${workflowId}`);
             if (!values.wait) continue;
+            // A chart's run is a plan of one: its outcome is the chart's in it.
+            const chartEnded = async () => {
+              const followed = await outcomeOf(() => follow<ManifestOutcome>(client, workflowId, out));
+              return 'groups' in followed ? chartOfOneOutcome(followed) : followed;
+            };
             const ended =
-              doc.kind === 'Deployer'
-                ? await deployerEnded(client, workflowId, out)
-                : await outcomeOf(() => follow<ChartOutcome>(client, workflowId, out));
+              doc.kind === 'Deployer' ? await deployerEnded(client, workflowId, out) : await chartEnded();
             if ('error' in ended) out(`${doc.name}: failed: ${ended.error}`);
             else if ('action' in ended)
               out(`${doc.name}: ${ended.action}${ended.revision ? `, revision ${ended.revision}` : ''}`);

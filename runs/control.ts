@@ -1,4 +1,9 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -236,18 +241,31 @@ export async function follow<Outcome>(
 
 /** The latest run of a workflow ID, or null when there is none (never started, or forgotten). */
 export async function latestRun(client: Client, workflowId: string): Promise<RunState | null> {
+  const description = await describeLatest(client, workflowId);
+  return description && runStateOf(description);
+}
+
+/** Temporal's description of the latest run of a workflow ID, or null when there is none. */
+export async function describeLatest(
+  client: Client,
+  workflowId: string,
+): Promise<WorkflowExecutionDescription | null> {
   try {
-    const description = await client.workflow.getHandle(workflowId).describe();
-    return {
-      runId: description.runId,
-      type: description.type,
-      running: description.status.name === 'RUNNING',
-      status: description.status.name,
-      memo: (description.memo ?? {}) as unknown as RunMemo,
-      startedAt: description.startTime.getTime(),
-    };
+    return await client.workflow.getHandle(workflowId).describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return null;
     throw err;
   }
+}
+
+/** A run as the bridge decides by it (RunState), from Temporal's description. */
+export function runStateOf(description: WorkflowExecutionDescription): RunState {
+  return {
+    runId: description.runId,
+    type: description.type,
+    running: description.status.name === 'RUNNING',
+    status: description.status.name,
+    memo: (description.memo ?? {}) as unknown as RunMemo,
+    startedAt: description.startTime.getTime(),
+  };
 }

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type {
+  ChartRun,
   DeployerRun,
   GroupOutcome,
   GroupRun,
@@ -24,11 +25,12 @@ import { deployerPlanOfOne, groupPlanOfOne } from '../core/plan/plans-of-one';
 import type { DeployRunInput } from '../core/contracts/run';
 import { changedName, deployerBackTo } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
-import { objectWorkflowId, releaseWorkflowId } from '../core/plan/names';
+import { objectWorkflowId } from '../core/plan/names';
 import { releaseOwnerWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-attributes';
 import { latestRun } from './control';
+import { legacyChartRetry, withLegacyChartRuns } from './legacy-chart-runs';
 import { searchAttributes, type RunRequest } from './requests';
 import type { ObjectPlace } from './targets';
 import { kinds } from '../api/kinds';
@@ -48,26 +50,18 @@ import { kinds } from '../api/kinds';
 export class RunRefused extends Error {}
 
 /**
- * The workflow whose runs are an object's deploys: a manifest's group or chart is deployed by
- * the manifest's run (deployRun has no group or chart child; runsInsideManifest), a standalone
- * group's chart by its own child. A chart whose custom resource is not on the cluster (applied
- * with `armadactl apply -f`) is found by its runs' search attributes: its release is known only
- * to them.
+ * The workflow whose runs are an object's deploys: a group or chart that another object lists is
+ * deployed by that object's run (deployRun has no group or chart child; runsInsideOwner), a
+ * standalone chart by its own run (`ArmadaChart:<ns>/<name>`, also when its custom resource is
+ * not on the cluster; an older build's runs of it are read beside: withLegacyChartRuns).
  */
-async function deployWorkflowId(client: Client, place: ObjectPlace): Promise<string> {
+function deployWorkflowId(place: ObjectPlace): string {
   const { kind, namespace, name } = place;
-  if (runsInsideManifest(place)) return objectWorkflowId('ArmadaManifest', namespace, place.manifest);
-  if (kind !== 'ArmadaChart') return objectWorkflowId(kind, namespace, name);
-  if (place.release) return releaseWorkflowId(place.release.namespace, place.release.release);
-  const query = `ArmadaKind = 'ArmadaChart' AND ArmadaNamespace = '${namespace}' AND ArmadaName = '${name}' AND WorkflowType = 'chartWorkflow'`;
-  let newest: WorkflowExecutionInfo | undefined;
-  for await (const info of client.workflow.list({ query }))
-    if (!newest || info.startTime > newest.startTime) newest = info;
-  if (!newest)
-    throw new RunRefused(
-      `ArmadaChart ${namespace}/${name} is not on the cluster and no run of it is on record: nothing to go back to`,
-    );
-  return newest.workflowId;
+  if (place.manifest && (kind === 'ArmadaChartGroup' || kind === 'ArmadaChart'))
+    return objectWorkflowId('ArmadaManifest', namespace, place.manifest);
+  if (kind === 'ArmadaChart' && place.group)
+    return objectWorkflowId('ArmadaChartGroup', namespace, place.group);
+  return objectWorkflowId(kind, namespace, name);
 }
 
 /**
@@ -91,8 +85,8 @@ function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): stri
   const byId = `WorkflowId = '${deploys}'`;
   const { kind, namespace, name } = place;
   const own = `${ArmadaKind.name} = '${kind}' AND ${ArmadaNamespace.name} = '${namespace}' AND ${ArmadaName.name} = '${name}'`;
-  // Inside its manifest's run, only the undos of what holds it may have undone its changes (undidChangeOf).
-  if (runsInsideManifest(place)) {
+  // Inside the run of what lists it, only the undos of what holds it may have undone its changes (undidChangeOf).
+  if (runsInsideOwner(place)) {
     const undoers = undoersOf(place).map(
       (u) => `(${ArmadaKind.name} = '${u.kind}' AND ${ArmadaName.name} = '${u.name}')`,
     );
@@ -103,11 +97,13 @@ function undoRunsQuery(place: ObjectPlace, deploys: string, undos: string): stri
 }
 
 /**
- * A group or chart a manifest lists: the manifest's run deploys it (deployRun), so its deploys
- * are the manifest's runs and its changes are theirs of its own releases and Deployers (listedChanges).
+ * A group or chart a manifest lists, or a chart a standalone group lists: the run of what lists
+ * it deploys it (deployRun), so its deploys are that object's runs and its changes are theirs of
+ * its own releases and Deployers (listedChanges).
  */
-function runsInsideManifest(place: ObjectPlace): place is ObjectPlace & ListedObject {
-  return (place.kind === 'ArmadaChartGroup' || place.kind === 'ArmadaChart') && place.manifest !== undefined;
+function runsInsideOwner(place: ObjectPlace): place is ObjectPlace & ListedObject {
+  if (place.kind === 'ArmadaChart') return place.manifest !== undefined || place.group !== undefined;
+  return place.kind === 'ArmadaChartGroup' && place.manifest !== undefined;
 }
 
 /** One run (execution) under a workflow ID, newest first as listed. */
@@ -219,13 +215,18 @@ export async function undoRequest(
   place: ObjectPlace,
   opts: { runId?: string; now?: boolean; by?: string; target: string },
 ): Promise<RunRequest<UndoRun | DeployRunInput>> {
-  const deploys = await deployWorkflowId(client, place);
+  const deploys = deployWorkflowId(place);
   const undos = undoWorkflowId(place, deploys);
-  const runs = await executionsOf(client, deploys, undoRunsQuery(place, deploys, undos));
+  const runs = await executionsOf(
+    client,
+    deploys,
+    withLegacyChartRuns(place, undoRunsQuery(place, deploys, undos)),
+  );
   // The undo follows the latest run under its ID: its memo tells the bridge the specs deployed.
-  // (runs holds only the object's own when it runs inside its manifest's run: undoRunsQuery.)
+  // (runs holds only the object's own when it runs inside the run of what lists it: undoRunsQuery;
+  // and a standalone chart's older runs under another ID: withLegacyChartRuns.)
   const latest =
-    undos === deploys && !runsInsideManifest(place)
+    undos === deploys && !runsInsideOwner(place) && runs[0].workflowId === undos
       ? runs[0]
       : { workflowId: undos, memo: (await latestRun(client, undos))?.memo };
   const pick = async (run: Execution) => ({ run, left: await finishedRun(client, run) });
@@ -343,13 +344,13 @@ export async function* previousDeploys<Run extends PastRun>(
 /**
 /**
  * The run an undo run undid (from its input) as far as it undid the object's change (an undo of
- * another object inside its manifest's run: undidChangeOf); undefined for a deploy. Reads only
+ * another object inside the run of what lists it: undidChangeOf); undefined for a deploy. Reads only
  * undo-shaped runs: an undo, a Deployer's run (an undo of it is a rollout back: `undoes`).
  */
 async function undoneRun(client: Client, place: ObjectPlace, run: Execution): Promise<string | undefined> {
   if (run.type === 'undoWorkflow') {
     const undo = await inputOf<UndoRun>(client, run);
-    return runsInsideManifest(place) && !undidChangeOf(place, undo) ? undefined : undo.undoes.runId;
+    return runsInsideOwner(place) && !undidChangeOf(place, undo) ? undefined : undo.undoes.runId;
   }
   if (place.kind === 'Deployer' && (run.type === 'deployerWorkflow' || run.type === 'deployRun'))
     return (await deployerRunOf(client, run)).undoes;
@@ -384,7 +385,7 @@ async function undoable(
   if (left === undefined) return [];
   const plan = await planOf(client, run);
   const changes = changesToUndo({ workflowType: run.type, outcome: left } as FinishedRun, plan);
-  return runsInsideManifest(place) ? listedChanges(place, changes, plan) : changes;
+  return runsInsideOwner(place) ? listedChanges(place, changes, plan) : changes;
 }
 
 async function planOf(client: Client, run: Execution): Promise<RunPlan | undefined> {
@@ -412,7 +413,8 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     return req;
   }
   // A drift repair runs under a chart's release lock too: the run to take up is the deploy before it.
-  const runs = await executionsOf(client, await deployWorkflowId(client, place));
+  const deploys = deployWorkflowId(place);
+  const runs = await executionsOf(client, deploys, withLegacyChartRuns(place, `WorkflowId = '${deploys}'`));
   const latest = runs.find((r) => r.type !== 'driftWorkflow') ?? runs[0];
   const left =
     DEPLOYS.has(latest.type) && FINISHED.has(latest.status) ? await finishedRun(client, latest) : undefined;
@@ -458,6 +460,12 @@ export async function retryRequest(client: Client, place: ObjectPlace, target: s
     const run = input as unknown as DeployerRun;
     const retry: DeployRunInput = { plan: deployerPlanOfOne(run), mode: run.mode ?? 'deploy' };
     return requestUnder(place, latest, 'deployRun', retry, summary, target);
+  }
+  if (latest.type === 'chartWorkflow') {
+    // A standalone chart's run of an older build: taken up by its plan of one, under its own ID.
+    const own = { workflowId: deploys, memo: latest.memo };
+    const retry = legacyChartRetry(input as unknown as ChartRun);
+    return requestUnder(place, own, 'deployRun', retry, summary, target);
   }
   return requestUnder(place, latest, latest.type, input, summary, target);
 }

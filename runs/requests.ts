@@ -19,7 +19,7 @@ import {
   type ManifestDocuments,
 } from '../core/plan/manifest';
 import { objectWorkflowId } from '../core/plan/names';
-import { deployerPlanOfOne, groupPlanOfOne } from '../core/plan/plans-of-one';
+import { chartPlanOfOne, deployerPlanOfOne, groupPlanOfOne } from '../core/plan/plans-of-one';
 import { standaloneChartWorkflowId } from '../core/plan/release-lock';
 import type { RunMemo } from '../core/plan/specs';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
@@ -153,31 +153,25 @@ export function groupRun(
 }
 
 /**
- * A standalone ArmadaChart's run (a chart no group lists) under its release lock;
- * `target_state: uninstalled` uninstalls the release. `charts`: the charts of its namespace its
- * `dependencies` may name. Throws PlanError when one of them does not resolve.
+ * A standalone ArmadaChart's run (a chart no group lists): the one-workflow run `deployRun` with
+ * the plan of one chart (chartPlanOfOne) under the chart's workflow ID, its release lock
+ * (`ArmadaChart:<ns>/<name>`); `target_state: uninstalled` uninstalls the release. Runs started
+ * as `chartWorkflow` under `helm:<ns>/<release>` by an older build end there
+ * (core/plan/legacy-chart-runs.ts). `charts`: the charts of its namespace its `dependencies` may
+ * name. Throws PlanError when one of them does not resolve.
  */
 export function chartRun(
   doc: ChartDocument,
   mode: Mode = doc.spec.target_state === 'uninstalled' ? 'uninstall' : 'deploy',
   specs?: string,
   charts: Readonly<Record<string, ArmadaChartSpec>> = {},
-): RunRequest<ChartRun> {
+): RunRequest<DeployRunInput> {
   const { spec } = doc;
-  const { dependencies, problems } = resolveDependencies(doc.name, { ...charts, [doc.name]: spec });
-  if (problems.length) throw new PlanError(problems);
+  const plan = chartPlanOfOne(chartOfOne(doc, mode, charts));
   return {
-    workflowType: 'chartWorkflow',
-    workflowId: standaloneChartWorkflowId(spec),
-    input: {
-      chart: doc.name,
-      release: spec.release,
-      namespace: spec.namespace,
-      spec,
-      mode,
-      resourceNamespace: doc.namespace,
-      ...(dependencies && { dependencies }),
-    },
+    workflowType: 'deployRun',
+    workflowId: standaloneChartWorkflowId(doc),
+    input: { plan, mode },
     memo: { specs, mode },
     options: {
       staticSummary: `ArmadaChart ${doc.namespace}/${doc.name}: ${mode} ${spec.namespace}/${spec.release}`,
@@ -185,6 +179,29 @@ export function chartRun(
     },
     what: `release ${spec.namespace}/${spec.release}`,
     target: `act/${doc.name}`,
+  };
+}
+
+/**
+ * A standalone chart as the plan of one takes it (and chartWorkflow took it): the chart, its
+ * release and its resolved `dependencies`. Throws PlanError when one of them does not resolve.
+ */
+export function chartOfOne(
+  doc: ChartDocument,
+  mode: Mode,
+  charts: Readonly<Record<string, ArmadaChartSpec>> = {},
+): ChartRun {
+  const { spec } = doc;
+  const { dependencies, problems } = resolveDependencies(doc.name, { ...charts, [doc.name]: spec });
+  if (problems.length) throw new PlanError(problems);
+  return {
+    chart: doc.name,
+    release: spec.release,
+    namespace: spec.namespace,
+    spec,
+    mode,
+    resourceNamespace: doc.namespace,
+    ...(dependencies && { dependencies }),
   };
 }
 

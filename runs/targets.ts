@@ -101,7 +101,7 @@ export type Route = { workflowIds: string[]; gate?: string; target?: ObjectRef }
  * - a group a manifest lists: the manifest's run (its pause, its saga); approving the group
  *   passes the manifest's gate before it, and only that gate;
  * - a chart: its canary while one runs, else the run that drives it: its manifest's, its
- *   group's, or its own release's (`helm:<namespace>/<release>`) when it stands alone;
+ *   group's, or its own (`ArmadaChart:<namespace>/<name>`) when it stands alone;
  *   approve and promote go to its canary only, and a chart without one refuses them; a
  *   manifest's chart is the message's `target`: without a canary running, its manifest's run
  *   takes a pause, resume or rollback as a whole (control says so in its answer);
@@ -116,8 +116,7 @@ export function routeOf(place: ObjectPlace, verb: Verb): Route {
   const driver = (): string[] => {
     if (place.manifest) return [objectWorkflowId('ArmadaManifest', namespace, place.manifest)];
     if (kind !== 'ArmadaChart') return [objectWorkflowId(kind, namespace, name)];
-    const owner = releaseOwnerWorkflowId(place);
-    return owner ? [owner] : [];
+    return [releaseOwnerWorkflowId(place)];
   };
   if (kind === 'Deployer') return { workflowIds: [deployerRolloutWorkflowId(namespace, name), ...driver()] };
   if (verb === 'cancel') {

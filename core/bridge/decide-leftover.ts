@@ -1,8 +1,9 @@
 import { generationIn, type RunMemo } from '../plan/specs';
 
 /**
- * The latest run of the workflow of a chart's unprefixed release (`helm:<namespace>/<release>`),
- * as Temporal describes it: what decideLeftover reads of it.
+ * A run that may have left a chart's unprefixed release behind (the chart's own run
+ * `ArmadaChart:<namespace>/<name>`, or one under the release's `helm:<namespace>/<release>`), as
+ * Temporal describes it: what decideLeftover reads of it.
  */
 export interface ReleaseRun {
   memo: RunMemo;

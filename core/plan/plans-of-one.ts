@@ -11,7 +11,7 @@
 
 import type { Replan } from '../control';
 import type { DeployRunInput } from '../contracts/run';
-import type { ChartRun, DeployerRun, GroupRun } from '../contracts/workflows';
+import type { ChartOutcome, ChartRun, DeployerRun, GroupRun, ManifestOutcome } from '../contracts/workflows';
 import { deployerRolloutWorkflowId, releaseWorkflowId } from './names';
 import { notifyTarget } from './notifications';
 import type { ManifestPlan } from './plans';
@@ -58,6 +58,17 @@ export function chartPlanOfOne(run: ChartRun): ManifestPlan {
   const notify =
     run.mode === 'uninstall' ? undefined : notifyTarget('ArmadaChart', resourceNamespace, chart, spec);
   return { ...plan, ...(notify && { notify }), ...(spec.windows && { windows: spec.windows }) };
+}
+
+/**
+ * What a standalone chart's run did, as its chart workflow said it (`installed, revision 1`):
+ * the chart's outcome in its plan of one's; a run that stopped before the chart finished says
+ * its state.
+ */
+export function chartOfOneOutcome(
+  outcome: ManifestOutcome,
+): Pick<ChartOutcome, 'action' | 'revision'> | { action: ManifestOutcome['state']; revision: null } {
+  return outcome.groups[0]?.outcomes[0] ?? { action: outcome.state, revision: null };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { objectWorkflowId, releaseWorkflowId } from './names';
+import { objectWorkflowId } from './names';
 
 /**
  * The release lock (docs/design/one-workflow.md, decision 7): never two helm writes on one
@@ -14,35 +14,30 @@ import { objectWorkflowId, releaseWorkflowId } from './names';
 export interface ReleaseOwnerPlace {
   /** The chart's namespace (its manifest's and group's too). */
   namespace: string;
+  /** The chart's name. */
+  name: string;
   /** The manifest that lists the chart's group. */
   manifest?: string;
   /** The group that lists the chart. */
   group?: string;
-  /** The release as the chart's run names it (prefixed when a manifest lists it). */
-  release?: { namespace: string; release: string };
 }
 
 /**
- * The workflow ID of a chart that stands alone: the ID its own runs have. Today's chart workflow
- * runs under its release's ID (`helm:<namespace>/<release>`); once deployRun runs a standalone
- * chart as a plan of one, this becomes `ArmadaChart:<namespace>/<name>`, and the lock follows.
+ * The workflow ID of a chart that stands alone: its one-workflow run's, a plan of one
+ * (`ArmadaChart:<namespace>/<name>`). An older build ran it as a chart workflow under its
+ * release's ID (`helm:<namespace>/<release>`): see core/plan/legacy-chart-runs.ts.
  */
-export function standaloneChartWorkflowId(release: { namespace: string; release: string }): string {
-  return releaseWorkflowId(release.namespace, release.release);
+export function standaloneChartWorkflowId(chart: { namespace: string; name: string }): string {
+  return objectWorkflowId('ArmadaChart', chart.namespace, chart.name);
 }
 
 /**
  * The workflow ID every write of a chart's release runs under (its owner's run): the manifest's
  * (`ArmadaManifest:<ns>/<name>`), else the group's (`ArmadaChartGroup:<ns>/<name>`), else the
- * chart's own (standaloneChartWorkflowId). Undefined for a standalone chart whose release is
- * not known (a chart known by its name alone).
+ * chart's own (standaloneChartWorkflowId).
  */
-export function releaseOwnerWorkflowId(
-  place: ReleaseOwnerPlace & Required<Pick<ReleaseOwnerPlace, 'release'>>,
-): string;
-export function releaseOwnerWorkflowId(place: ReleaseOwnerPlace): string | undefined;
-export function releaseOwnerWorkflowId(place: ReleaseOwnerPlace): string | undefined {
+export function releaseOwnerWorkflowId(place: ReleaseOwnerPlace): string {
   if (place.manifest) return objectWorkflowId('ArmadaManifest', place.namespace, place.manifest);
   if (place.group) return objectWorkflowId('ArmadaChartGroup', place.namespace, place.group);
-  return place.release && standaloneChartWorkflowId(place.release);
+  return standaloneChartWorkflowId(place);
 }

@@ -1,19 +1,20 @@
 /**
- * Which undos `rollback --previous` of a group or chart a manifest lists counts as having taken
- * back its change of the run they undid (README "Undo"). Its deploys are the manifest's runs, and
- * the undos of the manifest, of its groups and of its charts all run under the manifest's ID
- * (core/plan/release-lock.ts): an undo of another of its groups or charts undid none of its changes.
+ * Which undos `rollback --previous` of a group or chart a manifest lists (or of a chart a group
+ * standing alone lists) counts as having taken back its change of the run they undid (README
+ * "Undo"). Its deploys are the runs of what lists it, and the undos of that object and of
+ * everything it lists run under its ID (core/plan/release-lock.ts): an undo of another of its
+ * groups or charts undid none of its changes.
  */
 
 import type { UndoRun } from '../contracts/workflows';
 import { listedChanges } from './finished-runs';
 
-/** A group or chart a manifest lists (runs/targets.ts ObjectPlace). */
+/** A group or chart a manifest lists, or a chart a group lists (runs/targets.ts ObjectPlace). */
 export interface ListedObject {
   kind: 'ArmadaChartGroup' | 'ArmadaChart';
   name: string;
-  /** The manifest that lists it (a group) or its group (a chart). */
-  manifest: string;
+  /** The manifest that lists it (a group) or its group (a chart); none for a standalone group's chart. */
+  manifest?: string;
   /** The group that lists it (a chart). */
   group?: string;
 }
@@ -22,7 +23,7 @@ export interface ListedObject {
 export function undoersOf(object: ListedObject): Pick<UndoRun, 'kind' | 'name'>[] {
   return [
     { kind: object.kind, name: object.name },
-    { kind: 'ArmadaManifest', name: object.manifest },
+    ...(object.manifest ? [{ kind: 'ArmadaManifest' as const, name: object.manifest }] : []),
     ...(object.kind === 'ArmadaChart' && object.group
       ? [{ kind: 'ArmadaChartGroup' as const, name: object.group }]
       : []),

@@ -14,6 +14,7 @@ import { uniqueName } from '../helpers/env';
 import { summaryOf } from '../helpers/histories';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+import { chartResult } from '../helpers/chart-runs';
 
 /**
  * The worker upgrade drill, on the Temporal cluster on PostgreSQL (test/run.sh): a chart canary
@@ -127,7 +128,10 @@ describe('worker upgrade drill: build N+1 replaces build N while a canary holds 
 
     const buildN = await startWorker('n', process.env.ARMADA_TEST_WORKFLOW_BUNDLE!);
     await makeCurrent('n');
-    expect(await (await deploy('old', '1.0.0')).result()).toMatchObject({ action: 'installed', revision: 1 });
+    expect(await chartResult(await deploy('old', '1.0.0'))).toMatchObject({
+      action: 'installed',
+      revision: 1,
+    });
     const inFlight = await deploy('old', '2.0.0');
     await eventually('the canary of build N holding', async () => {
       const progress = await client.workflow
@@ -138,16 +142,19 @@ describe('worker upgrade drill: build N+1 replaces build N while a canary holds 
 
     await startWorker('n1', nextBundle);
     await makeCurrent('n1');
-    expect(await (await deploy('new', '1.0.0')).result()).toMatchObject({ action: 'installed', revision: 1 });
+    expect(await chartResult(await deploy('new', '1.0.0'))).toMatchObject({
+      action: 'installed',
+      revision: 1,
+    });
     const started = await deploy('new', '2.0.0');
 
-    expect(await inFlight.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+    expect(await chartResult(inFlight)).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     const old = await canary('old');
     expect(old).toEqual({ build: 'n', timers: [expect.stringMatching(/ — hold /)], failedTasks: 0 });
     // Drained: build N has nothing left to run, and the new run does not need it.
     await buildN.stop();
 
-    expect(await started.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+    expect(await chartResult(started)).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     const next = await canary('new');
     expect(next).toEqual({
       build: 'n1',

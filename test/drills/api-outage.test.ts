@@ -360,7 +360,7 @@ describe('drill: kube-apiserver down for 30 s mid-run; the bridge frozen through
     expect(runKeys.filter((key, i) => runKeys.indexOf(key) !== i)).toEqual([]);
     const latest = (name: string) =>
       runs
-        .filter((r) => r.workflowId === `helm:${releases}/${name}`)
+        .filter((r) => r.workflowId === `ArmadaChart:${crs}/${name}`)
         .sort((a, b) => b.startTime.getTime() - a.startTime.getTime())[0];
     const generation = new Map(settled.map((c) => [c.metadata.name, c.metadata.generation]));
     const standalones = ['s1', 's2', 's3', 's4', 's5', 's6', 's7', 's8'];

@@ -4,7 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import { AesGcmCodec, parseKeys } from '../../runs/codec';
 import { codecServer } from '../../worker/codec-server';
 import { helm, uniqueName } from '../helpers/env';
@@ -88,7 +88,7 @@ describe('drill: payload encryption and no secrets in logs', () => {
     let input: unknown;
     try {
       const history = await new Client({ connection }).workflow
-        .getHandle(releaseWorkflowId(releases, 'vault'))
+        .getHandle(objectWorkflowId('ArmadaChart', crs, 'vault'))
         .fetchHistory();
       raw = JSON.stringify(history);
       input = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];

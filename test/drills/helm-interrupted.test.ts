@@ -1,10 +1,10 @@
 import { kinds } from '../../api/kinds';
 import type { ArmadaChartSpec } from '../../api/chart';
 import { chartRun, startRun } from '../../runs/requests';
-import type { ChartOutcome } from '../../core/contracts/workflows';
 import { helm, helmProcesses, sharedWorker, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
+import { chartResult } from '../helpers/chart-runs';
 
 interface HelmRevision {
   revision: number;
@@ -61,7 +61,7 @@ describe('drill: helm killed mid-upgrade', () => {
     process.kill(pid, 'SIGKILL');
     await kubectl('label', 'nodes', '--all', `${label}=yes`);
 
-    const outcome = (await run.result()) as ChartOutcome;
+    const outcome = await chartResult(run);
     expect(outcome).toMatchObject({ action: 'upgraded', revision: 4 });
     const history = JSON.parse(
       await helm('history', release, '-n', namespace, '-o', 'json'),

@@ -1,5 +1,5 @@
 import { kinds } from '../../api/kinds';
-import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import { metricValue, scrape, type PromSample } from '../../bench/prometheus';
 import { crossObjectCases, goodManifest, hostileDocuments } from '../fixtures/hostile';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
@@ -149,7 +149,7 @@ describe('hostile-input drill: a good release, then 67 hostile documents (bridge
       expect([id, await runsOf(id)]).toEqual([id, 0]);
     }
     for (const c of stored.filter((s) => s.doc.kind === 'ArmadaChart')) {
-      const id = releaseWorkflowId(releases, (c.doc.spec as { release: string }).release);
+      const id = objectWorkflowId('ArmadaChart', crs, c.doc.metadata.name);
       expect([id, await runsOf(id)]).toEqual([id, 0]);
     }
     // Each Invalid condition stayed put: none was cleared in between (no `Valid` Event).

@@ -340,7 +340,7 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     expect(JSON.parse(await helm('status', 'good', '-n', teamA, '-o', 'json')).info.status).toBe('deployed');
     expect(await helm('get', 'values', 'good', '-n', teamA)).toContain(greeting);
     const history = historyText(
-      await client.workflow.getHandle(releaseWorkflowId(teamA, 'good')).fetchHistory(),
+      await client.workflow.getHandle(objectWorkflowId('ArmadaChart', teamA, 'good')).fetchHistory(),
     );
     expect(history).toContain('"name":"a-values"'); // the reference travels, the value does not
     expect(history).toContain(`"service_account_name":"deployer"`);
@@ -432,7 +432,7 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     ]);
     const runs = [];
     for await (const info of client.workflow.list({
-      query: `WorkflowId = '${releaseWorkflowId(teamA, 'alone')}'`,
+      query: `WorkflowId = '${objectWorkflowId('ArmadaChart', teamA, 'alone')}'`,
     }))
       runs.push(`${(info.memo as { mode?: string } | undefined)?.mode} ${info.status.name}`);
     expect(runs.sort()).toEqual(['deploy COMPLETED', 'uninstall COMPLETED']);

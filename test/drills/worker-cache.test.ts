@@ -5,12 +5,12 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { armadaChartSpec } from '../../api/chart';
 import { chartRun, startRun } from '../../runs/requests';
-import type { ChartOutcome } from '../../core/contracts/workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { canaryWorkflowId } from '../../core/plan/names';
 import { helm, uniqueName } from '../helpers/env';
 import { kubectl } from '../helpers/kube';
 import { WORKER_POLLING, eventually, startProcess, type ProductProcess } from '../helpers/processes';
+import { chartResult } from '../helpers/chart-runs';
 
 const HOLD_SECONDS = 8;
 
@@ -88,7 +88,7 @@ describe('drill: the worker that prepared a chart dies with its cache; another d
       );
     const cacheA = path.join(work, 'cache-a');
     const first = await startWorker(cacheA);
-    expect(await (await deploy('1.0.0')).result()).toMatchObject({ action: 'installed', revision: 1 });
+    expect(await chartResult(await deploy('1.0.0'))).toMatchObject({ action: 'installed', revision: 1 });
 
     const run = await deploy('2.0.0');
     await eventually(
@@ -107,7 +107,7 @@ describe('drill: the worker that prepared a chart dies with its cache; another d
     await rm(cacheA, { recursive: true, force: true });
     await startWorker(path.join(work, 'cache-b'));
 
-    const outcome = (await run.result()) as ChartOutcome;
+    const outcome = await chartResult(run);
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     const history = JSON.parse(await helm('history', 'web', '-n', namespace, '-o', 'json')) as {
       revision: number;

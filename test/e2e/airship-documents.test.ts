@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import { manifestWorkflowId } from '../../runs/targets';
 import { releaseStepsOf } from '../helpers/release-steps';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
@@ -28,13 +28,14 @@ describe('armadactl apply of airship Armada documents as they are (real worker, 
 
   /**
    * When a release's steps started and ended, and how often it ran helm test: a manifest's
-   * chart in its manifest's run (releaseStepsOf), a standalone chart in its chart workflow.
+   * chart in its manifest's run, a standalone chart (named as its release, in the namespace its
+   * document names) in its own (releaseStepsOf).
    */
   async function chartRun(release: string, manifest?: string) {
     const client = harness().client;
     const workflowId = manifest
       ? manifestWorkflowId(CR_NAMESPACE, manifest)
-      : releaseWorkflowId(RELEASES, release);
+      : objectWorkflowId('ArmadaChart', RELEASES, release);
     const { started, closed, types } = await releaseStepsOf(client, workflowId, release);
     return { started, closed, tests: types.filter((t) => t === 'helmTest').length };
   }

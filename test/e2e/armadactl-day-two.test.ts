@@ -5,7 +5,7 @@ import { GROUP, VERSION } from '../../api/common';
 import type { DiffReport } from '../../cli/diff';
 import type { ListRow, ObjectReport } from '../../cli/list';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { canaryWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId, objectWorkflowId } from '../../core/plan/names';
 import { armadactlAs, tenant } from '../helpers/armadactl';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl, settingsChart } from '../helpers/kube';
@@ -437,7 +437,7 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
 
     it('uninstalls through the bridge and, with --wait, says what it uninstalled once the object is gone', async () => {
       await applyObjects(crs, [settingsChart('solo', releases, { color: 'green' })]);
-      const run = harness().client.workflow.getHandle(releaseWorkflowId(releases, 'solo'));
+      const run = harness().client.workflow.getHandle(objectWorkflowId('ArmadaChart', crs, 'solo'));
       await eventually(
         'the chart deployed',
         async () => (await run.describe()).status.name === 'COMPLETED' || undefined,
@@ -469,7 +469,7 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
           canary: { steps: [{ percent: 50, approval: true }] },
           values: { replicaCount: 2, image: { tag } },
         });
-      const deploy = harness().client.workflow.getHandle(releaseWorkflowId(releases, 'stepper'));
+      const deploy = harness().client.workflow.getHandle(objectWorkflowId('ArmadaChart', crs, 'stepper'));
       await applyObjects(crs, [stepper('1.0.0')]);
       await eventually(
         'the first install',

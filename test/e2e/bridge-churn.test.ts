@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GROUP, VERSION } from '../../api/common';
 import { kinds } from '../../api/kinds';
-import { releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import type { RunMemo } from '../../core/plan/specs';
 import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, installCrds, kubectl, settingsChart } from '../helpers/kube';
@@ -116,11 +116,11 @@ describe('bridge churn: 200 charts created, updated and deleted while the bridge
         items: Chart[];
       }
     ).items;
-  /** Every run of every chart's workflow (`helm:<releases>/<release>`), closed or not. */
+  /** Every run of every chart's workflow (`ArmadaChart:<crs>/<name>`), closed or not. */
   const listRuns = async () => {
     const runs: WorkflowExecutionInfo[] = [];
     for await (const run of harness().client.workflow.list({
-      query: `WorkflowId STARTS_WITH 'helm:${releases}/'`,
+      query: `WorkflowId STARTS_WITH 'ArmadaChart:${crs}/'`,
     }))
       runs.push(run);
     return runs;
@@ -144,7 +144,7 @@ describe('bridge churn: 200 charts created, updated and deleted while the bridge
       const { name, generation } = c.metadata;
       if (deleted.has(name))
         missing.push(`${name}: deleted but still there (finalizers ${c.metadata.finalizers})`);
-      const own = byId.get(releaseWorkflowId(releases, name)) ?? [];
+      const own = byId.get(objectWorkflowId('ArmadaChart', crs, name)) ?? [];
       const done = own.some(
         (r) =>
           memoOf(r).specs === specsOf(name, generation) &&
@@ -278,7 +278,7 @@ describe('bridge churn: 200 charts created, updated and deleted while the bridge
     const byId = byWorkflowId(runs);
     const generation = new Map(charts.map((c) => [c.metadata.name, c.metadata.generation]));
     const notOnce = live.flatMap((name) => {
-      const own = byId.get(releaseWorkflowId(releases, name)) ?? [];
+      const own = byId.get(objectWorkflowId('ArmadaChart', crs, name)) ?? [];
       const mine = own.filter((r) => memoOf(r).specs === specsOf(name, generation.get(name)!));
       return mine.length === 1 && memoOf(mine[0]).mode === 'deploy' && mine[0].status.name === 'COMPLETED'
         ? []
@@ -287,7 +287,9 @@ describe('bridge churn: 200 charts created, updated and deleted while the bridge
     expect(notOnce).toEqual([]);
     const latest = await Promise.all(
       live.map(async (name) => {
-        const d = await harness().client.workflow.getHandle(releaseWorkflowId(releases, name)).describe();
+        const d = await harness()
+          .client.workflow.getHandle(objectWorkflowId('ArmadaChart', crs, name))
+          .describe();
         const memo = d.memo as unknown as RunMemo;
         return `${name} ${d.status.name} ${memo.mode} ${memo.specs}`;
       }),

@@ -37,8 +37,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
   const releases = uniqueName('drift-rel');
   const harness = sharedWorker();
   /** The release lock of a standalone chart's release `name`: its own run's workflow ID. */
-  const standaloneLock = (name: string) =>
-    releaseOwnerWorkflowId({ namespace: crs, release: { namespace: releases, release: name } });
+  const standaloneLock = (name: string) => releaseOwnerWorkflowId({ namespace: crs, name });
 
   /** The types of the runs of `name` under `workflowId` (visibility: a run is listed a moment after it starts). */
   const runTypesUnder = async (workflowId: string, name: string) => {
@@ -192,7 +191,7 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
       `re-applied revision 1 of ${releases}/fixed as revision 2`,
     ]);
     // The repair ran under the release's lock: the workflow ID of the chart's own runs.
-    expect(await runTypesUnder(standaloneLock('fixed'), 'fixed')).toEqual(['chartWorkflow', 'driftWorkflow']);
+    expect(await runTypesUnder(standaloneLock('fixed'), 'fixed')).toEqual(['deployRun', 'driftWorkflow']);
     if (savingHistories) await saveHistory(standaloneLock('fixed'), undefined, 'drift--repair');
   });
 
@@ -262,9 +261,9 @@ describe('bridge: drift of a managed release (bridge process, real worker, helm,
     ];
     await applyObjects(crs, site);
     await settledAt('shop', release, manifestId, 'm0');
-    expect(releaseOwnerWorkflowId({ namespace: crs, manifest: 'site', group: 'storefront' })).toBe(
-      manifestId,
-    );
+    expect(
+      releaseOwnerWorkflowId({ namespace: crs, name: 'shop', manifest: 'site', group: 'storefront' }),
+    ).toBe(manifestId);
 
     await kubectl('delete', 'deployment', release, '-n', releases, '--wait=true');
     await eventually(

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import { metricValue, scrape, type PromSample } from '../../bench/prometheus';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
@@ -89,7 +89,9 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
 
   it('an action annotation on a chart whose run has finished counts as a failed signal, and starts nothing', async () => {
     // The run must have ended: a finished run has no one to pause, so the signal is not sent.
-    await harness().client.workflow.getHandle(releaseWorkflowId(releases, 'hello')).result();
+    await harness()
+      .client.workflow.getHandle(objectWorkflowId('ArmadaChart', crs, 'hello'))
+      .result();
     await kubectl('annotate', 'act', 'hello', '-n', crs, 'armada.airshipit.org/action=pause');
     const pause = { action: 'pause', outcome: 'failed' };
     const samples = await scrapeUntil(
@@ -110,6 +112,6 @@ describe('bridge metrics: /metrics counts what the bridge did (bridge process, r
       '--field-selector',
       'involvedObject.name=hello,reason=Action',
     );
-    expect(events).toContain('asked to pause: refused: nothing to pause: helm:');
+    expect(events).toContain(`asked to pause: refused: nothing to pause: ArmadaChart:${crs}/hello`);
   });
 });

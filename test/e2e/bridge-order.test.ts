@@ -87,8 +87,10 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
     return dir;
   }
 
-  /** The workflows that ran a chart or group on its own: none may still run in the end. */
+  /** The workflows that ran a chart or group on its own (a group's charts as children): none may still run in the end. */
   const standaloneRuns = (crs: string, releases: string) => [
+    objectWorkflowId('ArmadaChart', crs, 'settings'),
+    objectWorkflowId('ArmadaChart', crs, 'web'),
     releaseWorkflowId(releases, 'settings'),
     releaseWorkflowId(releases, 'web'),
     objectWorkflowId('ArmadaChartGroup', crs, 'platform'),
@@ -182,7 +184,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
   it('a leftover whose uninstall fails is retried with a backoff, named in the manifest’s status, and cleared once the cause is gone', async () => {
     const crs = cases.uninstallFails;
     const releases = `${crs}-rel`;
-    const workflowId = releaseWorkflowId(releases, 'web');
+    const workflowId = objectWorkflowId('ArmadaChart', crs, 'web');
     const owner = { namespace: crs, name: 'owner' };
     const canList = () =>
       kubectl('auth', 'can-i', 'list', 'secrets', '-n', releases, '--as', serviceAccountUser(owner)).then(
@@ -323,6 +325,7 @@ describe('bridge: kubectl apply -f dir/ in any file order leaves only the manife
       `not started: the API server has an object listing it that the cache lacks yet ArmadaChartGroup/${crs}/apps`,
     ]);
     expect(await latestRun(harness().client, objectWorkflowId('ArmadaChartGroup', crs, 'apps'))).toBeNull();
+    expect(await latestRun(harness().client, objectWorkflowId('ArmadaChart', crs, 'web'))).toBeNull();
     expect(await latestRun(harness().client, releaseWorkflowId(releases, 'web'))).toBeNull();
   });
 });

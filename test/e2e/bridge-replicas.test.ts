@@ -1,4 +1,4 @@
-import { releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { grantAnyNamespace, startProcess, type ProductProcess } from '../helpers/processes';
@@ -70,7 +70,7 @@ describe('two bridge replicas: only the leader acts; killing it hands over (proc
     expect(handover).toBeLessThan((LEASE_SECONDS + 5) * 1000);
     await deployed('two');
     // The new leader re-lists everything: 'one' already had its run for this spec, so no second.
-    expect(await runsOf(releaseWorkflowId(releases, 'one'))).toBe(1);
-    expect(await runsOf(releaseWorkflowId(releases, 'two'))).toBe(1);
+    expect(await runsOf(objectWorkflowId('ArmadaChart', crs, 'one'))).toBe(1);
+    expect(await runsOf(objectWorkflowId('ArmadaChart', crs, 'two'))).toBe(1);
   });
 });

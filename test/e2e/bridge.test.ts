@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CLOCK_SKEW_MS } from '../../core/bridge/decide-run';
 import { canaryProgressQuery } from '../../workflows/messages';
-import { deployerRolloutWorkflowId, objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { deployerRolloutWorkflowId, objectWorkflowId } from '../../core/plan/names';
 import { releaseSteps } from '../helpers/release-steps';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { dropFinalizers, installCrds, kubectl, whoAmI } from '../helpers/kube';
@@ -289,7 +289,7 @@ spec:
     expect(invalid.message).toMatch(
       /^spec\.canary\.on_timeout: on_timeout needs at least one step with approval/,
     );
-    expect(await runsOf(releaseWorkflowId(releases, 'bad'))).toHaveLength(0);
+    expect(await runsOf(objectWorkflowId('ArmadaChart', crs, 'bad'))).toHaveLength(0);
     const events = await eventsOf(crs, 'bad', 'InvalidSpec');
     expect(events).toContain('on_timeout needs at least one step with approval');
   });

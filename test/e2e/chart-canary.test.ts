@@ -1,13 +1,13 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { main } from '../../cli/main';
-import { NonRetryable, rootMessage } from '../../core/failures';
-import { chartWorkflow } from '../../workflows';
-import { releaseWorkflowId } from '../../core/plan/names';
+import { rootMessage } from '../../core/failures';
+import type { ManifestOutcome } from '../../core/contracts/workflows';
+import { chartRun, startRun } from '../../runs/requests';
+import { chartFailure } from '../helpers/chart-runs';
 import { releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import {
   deploymentImages,
@@ -36,14 +36,20 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
       wait: { timeout: 60 },
       canary: { steps: [{ percent: 50, sleep: 2 }], ...canary },
     });
-  const run = (values: Record<string, unknown>, canary?: Parameters<typeof spec>[1]) =>
-    harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: releaseWorkflowId(namespace, release),
-      args: [
-        { chart: 'shop', release, namespace, spec: spec(values, canary), resourceNamespace: crNamespace },
-      ],
-    });
+  /** The chart's run as the bridge and armadactl start it (deployRun, its plan of one). */
+  const run = async (values: Record<string, unknown>, canary?: Parameters<typeof spec>[1]) => {
+    const { client, taskQueue } = harness();
+    const doc = {
+      kind: 'ArmadaChart' as const,
+      name: 'shop',
+      namespace: crNamespace,
+      spec: spec(values, canary),
+    };
+    return client.workflow.getHandle(await startRun(client, taskQueue, chartRun(doc)));
+  };
+  /** The chart's outcome in its run's (the run's one group, its one chart). */
+  const chartOutcome = async (handle: Awaited<ReturnType<typeof run>>) =>
+    ((await handle.result()) as ManifestOutcome).groups[0].outcomes[0];
   const revisions = () => releaseRevisions(release, namespace);
   const deployments = () => deploymentImages(namespace);
 
@@ -62,14 +68,14 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
   });
 
   it('installs a first release directly: nothing to step from', async () => {
-    const outcome = await (await run({ image: { tag: '1.0.0' } })).result();
+    const outcome = await chartOutcome(await run({ image: { tag: '1.0.0' } }));
     expect(outcome).toMatchObject({ action: 'installed', revision: 1 });
     expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:1.0.0' });
   });
 
   it('steps a change through a -canary copy, then upgrades the release and deletes the copy', async () => {
     const watched = await recordChanges([deploymentsWatch(namespace)], 1);
-    const outcome = await (await run({ image: { tag: '2.0.0' } })).result();
+    const outcome = await chartOutcome(await run({ image: { tag: '2.0.0' } }));
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     expect(await revisions()).toEqual([1, 2]);
     expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
@@ -110,7 +116,7 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
       (l) => out.push(l),
     );
     // Between the two, the run's progress as --wait follows it (the chart answers the progress query).
-    expect(out[0]).toBe(`started helm:${crNamespace}/solo`);
+    expect(out[0]).toBe(`started ArmadaChart:${crNamespace}/solo`);
     expect(out.at(-1)).toBe('solo: installed, revision 1');
     expect(out.slice(1, -1).join('\n')).toMatch(new RegExp(`solo +${crNamespace}/solo +deploying`));
     expect(code).toBe(0);
@@ -129,8 +135,11 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
     expect(rootMessage(failure)).toMatch(
       /canary of .*\/shop rolled back: shop canary 50 % not Ready: .*timed out after 3s/,
     );
-    const cause = (failure as WorkflowFailedError).cause;
-    expect(cause instanceof ApplicationFailure && cause.type).toBe(NonRetryable.CanaryRolledBack);
+    // The canary's CanaryRolledBack is the chart's failure in the run's outcome, its message kept.
+    expect(await chartFailure(handle)).toMatchObject({
+      chart: 'shop',
+      error: expect.stringMatching(/canary of .*\/shop rolled back: shop canary 50 % not Ready: /),
+    });
     expect(await revisions()).toEqual([1, 2]);
     expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });
@@ -156,7 +165,7 @@ describe('ArmadaChart canary (real worker, helm, sandbox cluster)', () => {
       { image: { tag: '4.0.0' } },
       { steps: [{ percent: 50, approval: true }], approval_timeout: '2s', on_timeout: 'promote' },
     );
-    expect(await handle.result()).toMatchObject({ action: 'upgraded', before: 2, revision: 3 });
+    expect(await chartOutcome(handle)).toMatchObject({ action: 'upgraded', before: 2, revision: 3 });
     expect(await revisions()).toEqual([1, 2, 3]);
     expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:4.0.0' });
   });

@@ -1,12 +1,9 @@
 import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import { armadaChartSpec } from '../../api/chart';
-import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../core/contracts/workflows';
-import { NonRetryable } from '../../core/failures';
-import { releaseWorkflowId } from '../../core/plan/names';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
+import { chartFailure, chartResult, startChart } from '../helpers/chart-runs';
 import { helloChart } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
 
@@ -56,11 +53,7 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
         }).spec,
       ),
     };
-    const handle = await harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: releaseWorkflowId(namespace, release),
-      args: [run],
-    });
+    const handle = await startChart(harness(), run);
     await eventually(`${REPLICAS} pods of ${release}`, async () =>
       (await podsOf(release)).length === REPLICAS ? true : undefined,
     );
@@ -104,13 +97,10 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
     const handle = await start(release, 15);
     await makeOneMoreReady(release);
 
-    const failure = await handle.result().then(
-      () => undefined,
-      (err: unknown) => (err instanceof WorkflowFailedError ? err.cause : err),
-    );
-    expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect((failure as ApplicationFailure).type).toBe(NonRetryable.ChartFailedAfterWrite);
-    const message = (failure as ApplicationFailure).message;
+    // It failed after the release was written (ChartFailedAfterWrite): the run's outcome keeps the release.
+    const failure = await chartFailure(handle);
+    expect(failure.written).toMatchObject({ release, namespace });
+    const message = failure.error;
     expect(message).toContain('timed out after 15s');
     expect(message).toContain(`deployment/${release} (1/4 available, min_ready 50% needs 2)`);
   });
@@ -127,7 +117,7 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
     expect((await handle.describe()).status.name).toBe('RUNNING');
 
     await makeOneMoreReady(release);
-    expect(await handle.result()).toMatchObject({ release, namespace, action: 'installed', revision: 1 });
+    expect(await chartResult(handle)).toMatchObject({ release, namespace, action: 'installed', revision: 1 });
 
     const pods = await podsOf(release);
     expect(pods.filter(isReady)).toHaveLength(2);
@@ -138,7 +128,7 @@ describe('a chart whose wait has min_ready "50%" waits for half the pods of its 
   it("skips the Armada wait when wait.resources is [] (Armada's wait for nothing): installed with no pod ready", async () => {
     const release = uniqueName('none');
     const handle = await start(release, 120, { resources: [] });
-    expect(await handle.result()).toMatchObject({ release, namespace, action: 'installed', revision: 1 });
+    expect(await chartResult(handle)).toMatchObject({ release, namespace, action: 'installed', revision: 1 });
 
     const { events } = await handle.fetchHistory();
     const scheduled = (events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);

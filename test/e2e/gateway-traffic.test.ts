@@ -1,16 +1,14 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { HttpRoute } from '../../activities/kube/traffic';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { deployerSpec } from '../../api/deployer';
 import { CANARY_LABEL } from '../../core/labels';
-import { chartWorkflow } from '../../workflows';
 import { deployerRun, startRun } from '../../runs/requests';
 import { groupOutcomeOf } from '../helpers/plan-of-one';
-import { NonRetryable } from '../../core/failures';
 import { approveUpdate, canaryProgressQuery, rollbackSignal } from '../../workflows/messages';
-import { canaryWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId } from '../../core/plan/names';
+import { chartFailure, chartResult, startChart } from '../helpers/chart-runs';
 import { kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import {
   applyObjects,
@@ -148,12 +146,12 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
         canary: { traffic: { gateway_api: { route: 'shop' } }, ...canary },
       });
     const run = (tag: string, canary: Partial<NonNullable<ArmadaChartSpecInput['canary']>>) =>
-      harness().client.workflow.start(chartWorkflow, {
-        taskQueue: harness().taskQueue,
-        workflowId: releaseWorkflowId(namespace, release),
-        args: [
-          { chart: 'shop', release, namespace, spec: spec(tag, canary), resourceNamespace: crNamespace },
-        ],
+      startChart(harness(), {
+        chart: 'shop',
+        release,
+        namespace,
+        spec: spec(tag, canary),
+        resourceNamespace: crNamespace,
       });
     const canaryRun = () => harness().client.workflow.getHandle(canaryWorkflowId(crNamespace, 'shop'));
 
@@ -161,7 +159,7 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
       namespaces.push(namespace, crNamespace);
       await kubectl('create', 'namespace', crNamespace);
       // A first install has no stable side to step from: it leaves the route alone.
-      const installed = await (await run('1.0.0', { steps: [{ percent: 50 }] })).result();
+      const installed = await chartResult(await run('1.0.0', { steps: [{ percent: 50 }] }));
       expect(installed).toMatchObject({ action: 'installed', revision: 1 });
       await applyObjects(namespace, [
         service('shop-canary', {
@@ -202,7 +200,7 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
           args: [{ by: 'gateway-traffic test', gate: progress.gate?.name }],
         });
       }
-      expect(await handle.result()).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
+      expect(await chartResult(handle)).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
       const changes = await watched.untilDeleted('shop-canary');
 
       expect(atSteps).toEqual(['75/25', '50/50']);
@@ -247,8 +245,11 @@ describe('canary traffic weights on a Gateway API HTTPRoute (real worker, helm, 
         (err: unknown) => err,
       );
       expect(failure).toBeInstanceOf(WorkflowFailedError);
-      const cause = (failure as WorkflowFailedError).cause;
-      expect(cause instanceof ApplicationFailure && cause.type).toBe(NonRetryable.CanaryRolledBack);
+      // The canary's CanaryRolledBack is the chart's failure in the run's outcome.
+      expect(await chartFailure(handle)).toMatchObject({
+        chart: 'shop',
+        error: expect.stringMatching(/rolled back/),
+      });
       const changes = await watched.untilDeleted('shop-canary');
 
       expect(changes).toEqual([

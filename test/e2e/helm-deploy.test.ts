@@ -6,11 +6,10 @@ import path from 'node:path';
 import { helmUninstall } from '../../activities/helm/uninstall';
 import { toolPath } from '../../activities/tools';
 import { armadaChartSpec } from '../../api/chart';
-import { chartWorkflow } from '../../workflows';
 import type { ChartRun } from '../../core/contracts/workflows';
-import { releaseWorkflowId } from '../../core/plan/names';
 import { helm, kubeConfig, sharedWorker, uniqueName } from '../helpers/env';
 import { eventually } from '../helpers/processes';
+import { chartResult, startChart } from '../helpers/chart-runs';
 
 /** The command lines of the helm processes on this machine that name `release`. */
 async function helmProcessesOf(release: string): Promise<string[]> {
@@ -42,12 +41,7 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
   });
   const harness = sharedWorker();
 
-  const execute = (input: ChartRun) =>
-    harness().client.workflow.execute(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: releaseWorkflowId(namespace, release),
-      args: [input],
-    });
+  const execute = async (input: ChartRun) => chartResult(await startChart(harness(), input));
 
   it('installs the example chart and its pods become Ready', async () => {
     const outcome = await execute(run({ replicaCount: 3 }));
@@ -130,25 +124,19 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
     // Under churn, the bridge cancels a deploy of an object being deleted and starts its uninstall
     // as soon as the run has closed: a helm install still running then re-created the release.
     const stuck = uniqueName('stuck');
-    const handle = await harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: releaseWorkflowId(namespace, stuck),
-      args: [
-        {
-          ...run({}),
-          chart: stuck,
-          release: stuck,
-          spec: armadaChartSpec.parse({
-            release: stuck,
-            namespace,
-            source: { type: 'local', location: 'examples/charts/hello' },
-            // Pods that can never be scheduled: helm's own --wait holds until it is stopped. (Without
-            // `native`, helm returns at once and the Armada wait holds: a probe could miss helm.)
-            values: { replicaCount: 1, nodeSelector: { nowhere: 'true' } },
-            wait: { timeout: 120, native: { enabled: true } },
-          }),
-        },
-      ],
+    const handle = await startChart(harness(), {
+      ...run({}),
+      chart: stuck,
+      release: stuck,
+      spec: armadaChartSpec.parse({
+        release: stuck,
+        namespace,
+        source: { type: 'local', location: 'examples/charts/hello' },
+        // Pods that can never be scheduled: helm's own --wait holds until it is stopped. (Without
+        // `native`, helm returns at once and the Armada wait holds: a probe could miss helm.)
+        values: { replicaCount: 1, nodeSelector: { nowhere: 'true' } },
+        wait: { timeout: 120, native: { enabled: true } },
+      }),
     });
     await eventually(
       'helm installing the release',
@@ -173,12 +161,8 @@ describe('the chart workflow on the real stack (dev server, sandbox cluster, hel
         wait: { timeout: 120, labels: { 'app.kubernetes.io/instance': failedFirst } },
       }),
     });
-    const start = (values: Record<string, unknown>) =>
-      harness().client.workflow.execute(chartWorkflow, {
-        taskQueue: harness().taskQueue,
-        workflowId: releaseWorkflowId(namespace, failedFirst),
-        args: [chart(values)],
-      });
+    const start = async (values: Record<string, unknown>) =>
+      chartResult(await startChart(harness(), chart(values)));
     // The API server refuses a Deployment whose replicas is not a number: helm records revision 1
     // as failed, described "Release ... failed: ...", with no armada-digest.
     await expect(start({ replicaCount: 'many' })).rejects.toThrow();

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { main } from '../../cli/main';
 import { manifestWorkflowId } from '../../runs/targets';
-import { objectWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { objectWorkflowId } from '../../core/plan/names';
 import { helm, sharedWorker, uniqueName } from '../helpers/env';
 import { installCrds, kubectl } from '../helpers/kube';
 
@@ -136,7 +136,7 @@ describe('armadactl apply of the example manifest (real worker, helm, sandbox cl
       expect(code).toBe(1);
       expect(err).toContain(`Deployer ${owned}/podinfo is on the cluster`);
       expect(await anyRun(objectWorkflowId('Deployer', owned, 'podinfo'))).toBe(false);
-      expect(await anyRun(releaseWorkflowId(owned, 'web'))).toBe(false);
+      expect(await anyRun(objectWorkflowId('ArmadaChart', owned, 'web'))).toBe(false);
     });
   });
 

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { VERSION_LABEL, CANARY_LABEL } from '../../core/labels';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
-import { chartWorkflow } from '../../workflows';
 import { canaryProgressQuery } from '../../workflows/messages';
 import { rootMessage } from '../../core/failures';
-import { canaryWorkflowId, deployerRolloutWorkflowId, releaseWorkflowId } from '../../core/plan/names';
+import { canaryWorkflowId, deployerRolloutWorkflowId } from '../../core/plan/names';
+import { chartResult, startChart } from '../helpers/chart-runs';
 import { armadactlHere as armadactl } from '../helpers/armadactl';
 import { kubeConfig, releaseRevisions, sharedWorker, uniqueName } from '../helpers/env';
 import { deploymentImages, installCrds, kubectl } from '../helpers/kube';
@@ -39,25 +39,19 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
   const chartQuery = 'max(app_error_ratio{ {{selector}}, app="{{labels.app.kubernetes.io/name}}" })';
 
   const run = (tag: string, canary?: Partial<NonNullable<ArmadaChartSpecInput['canary']>>) =>
-    harness().client.workflow.start(chartWorkflow, {
-      taskQueue: harness().taskQueue,
-      workflowId: releaseWorkflowId(namespace, release),
-      args: [
-        {
-          chart: release,
-          release,
-          namespace,
-          resourceNamespace: crNamespace,
-          spec: armadaChartSpec.parse({
-            release,
-            namespace,
-            source: { type: 'local', location: 'examples/charts/hello' },
-            values: { replicaCount: 4, image: { tag } },
-            wait: { timeout: 60 },
-            ...(canary && { canary }),
-          }),
-        },
-      ],
+    startChart(harness(), {
+      chart: release,
+      release,
+      namespace,
+      resourceNamespace: crNamespace,
+      spec: armadaChartSpec.parse({
+        release,
+        namespace,
+        source: { type: 'local', location: 'examples/charts/hello' },
+        values: { replicaCount: 4, image: { tag } },
+        wait: { timeout: 60 },
+        ...(canary && { canary }),
+      }),
     });
   const analysis = (extra: object = {}) => ({
     prometheus: { address: prometheus.url, query: chartQuery, max: 0.1, interval: '2s' },
@@ -86,7 +80,7 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
   });
 
   it('Prometheus scrapes the exporter: a series per pod with its namespace and pod labels', async () => {
-    expect((await (await run('1.0.0')).result()).action).toBe('installed');
+    expect((await chartResult(await run('1.0.0'))).action).toBe('installed');
     const values = await eventually('the release pods in Prometheus', async () => {
       const found = await prometheus.query(`app_error_ratio{namespace="${namespace}",pod=~"shop-.*"}`);
       return found.length === 4 ? found : undefined;
@@ -96,9 +90,9 @@ describe('Prometheus analysis (real Prometheus, worker, helm, sandbox cluster)',
 
   it('a canary whose query passes is promoted; the unhealthy stable pods are not in its query', async () => {
     Object.assign(ratios, { canary: 0.01, stable: 0.9 });
-    const outcome = await (
-      await run('2.0.0', { steps: [{ percent: 50, sleep: 5 }], analysis: analysis() })
-    ).result();
+    const outcome = await chartResult(
+      await run('2.0.0', { steps: [{ percent: 50, sleep: 5 }], analysis: analysis() }),
+    );
     expect(outcome).toMatchObject({ action: 'upgraded', before: 1, revision: 2 });
     expect(await deployments()).toEqual({ shop: '4 ghcr.io/stefanprodan/podinfo:2.0.0' });
   });

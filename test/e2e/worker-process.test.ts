@@ -1,7 +1,7 @@
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { armadaChartSpec } from '../../api/chart';
-import { chartWorkflow } from '../../workflows';
+import { chartResult, startChart } from '../helpers/chart-runs';
 import type { ChartRun } from '../../core/contracts/workflows';
 import { metricValue, parsePrometheus } from '../../bench/prometheus';
 import { uniqueName } from '../helpers/env';
@@ -39,7 +39,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
   const started: WorkflowHandle[] = [];
 
   const run = (release: string, values: Record<string, unknown>): ChartRun => ({
-    chart: 'hello',
+    chart: release,
     release,
     namespace,
     spec: armadaChartSpec.parse({
@@ -86,13 +86,9 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
 
   it("serves the project's activity metrics and the SDK's own after a workflow ran its activities", async () => {
     const release = uniqueName('hello');
-    const handle = await client.workflow.start(chartWorkflow, {
-      taskQueue,
-      workflowId: uniqueName('worker-process'),
-      args: [run(release, { replicaCount: 1 })],
-    });
+    const handle = await startChart({ client, taskQueue }, run(release, { replicaCount: 1 }));
     started.push(handle);
-    expect(await handle.result()).toMatchObject({ release, action: 'installed' });
+    expect(await chartResult(handle)).toMatchObject({ release, action: 'installed' });
 
     const text = await eventually(
       'the SDK metrics of the activities',
@@ -123,7 +119,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
       metricValue(parsePrometheus(text), 'temporal_worker_task_slots_available', { task_queue: taskQueue }),
     ).toBeGreaterThan(0);
     expect(
-      metricValue(parsePrometheus(text), 'temporal_workflow_completed', { workflow_type: 'chartWorkflow' }),
+      metricValue(parsePrometheus(text), 'temporal_workflow_completed', { workflow_type: 'deployRun' }),
     ).toBe(1);
     expect(metricValue(parsePrometheus(text), 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
@@ -165,11 +161,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
     try {
       await metricsBase(verbose);
       const release = uniqueName('hello');
-      const handle = await client.workflow.start(chartWorkflow, {
-        taskQueue: debugQueue,
-        workflowId: uniqueName('worker-process-debug'),
-        args: [run(release, { replicaCount: 1 })],
-      });
+      const handle = await startChart({ client, taskQueue: debugQueue }, run(release, { replicaCount: 1 }));
       started.push(handle);
       await handle.result();
       await verbose.printed('"Activity completed"');
@@ -192,11 +184,10 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
   it('on SIGTERM turns /readyz to 503, cancels a running activity after the grace time, and exits 0; a later SIGINT and SIGTERM are only logged', async () => {
     // Pods that can never be scheduled: the release's wait runs until its 120 s timeout.
     const release = uniqueName('stuck');
-    const handle = await client.workflow.start(chartWorkflow, {
-      taskQueue,
-      workflowId: uniqueName('worker-process-stuck'),
-      args: [run(release, { replicaCount: 1, nodeSelector: { nowhere: 'true' } })],
-    });
+    const handle = await startChart(
+      { client, taskQueue },
+      run(release, { replicaCount: 1, nodeSelector: { nowhere: 'true' } }),
+    );
     started.push(handle);
     const running = async () =>
       metricValue(parsePrometheus((await get('/metrics')).text), 'armada_worker_activities_running');

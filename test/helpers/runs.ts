@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { armadaChartSpec, type ArmadaChartSpecInput } from '../../api/chart';
 import { armadaChartGroupSpec } from '../../api/chart-group';
 import { armadaManifestSpec } from '../../api/manifest';
-import { chartRun, manifestRun, startRun, type RunRequest } from '../../runs/requests';
+import { manifestRun, startRun, type RunRequest } from '../../runs/requests';
+import { chartDriverRequest } from './chart-runs';
 import type { ChartOutcome, ManifestOutcome } from '../../core/contracts/workflows';
 import type { ManifestDocuments } from '../../core/plan/manifest';
 import type { Harness } from './env';
@@ -25,11 +26,16 @@ async function runToEnd<T>(harness: Harness, req: RunRequest): Promise<RunEnd<T>
   }
 }
 
-/** The run of a standalone ArmadaChart `name` (its object in namespace `default`), to its end. */
+/** The run of a standalone ArmadaChart `name` (its object in namespace `default`) by its chart driver (chartDriverRequest), to its end. */
 export function runChart(harness: Harness, name: string, spec: ArmadaChartSpecInput) {
   return runToEnd<ChartOutcome>(
     harness,
-    chartRun({ kind: 'ArmadaChart', name, namespace: 'default', spec: armadaChartSpec.parse(spec) }),
+    chartDriverRequest({
+      kind: 'ArmadaChart',
+      name,
+      namespace: 'default',
+      spec: armadaChartSpec.parse(spec),
+    }),
   );
 }
 

@@ -8,7 +8,7 @@ import {
   groupPlanOfOne,
 } from '../../core/plan/plans-of-one';
 import { planGroup } from '../../core/plan/manifest';
-import { chartRun, deployerRun, groupRun } from '../../runs/requests';
+import { chartOfOne, chartRun, deployerRun, groupRun } from '../../runs/requests';
 
 /** Standalone objects as runs/ plans them today, each made into a plan of one for the one-workflow run. */
 const chartSpec = (more: Record<string, unknown> = {}) =>
@@ -28,15 +28,10 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
   it('makes a standalone chart one group of the chart alone, under its release lock', () => {
     const spec = chartSpec({ dependencies: ['toolkit'] });
     const toolkit = chartSpec({ release: 'toolkit' });
-    const { input } = chartRun(
-      { kind: 'ArmadaChart', name: 'web', namespace: 'team-a', spec },
-      'deploy',
-      undefined,
-      {
-        toolkit,
-      },
-    );
-    expect(chartPlanOfOne(input)).toEqual({
+    const doc = { kind: 'ArmadaChart' as const, name: 'web', namespace: 'team-a', spec };
+    const input = chartOfOne(doc, 'deploy', { toolkit });
+    const plan = chartPlanOfOne(input);
+    expect(plan).toEqual({
       kind: 'ArmadaChart',
       manifest: 'web',
       namespace: 'team-a',
@@ -60,22 +55,32 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
       ],
     });
     expect(input.dependencies).toHaveLength(1);
+    // The run armadactl and the bridge start: deployRun with that plan, under the chart's own ID.
+    expect(chartRun(doc, 'deploy', 'ArmadaChart/web@1', { toolkit })).toMatchObject({
+      workflowType: 'deployRun',
+      workflowId: 'ArmadaChart:team-a/web',
+      input: { plan, mode: 'deploy' },
+      memo: { specs: 'ArmadaChart/web@1', mode: 'deploy' },
+    });
   });
 
   it("takes a chart's windows and notifications as the run's; an uninstall notifies nobody", () => {
     const windows = [{ kind: 'deny', schedule: '0 0 * * *', duration: '1h' }];
     const spec = chartSpec({ windows, notifications: { secret_ref: { name: 'hooks' } } });
     const doc = { kind: 'ArmadaChart' as const, name: 'web', namespace: 'team-a', spec };
-    const deploy = chartPlanOfOne(chartRun(doc).input);
+    const deploy = chartRun(doc).input.plan;
     expect(deploy.windows).toEqual(spec.windows);
     expect(deploy.notify).toMatchObject({ kind: 'ArmadaChart', namespace: 'team-a', name: 'web' });
-    const uninstall = chartPlanOfOne(chartRun(doc, 'uninstall').input);
+    const uninstall = chartRun(doc, 'uninstall').input.plan;
     expect(uninstall).toMatchObject({ targetState: 'uninstalled', windows: spec.windows });
     expect(uninstall.notify).toBeUndefined();
   });
 
   it('places a chart run from before resourceNamespace was carried in `default`', () => {
-    const { input } = chartRun({ kind: 'ArmadaChart', name: 'web', namespace: 'x', spec: chartSpec() });
+    const input = chartOfOne(
+      { kind: 'ArmadaChart', name: 'web', namespace: 'x', spec: chartSpec() },
+      'deploy',
+    );
     expect(chartPlanOfOne({ ...input, resourceNamespace: undefined }).namespace).toBe('default');
   });
 

@@ -2,16 +2,12 @@ import { releaseOwnerWorkflowId, type ReleaseOwnerPlace } from '../../core/plan/
 import { undoWorkflowId } from '../../runs/day-two';
 import { placeOf, routeOf, type Listings, type ObjectPlace } from '../../runs/targets';
 
-const release = { namespace: 'apps', release: 'web' };
-
 describe('releaseOwnerWorkflowId: the workflow ID every write of a chart’s release runs under', () => {
   // prettier-ignore
-  it.each<{ case: string; place: ReleaseOwnerPlace; id: string | undefined }>([
-    { case: 'a chart of a group a manifest lists: the manifest’s run', place: { namespace: 'team', manifest: 'site', group: 'backend', release }, id: 'ArmadaManifest:team/site' },
-    { case: 'a chart of a group no manifest lists: the group’s run', place: { namespace: 'team', group: 'backend', release }, id: 'ArmadaChartGroup:team/backend' },
-    { case: 'a chart that stands alone: its own run (today its release’s chart workflow)', place: { namespace: 'team', release }, id: 'helm:apps/web' },
-    { case: 'a chart that stands alone, known by its name alone: none', place: { namespace: 'team' }, id: undefined },
-    { case: 'a manifest’s chart whose release is not known: the manifest’s run still', place: { namespace: 'team', manifest: 'site', group: 'backend' }, id: 'ArmadaManifest:team/site' },
+  it.each<{ case: string; place: ReleaseOwnerPlace; id: string }>([
+    { case: 'a chart of a group a manifest lists: the manifest’s run', place: { namespace: 'team', name: 'web', manifest: 'site', group: 'backend' }, id: 'ArmadaManifest:team/site' },
+    { case: 'a chart of a group no manifest lists: the group’s run', place: { namespace: 'team', name: 'web', group: 'backend' }, id: 'ArmadaChartGroup:team/backend' },
+    { case: 'a chart that stands alone: its own run (a plan of one), by its name, not its release', place: { namespace: 'team', name: 'web' }, id: 'ArmadaChart:team/web' },
   ])('$case', ({ place, id }) => {
     expect(releaseOwnerWorkflowId(place)).toBe(id);
   });
@@ -32,7 +28,7 @@ describe('the owner read from the listings (placeOf) is the run that deploys the
   it.each([
     { chart: 'web', id: 'ArmadaManifest:team/site' },
     { chart: 'worker', id: 'ArmadaChartGroup:team/loose' },
-    { chart: 'alone', id: 'helm:apps/alone' },
+    { chart: 'alone', id: 'ArmadaChart:team/alone' },
   ])('$chart: $id', ({ chart: name, id }) => {
     const place = chart(name);
     expect(releaseOwnerWorkflowId(place)).toBe(id);
@@ -57,8 +53,8 @@ describe('undoWorkflowId: the workflow ID an undo runs under (the owner of what 
     { case: 'a manifest’s group: the manifest’s', place: { kind: 'ArmadaChartGroup', namespace: 'team', name: 'backend', manifest: 'site' }, id: 'ArmadaManifest:team/site' },
     { case: 'a manifest’s chart: the manifest’s', place: chart({ group: 'backend', manifest: 'site' }), id: 'ArmadaManifest:team/site' },
     { case: 'a group’s chart: the group’s', place: chart({ group: 'backend' }), id: 'ArmadaChartGroup:team/backend' },
-    { case: 'a standalone chart: its own run’s', place: chart({}), id: 'helm:apps/web' },
-    { case: 'a chart known by its name alone: where its runs were found', place: chart({ release: undefined }), id: deploys },
+    { case: 'a standalone chart: its own run’s', place: chart({}), id: 'ArmadaChart:team/web' },
+    { case: 'a chart known by its name alone: its own run’s too', place: chart({ release: undefined }), id: 'ArmadaChart:team/web' },
   ])('$case', ({ place, id }) => {
     expect(undoWorkflowId(place, deploys)).toBe(id);
   });

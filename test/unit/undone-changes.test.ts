@@ -72,5 +72,17 @@ describe('undidChangeOf: the undos rollback --previous counts for a listed group
       { kind: 'ArmadaChartGroup', name: 'platform' },
       { kind: 'ArmadaManifest', name: 'demo' },
     ]);
+    // A chart of a group that stands alone: the group's run deploys it.
+    expect(undoersOf({ kind: 'ArmadaChart', name: 'a', group: 'platform' })).toEqual([
+      { kind: 'ArmadaChart', name: 'a' },
+      { kind: 'ArmadaChartGroup', name: 'platform' },
+    ]);
+  });
+
+  it('counts a standalone group’s undo for its chart when it took the chart’s change back', () => {
+    const alone: ListedObject = { kind: 'ArmadaChart', name: 'a', group: 'platform' };
+    expect(undidChangeOf(alone, undo('ArmadaChartGroup', 'platform', 'a'))).toBe(true);
+    expect(undidChangeOf(alone, undo('ArmadaChartGroup', 'platform', 'b'))).toBe(false);
+    expect(undidChangeOf(alone, undo('ArmadaChart', 'b', 'b'))).toBe(false);
   });
 });

@@ -295,7 +295,7 @@ describe('armadactl history and status --output json (stubbed activities, real d
     });
   });
 
-  it('finds an ArmadaChart’s standalone runs under its release’s workflow', async () => {
+  it('finds an ArmadaChart’s standalone runs under its own workflow', async () => {
     const ns = uniqueName('ns');
     const release = uniqueName('web');
     await withWorker(fakeHelm(), async (h) => {
@@ -312,9 +312,9 @@ describe('armadactl history and status --output json (stubbed activities, real d
       await h.client.workflow.getHandle(id).result();
       const [run] = await closedRuns(['act/web', '-n', ns], 1);
       expect(run).toMatchObject({
-        workflowId: `helm:${ns}/${release}`,
-        type: 'chartWorkflow',
-        outcome: 'completed',
+        workflowId: `ArmadaChart:${ns}/web`,
+        type: 'deployRun',
+        outcome: 'deployed',
         specs: 'ArmadaChart/web@1',
       });
     });

@@ -6,7 +6,7 @@ import type { DeployRunOutcome } from '../../core/contracts/run';
 import type { GroupPlan, ManifestPlan } from '../../core/plan/plans';
 import { deployerRolloutWorkflowId, objectWorkflowId } from '../../core/plan/names';
 import { chartPlanOfOne } from '../../core/plan/plans-of-one';
-import { chartRun, deployerRun } from '../../runs/requests';
+import { chartOfOne, deployerRun } from '../../runs/requests';
 import { approveSignal, progressQuery } from '../../workflows/messages';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { saveHistory, savingHistories, summaryOf } from '../helpers/histories';
@@ -151,16 +151,19 @@ describe("deployRun: a group's Deployers without lockstep", () => {
 
 describe('deployRun: plans of one', () => {
   const chartInput = (name: string) =>
-    chartRun({
-      kind: 'ArmadaChart',
-      name,
-      namespace: 'default',
-      spec: armadaChartSpec.parse({
-        release: name,
-        namespace: 'apps',
-        source: { type: 'local', location: 'x' },
-      }),
-    }).input;
+    chartOfOne(
+      {
+        kind: 'ArmadaChart',
+        name,
+        namespace: 'default',
+        spec: armadaChartSpec.parse({
+          release: name,
+          namespace: 'apps',
+          source: { type: 'local', location: 'x' },
+        }),
+      },
+      'deploy',
+    );
   const stepsOf = (release: string) => helm.calls.filter((c) => c.release === release).map((c) => c.name);
 
   it('deploys a plan of one chart with the outcome of chartWorkflow, through the same helm steps', async () => {

@@ -43,9 +43,12 @@ export async function deployRun(input: DeployRunInput): Promise<DeployRunOutcome
     told: new RunReports(input, control, shown),
     namespace: plan.namespace,
     mode: input.mode ?? 'deploy',
+    // Made here, under the run's own scope, so the run's cancellation reaches it.
+    ...(plan.kind === 'ArmadaChart' && { chartScope: new CancellationScope() }),
   };
-  // Cancellation reaches the run through `control`: running charts finish, no new one starts;
-  // then the run ends as the plan says (endRun: start over, roll back, or keep what ran).
+  // Cancellation reaches the run through `control`: running charts finish (a standalone chart's
+  // is stopped: chartScope), no new one starts; then the run ends as the plan says (endRun:
+  // start over, roll back, or keep what ran).
   return CancellationScope.nonCancellable(async () => endRun(input, await walkGroups(input, parts), parts));
 }
 

@@ -60,7 +60,7 @@ export async function deployGroup(
 async function deployChart(
   group: string,
   chart: ChartPlan,
-  { control, canaries, shown, told, namespace, mode, lockstep }: RunParts,
+  { control, canaries, shown, told, namespace, mode, lockstep, chartScope }: RunParts,
   outcome: GroupOutcome,
 ): Promise<void> {
   const row = shown.chart(group, chart.chart);
@@ -69,7 +69,8 @@ async function deployChart(
   const link = lockstep?.link(chart.chart);
   const canary = canaries.open(chart.chart, link !== undefined);
   try {
-    const done = await driveRelease(chartRunOf(chart, namespace, mode, link), control, canary);
+    const drive = () => driveRelease(chartRunOf(chart, namespace, mode, link), control, canary);
+    const done = await (chartScope ? chartScope.run(drive) : drive());
     lockstep?.memberEnded(chart.chart);
     outcome.outcomes.push(done);
     told.chartDone(done);

@@ -1,3 +1,4 @@
+import type { CancellationScope } from '@temporalio/workflow';
 import type { RunControl } from '../control';
 import type { RunMode } from '../../core/plan/run-modes';
 import type { LockstepCoordinator } from '../lockstep';
@@ -17,4 +18,10 @@ export interface RunParts {
   mode: RunMode;
   /** The running group's lockstep set, when it steps its canaries together. */
   lockstep?: LockstepCoordinator;
+  /**
+   * A standalone chart's run (a plan of one chart): the scope its chart is driven in, cancelled
+   * with the run, so a cancellation stops its helm write and its canary as the chart workflow's
+   * did; in any other plan a cancellation lets running charts finish.
+   */
+  chartScope?: CancellationScope;
 }
