@@ -46,8 +46,8 @@ const expected: Record<Verb, unknown[]> = {
     { workflowIds: ['ArmadaChart:ns/web/canary', M], ...named('web') },
     { workflowIds: [M], ...named('db') },
     { workflowIds: ['ArmadaChartGroup:ns/solo'] },
-    { workflowIds: ['helm:apps/lone'] },
-    { workflowIds: ['ArmadaChart:ns/shop/canary', 'helm:apps/shop'] },
+    { workflowIds: ['ArmadaChart:ns/lone'] },
+    { workflowIds: ['ArmadaChart:ns/shop/canary', 'ArmadaChart:ns/shop'] },
     D,
   ],
   approve: [
@@ -71,9 +71,9 @@ const expected: Record<Verb, unknown[]> = {
     { refused: expect.stringMatching(/^ArmadaChart ns\/web is deployed by the run of amf\/demo/) },
     { refused: expect.stringMatching(/^ArmadaChart ns\/db is deployed by the run of amf\/demo/) },
     { refused: expect.stringMatching(/^ArmadaChart ns\/cache is deployed by the run of acg\/solo/) },
-    { workflowIds: ['helm:apps/lone'] },
+    { workflowIds: ['ArmadaChart:ns/lone'] },
     // The chart's own run, not its canary alone: the run stops the canary it started.
-    { workflowIds: ['helm:apps/shop'] },
+    { workflowIds: ['ArmadaChart:ns/shop'] },
     D,
   ],
   promote: [], // where approve goes, with no gate named

@@ -206,7 +206,7 @@ describe('deployRun: messages that name a chart (stubbed activities, real dev se
 
     const none = await armadactl('pause', 'act/nothing', '-n', ns);
     expect(none.err).toEqual([
-      `armadactl pause: nothing to pause: ArmadaChart:${ns}/nothing/canary has never run; and no running run deploys ArmadaChart ${ns}/nothing (ArmadaObjects)`,
+      `armadactl pause: nothing to pause: ArmadaChart:${ns}/nothing/canary has never run; ArmadaChart:${ns}/nothing has never run; and no running run deploys ArmadaChart ${ns}/nothing (ArmadaObjects)`,
     ]);
     expect(none.code).toBe(1);
 

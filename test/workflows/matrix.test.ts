@@ -9,13 +9,8 @@ import { armadaManifestSpec } from '../../api/manifest';
 import { deployerSpec } from '../../api/deployer';
 import { ControlRefused, control, firstRunning, type ControlCommand } from '../../runs/control';
 import { placeOf, routeOf, type ObjectPlace, type Verb } from '../../runs/targets';
-import {
-  canaryWorkflow,
-  chartWorkflow,
-  deployerWorkflow,
-  groupWorkflow,
-  manifestWorkflow,
-} from '../../workflows';
+import { chartRun, startRun } from '../../runs/requests';
+import { canaryWorkflow, deployerWorkflow, groupWorkflow, manifestWorkflow } from '../../workflows';
 import { progressQuery } from '../../workflows/messages';
 import type { Progress } from '../../core/progress';
 import { canarySteps } from '../../core/plan/canary';
@@ -123,11 +118,12 @@ async function startRuns(client: Client, taskQueue: string): Promise<void> {
       },
     ],
   });
-  await client.workflow.start(chartWorkflow, {
+  // A chart on its own runs as this build starts it: deployRun over its plan of one.
+  await startRun(
+    client,
     taskQueue,
-    workflowId: `helm:${releases}/lone`,
-    args: [{ chart: 'lone', release: 'lone', namespace: releases, spec: specs.lone, resourceNamespace: ns }],
-  });
+    chartRun({ kind: 'ArmadaChart', name: 'lone', namespace: ns, spec: specs.lone }),
+  );
   await client.workflow.start(canaryWorkflow, {
     taskQueue,
     workflowId: `ArmadaChart:${ns}/shop/canary`,
@@ -310,8 +306,13 @@ const rows: [string, () => ObjectPlace, Verb, RegExp, string?][] = [
   ],
   ['group on its own', () => place('ArmadaChartGroup', 'solo'), 'rollback', /: rolling back/],
   // a chart on its own, holding in helm
-  ['chart on its own', () => place('ArmadaChart', 'lone'), 'progress', /^helm:.*\/lone answers Running$/],
-  ['chart on its own', () => place('ArmadaChart', 'lone'), 'pause', /^helm:.*\/lone: pausing/],
+  [
+    'chart on its own',
+    () => place('ArmadaChart', 'lone'),
+    'progress',
+    /^ArmadaChart:.*\/lone answers Running$/,
+  ],
+  ['chart on its own', () => place('ArmadaChart', 'lone'), 'pause', /^ArmadaChart:.*\/lone: pausing/],
   ['chart on its own', () => place('ArmadaChart', 'lone'), 'resume', /: resumed$/],
   [
     'chart on its own',
