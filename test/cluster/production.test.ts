@@ -13,6 +13,7 @@ import {
   type HistoryTimer,
 } from '../helpers/histories';
 import { applyObjects, installCrds, kubectl } from '../helpers/kube';
+import { deployerRolloutWorkflowId } from '../../core/plan/names';
 import {
   serveExampleCharts,
   type ExampleChartSources,
@@ -296,7 +297,8 @@ describe('cluster lane: 3 workers and 2 bridges on a Temporal cluster on Postgre
     const timers = new Map<string, HistoryTimer>();
     const canaries = [
       { key: 'ArmadaChart/shop', id: `ArmadaChart:${namespace}/shop/canary` },
-      { key: 'Deployer/podinfo', id: `Deployer:${namespace}/podinfo` },
+      // A Deployer's canary is its run's child, its rollout (deployRun over its plan of one).
+      { key: 'Deployer/podinfo', id: deployerRolloutWorkflowId(namespace, 'podinfo') },
     ];
     for (const { key, id } of canaries) {
       // Every run of the workflow ID (the first install's too), oldest first.
