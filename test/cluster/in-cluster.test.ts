@@ -525,7 +525,7 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
     const pinned = async (name: string) => {
       const out: [string, string, string | undefined][] = [];
       for (const [id, rs] of await runs())
-        // helm:<namespace>/<release>, its canary ArmadaChart:<namespace>/<name>/canary.
+        // ArmadaChart:<namespace>/<name> (an older build: helm:<namespace>/<release>), its canary …/<name>/canary.
         if (new RegExp(`/${name}(/|$)`).test(id))
           for (const [runId, status] of rs) {
             const d = await temporal.workflowService.describeWorkflowExecution({
