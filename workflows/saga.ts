@@ -17,10 +17,10 @@ type ReleaseStep = Extract<Compensation, { release: string }>;
  * replaced or is removed. Calls `undone` with each step once it is done; returns what each put
  * back (undoneName), in that order.
  *
- * `takeLocks`: each release step runs as a child under the release's lock (its workflow ID,
- * releaseUndoWorkflow), waiting while a drift repair holds it, so no other write of the release
- * runs beside it. A run that holds the release's lock itself (a chart's, an undo of a chart)
- * writes it directly.
+ * `takeLocks`: each release step runs as a child under the release's chart workflow ID
+ * (releaseUndoWorkflow), the lock on the tree design, whose manifest and group workflows roll back
+ * so. A run that holds the release's lock itself (deployRun, an undo: the owner's ID) writes it
+ * directly.
  */
 export async function undoChanges(
   changes: readonly Change[],

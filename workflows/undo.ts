@@ -32,16 +32,11 @@ export async function undoWorkflow(run: UndoRun): Promise<UndoOutcome> {
   setHandler(progressQuery, () => ({ phase, groups: [undo], ...statusWriteFailures() }));
   upsertSearchAttributes([{ key: ArmadaPhase, value: 'RollingBack' }]);
   await report(kind, namespace, name, 'RollingBack', `${what}: ${changes.length} releases to put back`);
-  // An undo of a chart runs under its release's lock already (its owner's ID, core/plan/release-lock.ts);
-  // a manifest's or group's also takes each release's chart workflow ID, which its chart children run under.
-  const takeLocks = kind !== 'ArmadaChart';
-  const rolledBack = await undoChanges(
-    changes,
-    (step) => {
-      for (const row of rows) if (undoes(step, row)) row.state = undoneState(step);
-    },
-    { takeLocks },
-  ).catch((err: unknown) => {
+  // The undo runs under the ID of the object that owns every release it writes (the lock,
+  // core/plan/release-lock.ts): it writes them itself, as the object's deploy runs do.
+  const rolledBack = await undoChanges(changes, (step) => {
+    for (const row of rows) if (undoes(step, row)) row.state = undoneState(step);
+  }).catch((err: unknown) => {
     [phase, undo.state] = ['Failed', 'failed'];
     throw err;
   });

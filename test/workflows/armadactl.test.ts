@@ -292,6 +292,13 @@ describe('armadactl history and status --output json (stubbed activities, real d
       const text = await armadactl(['status', 'demo', '-n', ns]);
       expect(text.out.join('\n')).toContain('undo of run earlier');
       expect(text.code).toBe(0);
+      // The undo holds the manifest's ID, the lock of every release it owns: it writes them
+      // itself, with no child run per release.
+      const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
+      expect(
+        events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name?.startsWith('helm')),
+      ).toHaveLength(2);
     });
   });
 
