@@ -4,7 +4,7 @@ import { summarize, type Summary } from './stats';
 
 /**
  * The baseline build of `npm run bench`: the checkout at BENCH_BASELINE_REF, built by
- * bench/baseline-build.sh into .tools/bench-baseline/<sha>/ (its own dist/: worker, bridge, armadactl,
+ * deploy/build-at-ref.sh into .tools/builds/<sha>/ (its own dist/: worker, bridge, armadactl,
  * workflow bundle, and its own benchmark code). Its processes run on task queues of their own
  * against the same Temporal dev server and sandbox as HEAD's, in rounds alternating with HEAD's.
  */

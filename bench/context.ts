@@ -19,7 +19,7 @@ export interface BenchContext {
   bundlePath: string;
   /** KUBECONFIG of the benchmark's own sandbox cluster (benchmarks 2 and 4 only). */
   kubeconfig?: string;
-  /** The baseline build measured beside HEAD (bench/baseline-build.sh), if any. */
+  /** The baseline build measured beside HEAD (deploy/build-at-ref.sh), if any. */
   baseline?: Baseline;
   /** The entries of the benchmarks this run has finished so far (benchmark 6 reuses 1's and 4's). */
   thisRun?: ThisRun;

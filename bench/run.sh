@@ -6,7 +6,7 @@
 # .temporal-cluster/bench/), builds the peers (Flux, helmfile) when 4 or 10 is selected,
 # runs the benchmarks (bench/main.ts starts its own Temporal dev server), stops everything it
 # started, and leaves the figures in bench/results/latest.json. For benchmarks 1 to 4 it also
-# builds the baseline build (bench/baseline-build.sh: BENCH_BASELINE_REF, default 0171bf6; none: no
+# builds the baseline build (deploy/build-at-ref.sh: BENCH_BASELINE_REF, default 0171bf6; none: no
 # baseline), measured side by side with HEAD.
 # Sizes and the selection come from BENCH_* variables: see bench/README.md.
 set -euo pipefail
@@ -36,8 +36,10 @@ selected 2 4 6 8 9 10 && sandbox=true
 # tools are built here only, never by npm test or npm start.
 if selected 10 || { selected 4 && [[ ${BENCH_PEERS:-1} != 0 ]]; }; then bash deploy/tools/build.sh peers >/dev/null; fi
 if selected 1 2 3 4; then
-  BENCH_BASELINE_DIR=$(bash bench/baseline-build.sh)
-  export BENCH_BASELINE_DIR
+  if [[ ${BENCH_BASELINE_REF:-} != none ]]; then
+    BENCH_BASELINE_DIR=$(bash deploy/build-at-ref.sh ${BENCH_BASELINE_REF:-})
+    export BENCH_BASELINE_DIR
+  fi
 fi
 # Benchmark 6: the Temporal cluster on PostgreSQL (deploy/temporal-cluster), fresh for the run.
 cluster=false

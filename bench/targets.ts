@@ -3,7 +3,7 @@ import type { Results } from './results';
 import type { Summary } from './stats';
 
 /**
- * Issue 35's targets table: each figure for the baseline build (the ref bench/baseline-build.sh
+ * Issue 35's targets table: each figure for the baseline build (the ref deploy/build-at-ref.sh
  * built, measured in the same run) and for HEAD, beside its target. Medians with their p95, drawn
  * from the results file; a figure a run did not measure reads "—".
  */

@@ -59,11 +59,16 @@ mkdir -p "$TEMPORAL_CLUSTER_DIR"
 # sandbox is up, after this server starts.
 TEMPORAL_BIND_IP=0.0.0.0 bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_CLUSTER_DIR/up.log" 2>&1 &
 temporal_cluster=$!
+mkdir -p "$root/.sandbox"
+# The cluster lane's upgrade drill runs a canary on the tree design (build N) while this build's
+# workers take over: that build, once per machine (deploy/build-at-ref.sh), meanwhile.
+tree_build_log="$root/.sandbox/test-tree-build.log"
+bash deploy/build-at-ref.sh >"$root/.sandbox/test-tree-build.dir" 2>"$tree_build_log" &
+tree_build=$!
 # The container images (deploy/images/build.sh: podman and its kin installed when missing, each
 # image built once per machine from pinned sources and cached), meanwhile: the sandbox's real
 # node imports two of them (pause, podinfo) and runs what must really run (test/e2e/real-node).
 images_log="$root/.sandbox/test-images.log"
-mkdir -p "$root/.sandbox"
 bash deploy/images/build.sh >"$images_log" 2>&1 || {
   cat "$images_log" >&2
   exit 1
@@ -77,6 +82,12 @@ wait "$temporal_cluster" || {
 }
 ARMADA_TEST_CLUSTER_TEMPORAL=$(source "$TEMPORAL_CLUSTER_DIR/cluster.env" && echo "$TEMPORAL_ADDRESS")
 export ARMADA_TEST_CLUSTER_TEMPORAL
+wait "$tree_build" || {
+  cat "$tree_build_log" >&2
+  exit 1
+}
+ARMADA_TEST_TREE_BUILD=$(cat "$root/.sandbox/test-tree-build.dir")
+export ARMADA_TEST_TREE_BUILD
 
 # The compose lane (test/compose): Docker Compose and the images docker-compose.yml names, each
 # built once and cached (the app image again from this tree, on podman's layer cache); the test

@@ -13,12 +13,12 @@ describe('the baseline build beside HEAD', () => {
   it('takes the build run.sh made from the environment, and none without it', () => {
     expect(baselineFromEnv({})).toBeUndefined();
     expect(
-      baselineFromEnv({ BENCH_BASELINE_DIR: '/r/.tools/bench-baseline/abc123', BENCH_BASELINE_REF: 'v1' }),
+      baselineFromEnv({ BENCH_BASELINE_DIR: '/r/.tools/builds/abc123', BENCH_BASELINE_REF: 'v1' }),
     ).toEqual({
       ref: 'v1',
       sha: 'abc123',
-      root: '/r/.tools/bench-baseline/abc123',
-      bundlePath: '/r/.tools/bench-baseline/abc123/dist/workflow-bundle.js',
+      root: '/r/.tools/builds/abc123',
+      bundlePath: '/r/.tools/builds/abc123/dist/workflow-bundle.js',
     });
     expect(baselineFromEnv({ BENCH_BASELINE_DIR: '/x/0171bf6aa' })?.ref).toBe('0171bf6');
   });
