@@ -67,8 +67,14 @@ export class Holds {
    * `show` is told each hold as it begins, and null once the run goes on after one; it resolves
    * to the milliseconds its status writes took, which the timer is shortened by (they hold the
    * timer's start back, as a canary's hold's: see holdTimerMs), so the run goes on at the opening.
+   * `own`: windows of the object at this safe point (a chart's, at its helm write), which must be
+   * open too.
    */
-  async pass(interrupted: () => boolean, show: (hold: Hold | null) => Promise<number>): Promise<void> {
+  async pass(
+    interrupted: () => boolean,
+    show: (hold: Hold | null) => Promise<number>,
+    own: readonly DeployWindow[] = [],
+  ): Promise<void> {
     let shown: Hold | null = null;
     /** Shows a hold unless it is shown already; the milliseconds that took. */
     const showing = async (hold: Hold): Promise<number> => {
@@ -85,8 +91,9 @@ export class Holds {
         await condition(() => this.frozen === null || interrupted());
         continue;
       }
-      if (!this.windows.length || isOpen(this.windows, now)) break;
-      const opens = nextOpening(this.windows, now);
+      const closed = [this.windows, own].find((windows) => windows.length > 0 && !isOpen(windows, now));
+      if (!closed) break;
+      const opens = nextOpening(closed, now);
       const until = opens === null ? undefined : new Date(opens).toISOString();
       const wroteMs = await showing({
         for: 'window',
@@ -111,15 +118,17 @@ export class Holds {
 
 /**
  * A run's safe point with its holds: waits out a pause (RunControl.mayContinue), then a freeze
- * and closed windows, then a pause sent meanwhile. False when the run is stopping.
+ * and closed windows (the run's, and `own`: see Holds.pass), then a pause sent meanwhile. False
+ * when the run is stopping.
  */
 export async function passSafePoint(
   control: SafePointControl,
   show: (hold: Hold | null) => Promise<number>,
+  own?: readonly DeployWindow[],
 ): Promise<boolean> {
   for (;;) {
     if (!(await control.mayContinue())) return false;
-    await control.holds.pass(() => control.stopping || control.paused !== null, show);
+    await control.holds.pass(() => control.stopping || control.paused !== null, show, own);
     if (control.stopping) return false;
     if (control.paused === null) return true;
   }

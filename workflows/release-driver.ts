@@ -321,7 +321,8 @@ async function writeRelease(
   const { spec } = run;
   const resource = chartObject(run);
   const held = (hold: Hold | null) => reportHeld('ArmadaChart', resource.namespace, resource.name, hold);
-  if (!(await passSafePoint(release.control, held)))
+  // The chart's own windows hold its write, inside a manifest's or group's run too.
+  if (!(await passSafePoint(release.control, held, spec.windows)))
     return outcomeOf(release, 'skipped', state.current?.revision ?? null);
   if (action === 'upgrade' && spec.upgrade?.pre?.delete?.length) {
     await io.deleteResources.executeWithOptions(profile.quick(`pre-upgrade deletes for ${run.release}`), [

@@ -34,9 +34,9 @@ function planOfOne(
 }
 
 /**
- * A standalone ArmadaChart: one group, named as the chart, of the chart alone. Its `windows` are
- * the run's (a chart workflow holds its helm write by them; the run holds before the group, so
- * also before a chart that would stay unchanged) and its `notifications` the run's.
+ * A standalone ArmadaChart: one group, named as the chart, of the chart alone. Its
+ * `notifications` are the run's. Its `windows` are not: they hold its helm write (the release
+ * driver's safe point), as in any plan, so a chart that stays unchanged does not wait for them.
  */
 export function chartPlanOfOne(run: ChartRun): ManifestPlan {
   const { chart, release, namespace, spec, dependencies } = run;
@@ -57,7 +57,7 @@ export function chartPlanOfOne(run: ChartRun): ManifestPlan {
   });
   const notify =
     run.mode === 'uninstall' ? undefined : notifyTarget('ArmadaChart', resourceNamespace, chart, spec);
-  return { ...plan, ...(notify && { notify }), ...(spec.windows && { windows: spec.windows }) };
+  return { ...plan, ...(notify && { notify }) };
 }
 
 /**
@@ -71,10 +71,7 @@ export function chartOfOneOutcome(
   return outcome.groups[0]?.outcomes[0] ?? { action: outcome.state, revision: null };
 }
 
-/**
- * An ArmadaChartGroup no manifest lists: its one group as planned (planGroup). Its charts' own
- * windows hold each chart's helm write in a group workflow; the run has them not (yet).
- */
+/** An ArmadaChartGroup no manifest lists: its one group as planned (planGroup). */
 export function groupPlanOfOne(run: GroupRun): ManifestPlan {
   return planOfOne('ArmadaChartGroup', run.namespace, run.mode, run.group);
 }

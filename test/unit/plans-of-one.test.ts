@@ -64,15 +64,17 @@ describe('plans of one (core/plan/plans-of-one.ts)', () => {
     });
   });
 
-  it("takes a chart's windows and notifications as the run's; an uninstall notifies nobody", () => {
+  it("takes a chart's notifications as the run's, not its windows (they hold its write); an uninstall notifies nobody", () => {
     const windows = [{ kind: 'deny', schedule: '0 0 * * *', duration: '1h' }];
     const spec = chartSpec({ windows, notifications: { secret_ref: { name: 'hooks' } } });
     const doc = { kind: 'ArmadaChart' as const, name: 'web', namespace: 'team-a', spec };
     const deploy = chartRun(doc).input.plan;
-    expect(deploy.windows).toEqual(spec.windows);
+    expect(deploy.windows).toBeUndefined();
+    expect(deploy.groups[0].charts[0].spec.windows).toEqual(spec.windows);
     expect(deploy.notify).toMatchObject({ kind: 'ArmadaChart', namespace: 'team-a', name: 'web' });
     const uninstall = chartRun(doc, 'uninstall').input.plan;
-    expect(uninstall).toMatchObject({ targetState: 'uninstalled', windows: spec.windows });
+    expect(uninstall).toMatchObject({ targetState: 'uninstalled' });
+    expect(uninstall.windows).toBeUndefined();
     expect(uninstall.notify).toBeUndefined();
   });
 

@@ -7,6 +7,7 @@ import { approveSignal, progressQuery } from '../../workflows/messages';
 import { saveHistory, savingHistories, summaryOf, type HistoryEvent } from '../helpers/histories';
 import { demoPlan } from './demo-plan';
 import { fakeHelm, withWorker, type Call } from './fake-helm';
+import { nextOpening } from '../../core/plan/windows';
 
 /** demoPlan's groups: "platform" (sequenced: a, b), then "apps" (parallel: c, d). */
 const GROUPS = [
@@ -119,5 +120,49 @@ describe('deployRun: one workflow walks the groups and charts (stubbed activitie
     });
     expect(outcome.state).toBe('deployed');
     expect(fake.calls.filter((c) => c.name === 'upgrade')).toHaveLength(4);
+  });
+
+  it("holds a chart's helm write by the chart's own deploy windows, as its chart workflow did; the rest of its group goes on", async () => {
+    const plan = demoPlan();
+    const d = plan.groups[1].charts.find((c) => c.chart === 'd')!;
+    const t0 = Date.now(); // the fake's calls are timed from its creation, at t0 or a moment after
+    const fake = fakeHelm();
+    let opening = 0;
+    const outcome = await withWorker(fake, async (h) => {
+      // One window a minute for d, opening 8 s from now (the run reaches d well before), 30 s long.
+      const at = new Date(Date.now() + 8_000);
+      const windows = [
+        {
+          kind: 'allow' as const,
+          schedule: `${at.getUTCSeconds()} * * * * *`,
+          duration: '30s',
+          time_zone: 'UTC',
+        },
+      ];
+      opening = nextOpening(windows, Date.now())!;
+      d.spec = { ...d.spec, windows };
+      const run = await h.client.workflow.start(deployRun, {
+        taskQueue: h.taskQueue,
+        workflowId: uniqueName('run'),
+        args: [{ plan }],
+      });
+      const held = await eventually(
+        'd held outside its windows',
+        async () => (await run.query(progressQuery)).held,
+        {
+          timeoutMs: 20_000,
+          pauseMs: 50,
+        },
+      );
+      expect(held).toMatchObject({ for: 'window', until: new Date(opening).toISOString() });
+      expect(upgradeOf(fake.calls, 'demo-d')).toBeUndefined();
+      return run.result();
+    });
+    expect(outcome.state).toBe('deployed');
+    expect(t0 + upgradeOf(fake.calls, 'demo-c')!.end!).toBeLessThan(opening);
+    expect(t0 + upgradeOf(fake.calls, 'demo-d')!.start).toBeGreaterThanOrEqual(opening);
+    expect(fake.statusWrites.filter((w) => w.object === 'ArmadaChart/d').map((w) => w.phase)).toContain(
+      'OutsideWindow',
+    );
   });
 });
