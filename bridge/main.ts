@@ -29,7 +29,7 @@ import type { BridgeContext } from './context';
 import { ClaimIndex } from './claims';
 import { LeftoverRetries } from './leftover-retries';
 import { SpecChanges } from './settle';
-import { dependentKeys, ownedKeys, viewOf, type ObjectView } from './view';
+import { dependentKeys, ownedKeys, sameForReconcile, viewOf, type ObjectView } from './view';
 import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
@@ -167,6 +167,7 @@ async function main(): Promise<void> {
           const releasesMayChange = specChanged || change === 'delete';
           if (driftWatches.length > 0 && releasesMayChange && managedReleases.refresh()) relistDrift();
           if (!listed) return;
+          if (change === 'update' && previous && sameForReconcile(previous, view)) return;
           queue.add(view.key);
           if (specChanged || change === 'delete')
             for (const key of dependentKeys(context.objects, view as ObjectView)) queue.add(key);

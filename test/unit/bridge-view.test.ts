@@ -10,6 +10,7 @@ import {
   gone,
   ownedKeys,
   ownerOf,
+  sameForReconcile,
   validSpec,
   viewOf,
   type Cache,
@@ -213,6 +214,33 @@ describe('viewOf', () => {
     expect(gone(deleting(['armada.airshipit.org/finalizer']))).toBe(false);
     expect(gone(deleting([]))).toBe(true);
     expect(gone(view(chart('web')))).toBe(false);
+  });
+
+  it('an update of the status alone is the same for reconcile; one of the spec, metadata or Invalid condition is not', () => {
+    const at = (
+      resourceVersion: string,
+      status?: unknown,
+      metadata: Record<string, unknown> = {},
+      spec = {},
+    ) =>
+      view(
+        object(
+          'ArmadaChart',
+          'web',
+          { ...(chart('web').spec as object), ...spec },
+          { resourceVersion, ...metadata },
+          status,
+        ),
+      );
+    const before = at('1', { phase: 'Deploying' });
+    expect(sameForReconcile(before, at('2', { phase: 'Deployed', revision: 3 }))).toBe(true);
+    expect(sameForReconcile(before, at('2', { phase: 'Deployed' }, { generation: 2 }))).toBe(false);
+    expect(sameForReconcile(before, at('2', undefined, {}, { values: { v: 2 } }))).toBe(false);
+    const annotated = { annotations: { 'armada.airshipit.org/action': 'pause' } };
+    expect(sameForReconcile(before, at('2', undefined, annotated))).toBe(false);
+    expect(sameForReconcile(before, at('2', undefined, { deletionTimestamp: new Date(0) }))).toBe(false);
+    const invalid = { conditions: [{ type: 'Invalid', status: 'True', message: 'spec.x: unknown field' }] };
+    expect(sameForReconcile(before, at('2', invalid))).toBe(false);
   });
 });
 
