@@ -385,7 +385,6 @@ ${Object.values(commands)
 Temporal is reached through TEMPORAL_ADDRESS (default localhost:7233) and TEMPORAL_NAMESPACE.
 Run 'armadactl COMMAND --help' for a command's details.`;
 
-/** A followed run's outcome, or the message at the bottom of its failure. */
 /**
  * The run whose progress `status` shows: the target's own; a Deployer's rollout (its canary's
  * steps) while it runs or when it is the latest that ran, else its run (routeOf's order: a
@@ -416,6 +415,7 @@ async function deployerEnded(
   }
 }
 
+/** A followed run's outcome, or the message at the bottom of its failure. */
 async function outcomeOf<T>(followed: () => Promise<T>): Promise<T | { error: string }> {
   try {
     return await followed();
