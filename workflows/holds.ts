@@ -111,7 +111,9 @@ export class Holds {
         },
       );
     }
-    this.held = null;
+    // Charts of a parallel group pass their safe points at once: one that never held must not
+    // clear the hold another still shows.
+    if (shown && this.held === shown) this.held = null;
     if (shown) await show(null);
   }
 }
