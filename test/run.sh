@@ -61,7 +61,8 @@ TEMPORAL_BIND_IP=0.0.0.0 bash deploy/temporal-cluster/cluster.sh up >"$TEMPORAL_
 temporal_cluster=$!
 mkdir -p "$root/.sandbox"
 # The cluster lane's upgrade drill runs a canary on the tree design (build N) while this build's
-# workers take over: that build, once per machine (deploy/build-at-ref.sh), meanwhile.
+# workers take over: that build, once per checkout (deploy/build-at-ref.sh; about 20 s, its
+# node_modules shared), meanwhile.
 tree_build_log="$root/.sandbox/test-tree-build.log"
 bash deploy/build-at-ref.sh >"$root/.sandbox/test-tree-build.dir" 2>"$tree_build_log" &
 tree_build=$!
