@@ -8,7 +8,7 @@
 # started, and leaves the figures in bench/results/latest.json. For benchmarks 1 to 4 it also
 # builds the baseline build (deploy/build-at-ref.sh: BENCH_BASELINE_REF, default 0171bf6; none: no
 # baseline), measured side by side with HEAD.
-# Sizes and the selection come from BENCH_* variables: see bench/README.md.
+# Sizes and the selection come from BENCH_* variables: see docs/contributing/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD

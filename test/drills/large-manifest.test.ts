@@ -87,7 +87,7 @@ describe('drill: a manifest of 300 charts in 30 groups', () => {
     }
     const largest = sizes.reduce((a, b) => (b.events > a.events ? b : a));
     expect(largest.events).toBeLessThan(MAX_HISTORY_EVENTS);
-    // The figures test/DRILLS.md quotes.
+    // The figures docs/contributing/testing.md quotes.
     console.log(
       `large manifest: ${GROUPS * CHARTS_PER_GROUP} charts in ${seconds.toFixed(1)} s; ` +
         `largest history ${largest.events} events (${largest.workflowId})`,

@@ -41,7 +41,7 @@ import { freePort, startDevServer } from '../helpers/temporal';
 /**
  * The hostile-tenant drill (issue 18): tenant A tries to reach past its namespace, and every
  * attempt is refused by name, starts no workflow and leaves every release and Deployment as it
- * was. See test/DRILLS.md.
+ * was. See docs/contributing/testing.md.
  *
  * The product runs as a multi-tenant cluster installs it: the operator chart with its defaults
  * (the worker's own role reads no Secret and deploys nothing) and each tenant's ServiceAccount

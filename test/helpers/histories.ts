@@ -56,10 +56,10 @@ export const TIMER_FIRING_TOLERANCE_MS = 2_000;
 export const SHOWN_DEADLINE_TOLERANCE_MS = 2_000;
 
 /**
- * What README and test/DRILLS.md promise of a canary hold across a worker crash: the step after
+ * What README and docs/contributing/testing.md promise of a canary hold across a worker crash: the step after
  * the hold starts within this long of the deadline shown before the kill. The hold's timer fires
  * on its deadline (TIMER_FIRING_TOLERANCE_MS); the step then waits for the sticky queue's timeout
- * (500 ms, worker/worker.ts) and the new worker's poll and replay. Measured (test/DRILLS.md, row
+ * (500 ms, worker/worker.ts) and the new worker's poll and replay. Measured (docs/contributing/testing.md, row
  * 1): 0.7–1.3 s alone, up to 2.1 s in a cold suite, so not the ±1 s first promised; the docs
  * say this figure instead. It allows the timer's own firing tolerance (2 s) plus the sticky
  * timeout and a replay on a loaded machine.
