@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { allCrds } from './crd';
-import { withSpecReference } from './reference';
+import { REFERENCE_PAGE, withSpecReference } from './reference';
 
 /** Relative to the project root, where `npm run crds` runs. */
 export const CRD_DIR = path.join('deploy', 'crds');
@@ -15,7 +15,7 @@ export function renderCrd(crd: object): string {
   return HEADER + stringify(crd, { lineWidth: 0 });
 }
 
-/** `npm run crds`: writes deploy/crds/*.yaml, the chart's copy of them and the field reference in README.md. */
+/** `npm run crds`: writes deploy/crds/*.yaml, the chart's copy of them and the field reference in docs/reference/resources.md. */
 async function main(): Promise<void> {
   for (const dir of [CRD_DIR, CHART_CRD_DIR]) {
     await mkdir(dir, { recursive: true });
@@ -24,8 +24,8 @@ async function main(): Promise<void> {
       console.log(`wrote ${path.join(dir, file)}`);
     }
   }
-  await writeFile('README.md', withSpecReference(await readFile('README.md', 'utf8')));
-  console.log('wrote the field reference in README.md');
+  await writeFile(REFERENCE_PAGE, withSpecReference(await readFile(REFERENCE_PAGE, 'utf8')));
+  console.log(`wrote the field reference in ${REFERENCE_PAGE}`);
 }
 
 if (require.main === module) {

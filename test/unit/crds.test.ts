@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { allCrds } from '../../api/crd';
 import { renderCrd } from '../../api/generate-crds';
-import { withSpecReference } from '../../api/reference';
+import { REFERENCE_PAGE, withSpecReference } from '../../api/reference';
 import { structuralViolations } from '../../api/structural';
 
 const crdDir = path.resolve(__dirname, '../../deploy/crds');
@@ -28,10 +28,10 @@ describe('generated CRDs', () => {
     expect(readFileSync(path.join(chartCrdDir, file), 'utf8')).toBe(renderCrd(crd));
   });
 
-  it("README.md's field reference equals what `npm run crds` generates now", () => {
-    const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
-    expect(readme).toBe(withSpecReference(readme));
-    expect(readme).toContain('| `canary.steps[].percent` (required) | integer |');
+  it(`${REFERENCE_PAGE}'s field reference equals what \`npm run crds\` generates now`, () => {
+    const page = readFileSync(path.resolve(__dirname, '../..', REFERENCE_PAGE), 'utf8');
+    expect(page).toBe(withSpecReference(page));
+    expect(page).toContain('| `canary.steps[].percent` (required) | integer |');
   });
 
   it.each(crds)('%s has a structural schema', (_file, crd) => {

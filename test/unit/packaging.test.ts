@@ -11,13 +11,9 @@ import { parse } from 'yaml';
 const repo = path.resolve(__dirname, '../..');
 const read = (file: string) => readFileSync(path.join(repo, file), 'utf8');
 
-/** Variables named in the README's Configuration table (first column, in backticks). */
+/** Variables named in the tables of docs/reference/environment.md (first column, in backticks). */
 function documentedVariables(): Set<string> {
-  const readme = read('README.md');
-  const table = readme.slice(
-    readme.indexOf('## Configuration'),
-    readme.indexOf('## Installing into a cluster'),
-  );
+  const table = read('docs/reference/environment.md');
   const names = new Set<string>();
   for (const row of table.split('\n').filter((l) => l.startsWith('| `'))) {
     for (const [, name] of row.split('|')[1].matchAll(/`([A-Z0-9_]+)`/g)) names.add(name);
