@@ -54,7 +54,7 @@ export function requestPolicy(request: unknown): RunPolicy | undefined {
  * whoever started it), and for a run acting as the worker itself where an ArmadaPolicy names the
  * object's namespace. A run as the worker in a namespace no policy names, or any run on a cluster
  * without the ArmadaPolicy CRD, is bounded by the worker's own RBAC only: runs from files deploy
- * there as before (README, "Security model").
+ * there as before (docs/explanation/security.md).
  */
 export function refusal(claim: RunPolicy, policies: readonly PolicyView[] | undefined): Error | undefined {
   if (!policies) return undefined;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { commonStatus, targetState } from './common';
 import { orderedNames } from './names';
 
-/** One definition for groups and manifests: the semantics are in README "Lockstep canaries". */
+/** One definition for groups and manifests: the semantics are in docs/how-to/progressive-delivery.md, "Lockstep canaries". */
 export const canaryLockstep = z
   .boolean()
   .optional()

@@ -316,8 +316,7 @@ export const canaryTimeouts = {
 
 /**
  * Separation of duties at approval gates (a manifest's `approval`, a canary's approval steps),
- * enforced by the run: approvals count only when the API server authenticated them (README,
- * "Security model").
+ * enforced by the run: approvals count only when the API server authenticated them (docs/explanation/security.md).
  */
 export const approvalRules = {
   distinct_approvers: z

@@ -67,7 +67,7 @@ interface Write {
  * watch (PartialObjectMetadata) was weighed and left out: ConfigMaps and Services have no
  * generation, so telling a change of their content from a change of their labels needs the
  * content (a hash of it suffices); and for the workloads the full object lives only until its
- * view is built, so it costs a moment's garbage, not memory kept (see README "Benchmarks": bridge
+ * view is built, so it costs a moment's garbage, not memory kept (see docs/explanation/performance.md: bridge
  * RSS with 5,000 unmanaged Helm objects).
  */
 export interface DriftView {

@@ -17,7 +17,7 @@ export const TEMPORAL_ADMIN_OPTION = 'as-temporal-admin';
 
 /**
  * What a person must be allowed on an object: `patch` to steer its runs, as for the action
- * annotation the bridge acts on (README, "Who may steer a run"); `delete` to delete it.
+ * annotation the bridge acts on (docs/explanation/security.md, "Who may steer a run"); `delete` to delete it.
  */
 export type ObjectVerb = 'patch' | 'delete';
 

@@ -27,7 +27,7 @@ async function inputText(
 /**
  * The object as convert prints it; with `adopt`, an ArmadaChart takes over the release of its
  * name that exists already (one the armada-operator or Armada installed), which armada-temporal
- * otherwise leaves alone (README, "Release ownership").
+ * otherwise leaves alone (docs/explanation/security.md, "Release ownership").
  */
 export function printedObject(o: FileObject, adopt: boolean): FileObject['object'] {
   if (!adopt || o.kind !== 'ArmadaChart') return o.object;

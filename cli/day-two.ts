@@ -9,7 +9,7 @@ import { diffExitCode, diffScope, formatDiff, scopeOfFile, scopeOfObject } from 
 import { formatList, formatObjectReport, listRows, objectReport } from './list';
 
 /**
- * The verbs of day two (README, "Day-two operations"): see what a run would change, list and
+ * The verbs of day two (docs/how-to/operate-runs.md, "Day-two operations"): see what a run would change, list and
  * inspect objects and their runs, cancel a run, delete an object. Each acts as the person
  * running armadactl (asCaller: their own kubeconfig, never ARMADA_KUBECONFIG).
  */

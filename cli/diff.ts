@@ -295,7 +295,7 @@ async function unlistedSince(
 
 /**
  * The releases a run's progress shows deployed (or unchanged) that none of `items` deploys:
- * a manifest's run leaves a release it stops listing installed (README, "Day-two operations").
+ * a manifest's run leaves a release it stops listing installed (docs/how-to/operate-runs.md, "Day-two operations").
  */
 export function unlistedReleases(
   progress: AnyProgress,

@@ -10,7 +10,7 @@ import { rootMessage } from '../core/failures';
 import { UsageError, type Print } from './command';
 
 /**
- * armadactl's commands on an object's finished runs (README, "Day-two operations"): undo one
+ * armadactl's commands on an object's finished runs (docs/how-to/operate-runs.md, "Day-two operations"): undo one
  * (`rollback --to-run RUN_ID | --previous [--now]`) and retry a failed one (`retry`). Each
  * starts a run of its own, follows it to its end and prints what it did; exit 1 when it is
  * refused or fails, naming why.

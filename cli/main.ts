@@ -284,9 +284,9 @@ for (const command of CONTROL_COMMANDS) {
 ${command[0].toUpperCase()}${command.slice(1)}: ${controlUsage[command]}.${command === 'rollback' ? UNDO_USAGE : ''}
 TARGET: an ArmadaManifest NAME (or amf/NAME), acg/NAME, act/NAME or dpl/NAME. A group or chart a
 manifest lists is steered through the manifest's run, a chart with canary steps through its
-canary while it runs (README, "Run control"); with --${TEMPORAL_ADMIN_OPTION}, a chart with no run
-of its own through the one run that deploys it (its ArmadaObjects search attribute), which passes
-the command on to that chart's canary.
+canary while it runs (docs/how-to/operate-runs.md, "Run control"); with
+--${TEMPORAL_ADMIN_OPTION}, a chart with no run of its own through the one run that deploys it (its
+ArmadaObjects search attribute), which passes the command on to that chart's canary.
 armadactl steers through the cluster, as you: with your own kubeconfig (KUBECONFIG, else
 ~/.kube/config, else in-cluster; never ARMADA_KUBECONFIG) it writes the action annotations on the
 object (armada.airshipit.org/action, reason, gate), as kubectl annotate would, so RBAC (patch on
@@ -298,7 +298,7 @@ ${STEER_TIMEOUT_S}; the action is then withdrawn).
 --${TEMPORAL_ADMIN_OPTION}: skip the cluster and send the command to Temporal yourself, recorded as
 temporal-admin:$USER. Where a cluster answers, only a platform administrator may (update on
 armadapolicies.armada.airshipit.org); without one (runs applied from files), whoever may reach the
-Temporal namespace (README, "Security model").`,
+Temporal namespace (docs/explanation/security.md).`,
     options: {
       reason: { type: 'string' },
       ...(command === 'approve' && { gate: { type: 'string' } }),

@@ -61,7 +61,7 @@ fi
 
 kubectl apply --server-side --force-conflicts -f deploy/crds/ >/dev/null
 kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
-# The API server records who steers and who wrote each spec (README, "Who may steer a run").
+# The API server records who steers and who wrote each spec (docs/explanation/security.md, "Who may steer a run").
 kubectl apply --server-side --force-conflicts -f deploy/admission/ >/dev/null
 
 node dist/worker/main.js &

@@ -36,7 +36,7 @@ import type { ObjectPlace } from './targets';
 import { kinds } from '../api/kinds';
 
 /**
- * The day-two commands on finished runs (README, "Day-two operations"): undo one
+ * The day-two commands on finished runs (docs/how-to/operate-runs.md, "Day-two operations"): undo one
  * (`armadactl rollback --to-run RUN_ID | --previous`) and retry a failed one from the step that
  * failed (`armadactl retry`). Both read the object's past runs from Temporal (their outcomes,
  * and their input) and start a new run under the object's own workflow ID (an undo of a chart or
@@ -324,7 +324,7 @@ function isFinishedDeploy(run: PastRun): boolean {
 /**
  * The deploys `rollback --previous` may undo, newest first (`runs` newest first): finished
  * deploys that no completed undo has taken back, so each `--previous` goes one deploy further
- * back (README "Undo"). An undo is a run of its own (`undoes` names the run it undid, undefined
+ * back (docs/how-to/operate-runs.md, "Undo a finished deploy"). An undo is a run of its own (`undoes` names the run it undid, undefined
  * for a deploy): never a deploy to undo itself, else a Deployer's undo would flip it forward again.
  * A run that continued as new is left out: the run it continued as carries its changes.
  */

@@ -5,7 +5,7 @@ import { ArmadaKind, ArmadaName, ArmadaNamespace } from '../workflows/search-att
 import type { ObjectPlace } from './targets';
 
 /**
- * A standalone ArmadaChart's runs of an older build (README "Worker upgrades"): `chartWorkflow`
+ * A standalone ArmadaChart's runs of an older build (docs/how-to/scale-and-upgrade.md, "Worker upgrades"): `chartWorkflow`
  * under its release's ID `helm:<ns>/<release>`, with undos and drift repairs under it too; this
  * build runs the chart as `deployRun` under `ArmadaChart:<ns>/<name>`. The day-two commands read
  * both (runs/day-two.ts), so `rollback --previous` and `retry` still reach a deploy of the older

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { steeringText, type Proof, type Signed } from '../core/plan/steering';
 
 /**
- * The bridge's steering key (README, "Security model"): it signs every pause, resume, approve,
+ * The bridge's steering key (docs/explanation/security.md): it signs every pause, resume, approve,
  * promote and rollback the bridge forwards, and runs it starts carry its public key, so a run
  * tells the bridge's word (what the API server authenticated) from any other Temporal client's.
  */

@@ -92,7 +92,7 @@ export type Verb = 'pause' | 'resume' | 'approve' | 'promote' | 'rollback' | 'ca
 export type Route = { workflowIds: string[]; gate?: string; target?: ObjectRef } | { refused: string };
 
 /**
- * Which run steers an object, for every kind and verb (README, "Run control"):
+ * Which run steers an object, for every kind and verb (docs/how-to/operate-runs.md, "Run control"):
  * - a manifest, a group no manifest lists: their own run;
  * - a Deployer: its rollout while one runs (its canary state lives there), else its own run: a
  *   standalone Deployer's rollout is its run's child `Deployer:<ns>/<name>/rollout`; a

@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     );
     if (!config.ARMADA_WORKER_DEPLOYMENT)
       logger.warn(
-        'unversioned worker, for development: upgrading workflow code with runs in flight needs versioned workers (ARMADA_WORKER_DEPLOYMENT; README.md#worker-upgrades)',
+        'unversioned worker, for development: upgrading workflow code with runs in flight needs versioned workers (ARMADA_WORKER_DEPLOYMENT; docs/how-to/scale-and-upgrade.md#worker-upgrades)',
       );
     logger.info('polling', {
       taskQueue: config.ARMADA_TASK_QUEUE,

@@ -33,7 +33,7 @@ export interface ArmadaWorkerOptions {
 /**
  * Every workflow type is pinned: a run finishes on the build it started on, however long its
  * canary holds or its approval waits. A change that makes a saved history fail to replay is a
- * new build; no `patched()`. The policy: README "Worker upgrades".
+ * new build; no `patched()`. The policy: docs/how-to/scale-and-upgrade.md, "Worker upgrades".
  */
 export const VERSIONING_BEHAVIOR = 'PINNED';
 

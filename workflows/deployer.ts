@@ -61,7 +61,7 @@ interface Rollout {
 }
 
 /**
- * The run finds the Deployments its Deployer owns (its record of their UIDs, README "Canaries")
+ * The run finds the Deployments its Deployer owns (its record of their UIDs, docs/how-to/progressive-delivery.md, "Canaries")
  * and records those it creates and deletes.
  */
 async function rollOut(

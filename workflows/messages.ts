@@ -1,7 +1,7 @@
 /**
  * The message definitions: every signal, query and update of the workflows. With
  * search-attributes.ts, the only files of workflows/ that activities/, kube/, runs/, bridge/ and
- * cli/ may import (README "Architecture"); the types the messages carry live in core/.
+ * cli/ may import (docs/explanation/architecture.md); the types the messages carry live in core/.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Request, Approval, Replan } from '../core/control';

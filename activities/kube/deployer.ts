@@ -82,8 +82,8 @@ export interface Ownership {
 }
 
 /**
- * Which of the Deployments carrying a Deployer's label (`labelled`) are its own (README,
- * "Canaries", the Deployer's ownership):
+ * Which of the Deployments carrying a Deployer's label (`labelled`) are its own
+ * (docs/how-to/progressive-delivery.md, "Canaries", the Deployer's ownership):
  * - its status records their UIDs (`owned_deployments`, written by the worker alone: tenants do
  *   not write a Deployer's status): exactly those, by name and UID;
  * - a Deployer without a record yet (its runs began before the record): once, the one its status

@@ -103,7 +103,7 @@ const takesReplan = (type: string, planned?: string): boolean =>
  * Whether an object's run starts, re-plans, is followed or left, or waits. A run exists for the
  * object's current specs (their generations): it is left alone. A run still working on older
  * specs of the same mode gets the new ones as a re-plan signal and starts over with them at its
- * next safe point (see README, "Changing a spec while it deploys"); a run of the other mode
+ * next safe point (see docs/explanation/architecture.md, "a spec changed while its run is in flight"); a run of the other mode
  * finishes first, and the run is started when it ends; so does a drift repair or an undo under
  * the object's ID (they write a release it owns): a deploy asked meanwhile is not lost, it starts
  * when they end, with what the specs are then; so does a run of an older build that runs the

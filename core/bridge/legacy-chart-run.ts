@@ -1,5 +1,5 @@
 /**
- * Runs of a standalone ArmadaChart that an older build started (README "Worker upgrades"): it ran
+ * Runs of a standalone ArmadaChart that an older build started (docs/how-to/scale-and-upgrade.md, "Worker upgrades"): it ran
  * the chart as `chartWorkflow` under its release's ID, `helm:<namespace>/<release>`; this build
  * runs it as `deployRun` under the chart's own ID, `ArmadaChart:<namespace>/<name>` (its release
  * lock, core/plan/release-lock.ts). Until the chart has a run under its own ID, the bridge reads

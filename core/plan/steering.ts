@@ -2,7 +2,7 @@ import { ed25519 } from '@noble/curves/ed25519';
 import { utf8ToBytes } from '@noble/hashes/utils';
 
 /**
- * Signed steering (README, "Security model"): the bridge signs each pause, resume, approve,
+ * Signed steering (docs/explanation/security.md): the bridge signs each pause, resume, approve,
  * promote and rollback it forwards with its Ed25519 key; the run carries the bridge's public key
  * (Carried.steering) and checks the proof here, synchronously and without I/O (pure JS Ed25519,
  * deterministic on replay). Steering without a valid proof came from some Temporal client: it is

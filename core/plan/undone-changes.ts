@@ -1,7 +1,7 @@
 /**
  * Which undos `rollback --previous` of a group or chart a manifest lists (or of a chart a group
- * standing alone lists) counts as having taken back its change of the run they undid (README
- * "Undo"). Its deploys are the runs of what lists it, and the undos of that object and of
+ * standing alone lists) counts as having taken back its change of the run they undid (docs/how-to/operate-runs.md,
+ * "Undo a finished deploy"). Its deploys are the runs of what lists it, and the undos of that object and of
  * everything it lists run under its ID (core/plan/release-lock.ts): an undo of another of its
  * groups or charts undid none of its changes.
  */

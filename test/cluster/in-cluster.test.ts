@@ -13,7 +13,7 @@ import { eventually } from '../helpers/processes';
 import { REAL_NODE, REAL_NODE_TAINT, nodeSettings } from '../helpers/real-node';
 
 /**
- * The in-cluster lane: the operator installed as users install it (README, "Installing into a
+ * The in-cluster lane: the operator installed as users install it (docs/how-to/install.md, "Installing into a
  * cluster"): `helm install` of deploy/chart with the image deploy/Dockerfile builds, its worker
  * and bridge as pods on the sandbox's real node (deploy/sandbox/node.sh: a kubelet on containerd
  * and runc), Ready through their own probes and talking to the API server as their own
@@ -509,7 +509,7 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
           deploymentName,
         ])
       ).stdout;
-    // README, "Worker upgrades", step 2: once its pods poll (a version exists from its first poll).
+    // docs/how-to/scale-and-upgrade.md, "Worker upgrades", step 2: once its pods poll (a version exists from its first poll).
     const makeCurrent = (buildId: string) =>
       eventually(
         `build ${buildId} current`,
@@ -538,7 +538,7 @@ describe('in-cluster lane: the operator chart on the real node, deploying the ex
       return out.sort();
     };
 
-    // The operator with build b1 alone, b1 current (README, "Worker upgrades").
+    // The operator with build b1 alone, b1 current (docs/how-to/scale-and-upgrade.md, "Worker upgrades").
     console.log(`helm upgrade --install with build b1: ${await helmUpgrade(versions(b1))} ms`);
     await eventually(
       'the unversioned worker gone',

@@ -55,7 +55,7 @@ describe('worker upgrade drill: the one-workflow build replaces the tree design 
     return worker;
   }
 
-  /** What the README tells operators to run: new runs go to `buildId` from now on. */
+  /** What docs/how-to/scale-and-upgrade.md tells operators to run: new runs go to `buildId` from now on. */
   const makeCurrent = (buildId: string) =>
     eventually(`build ${buildId} current`, async () => {
       // A version exists once its first poll has reached the server.

@@ -16,7 +16,7 @@ import {
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
 
 /**
- * README "Rollbacks undo Deployers" on the real stack: a manifest's groups roll out a Deployer
+ * docs/how-to/progressive-delivery.md, "Rollbacks undo Deployers", on the real stack: a manifest's groups roll out a Deployer
  * with their charts (bridge process, real worker, helm, sandbox cluster); its rollback after a
  * failed group, and `armadactl rollback --previous` of a finished run, put the Deployer back on
  * the version it replaced, with the releases. Everything lives in one namespace: the objects,

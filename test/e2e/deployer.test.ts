@@ -40,7 +40,7 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
   });
 
   // The Deployer is not on the cluster: armadactl applies only what the cluster does not own
-  // (README, "the ownership rule"); the bridge test covers the status a Deployer's run writes.
+  // (docs/how-to/operate-runs.md, "the ownership rule"); the bridge test covers the status a Deployer's run writes.
   it('a first deploy creates podinfo-<version> at full size', async () => {
     const file = await deployerFile(namespace, '1.25.3', 1);
     const { code, printed: out } = await armadactl('apply', '-f', file, '--wait', '-n', crNamespace);

@@ -158,7 +158,7 @@ describe('moving from the armada-operator: armadactl convert, kubectl apply, the
     const exported = path.join(work, 'export.yaml');
     await writeFile(exported, operatorExport(name, namespace, charts));
 
-    // As the README's steps run it: kubectl get ... -o yaml | armadactl convert -f - | kubectl apply -f -
+    // As docs/tutorials/from-airship.md's steps run it: kubectl get ... -o yaml | armadactl convert -f - | kubectl apply -f -
     const { stdout, stderr } = await promisify(execFile)(
       'bash',
       [

@@ -146,7 +146,7 @@ describe('the worker process (dist/worker/main.js): health, metrics, JSON logs, 
     expect(lines.filter((l) => String(l.message).startsWith('unversioned worker'))).toEqual([
       expect.objectContaining({
         level: 'warn',
-        message: expect.stringContaining('README.md#worker-upgrades'),
+        message: expect.stringContaining('docs/how-to/scale-and-upgrade.md#worker-upgrades'),
       }),
     ]);
     expect(worker.output()).not.toContain(secret);

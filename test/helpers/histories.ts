@@ -56,7 +56,7 @@ export const TIMER_FIRING_TOLERANCE_MS = 2_000;
 export const SHOWN_DEADLINE_TOLERANCE_MS = 2_000;
 
 /**
- * What README and docs/contributing/testing.md promise of a canary hold across a worker crash: the step after
+ * What docs/how-to/progressive-delivery.md and docs/contributing/testing.md promise of a canary hold across a worker crash: the step after
  * the hold starts within this long of the deadline shown before the kill. The hold's timer fires
  * on its deadline (TIMER_FIRING_TOLERANCE_MS); the step then waits for the sticky queue's timeout
  * (500 ms, worker/worker.ts) and the new worker's poll and replay. Measured (docs/contributing/testing.md, row

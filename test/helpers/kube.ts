@@ -226,7 +226,7 @@ export function settingsChart(
 }
 
 /**
- * Applies the generated CRDs (server-side, as the README says) and waits until they serve:
+ * Applies the generated CRDs (server-side, as docs/reference/resources.md says) and waits until they serve:
  * Established, then listed by discovery, which the API server updates a moment later (kubectl
  * resolves `act` through it).
  */

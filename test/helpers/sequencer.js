@@ -5,7 +5,7 @@ const Sequencer = require('@jest/test-sequencer').default;
  * the longest files go first, and a file that keeps both cores busy (helm for hundreds of
  * releases) is paired with one that mostly waits (killed workers' heartbeat timeouts, durable
  * timers): the two lanes then end at about the same time, and the busy files never meet.
- * Their durations are in the README's "Test run times"; a new file of a minute or more belongs
+ * Their durations are in docs/contributing/testing.md, "Test run times"; a new file of a minute or more belongs
  * here too. Every other file follows in Jest's own order (the slowest of the last run first).
  */
 const LONGEST_FIRST = [

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileCycles, importGraph, importsOf, sourceFiles, type FileImport } from '../helpers/import-graph';
 
 /**
- * The layering of README "Architecture": api → core → {workflows, activities, kube} →
+ * The layering of docs/explanation/architecture.md: api → core → {workflows, activities, kube} →
  * {runs, worker} → {bridge, cli}, no arrow back and no file cycle (type-only imports count).
  */
 const ROOT = path.join(__dirname, '..', '..');

@@ -18,7 +18,7 @@ const histories = readdirSync(dir)
  * Saved histories of real runs (written by the workflow tests with ARMADA_SAVE_HISTORIES=1)
  * replay against today's workflow code: a non-deterministic change fails here.
  *
- * The upgrade policy (README "Worker upgrades"): every workflow type is pinned, so a change that
+ * The upgrade policy (docs/how-to/scale-and-upgrade.md, "Worker upgrades"): every workflow type is pinned, so a change that
  * makes a history here fail to replay is a new build (a new Worker Deployment version; runs in
  * flight drain on the old build). Re-record the affected histories in the same commit and say
  * "new build" in its message. No `patched()`: these are histories of today's code only.
