@@ -36,8 +36,11 @@ import { outputMatches, tutorialSteps, type TutorialStep } from '../helpers/tuto
  *   or those objects' workflow IDs (they rewrite the examples' namespaces: armadactl-authz,
  *   the Temporal restart drill, the in-cluster lane). But other files' objects sit in other
  *   namespaces of the same sandbox, so npm start's bridge watches `default` alone
- *   (ARMADA_NAMESPACES), its worker polls a task queue of this file's (ARMADA_TASK_QUEUE, which
- *   the second terminal has too), and both serve metrics on free ports (ARMADA_METRICS_PORT=0).
+ *   (ARMADA_NAMESPACES) and takes a leader Lease of its own name there (ARMADA_LEASE_NAME), its
+ *   worker polls a task queue of this file's (ARMADA_TASK_QUEUE, which the second terminal has
+ *   too), and both serve metrics on free ports (ARMADA_METRICS_PORT=0).
+ * - Both terminals are pipes, not TTYs. The tutorial's outputs hold for both: where a command
+ *   draws differently on a terminal (armadactl watch), the text block shows what both print.
  * - Neither terminal has the suite's product variables (ARMADA_KUBECONFIG and the like): the
  *   reader runs as the sandbox's admin, as npm start's sandbox makes them.
  * - The Temporal UI is described, not driven: test/e2e/temporal-ui.test.ts opens it in Chromium.
@@ -147,6 +150,7 @@ describe(`${TUTORIAL}, pasted into two terminals as a reader would (sandbox clus
           ...readerEnv(),
           KUBECONFIG: suiteKubeconfig,
           ARMADA_NAMESPACES: 'default',
+          ARMADA_LEASE_NAME: taskQueue,
           ARMADA_METRICS_PORT: '0',
         },
         detached: true,

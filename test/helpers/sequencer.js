@@ -18,6 +18,7 @@ const LONGEST_FIRST = [
   'drills/api-outage', // waits: its own kube-apiserver down 30 s
   'cluster/upgrade', // waits: canary holds on two worker builds
   'cluster/in-cluster', // waits: the operator's pods and podinfo on the real node (~100 s)
+  'e2e/getting-started', // both: npm start's worker and bridge, a CLI per tutorial step (~65 s)
 ];
 
 const rank = (test) => {

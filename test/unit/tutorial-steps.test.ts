@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { outputMatches, tutorialSteps } from '../helpers/tutorial-steps';
 
 const fence = '```';
@@ -116,5 +118,15 @@ describe('outputMatches: an output against a text block, [...] for what differs 
     ['regular-expression characters not taken as patterns', 'a.c', 'abc', false],
   ])('%s', (_case, expected, output, matches) => {
     expect(outputMatches(expected, output)).toBe(matches);
+  });
+});
+
+describe('docs/tutorials/getting-started.md (run by test/e2e/getting-started.test.ts)', () => {
+  const steps = tutorialSteps(
+    readFileSync(path.resolve(__dirname, '../../docs/tutorials/getting-started.md'), 'utf8'),
+  );
+
+  it('says, after every block the reader pastes, what it shows', () => {
+    expect(steps.filter((step) => step.expected === undefined).map((step) => step.line)).toEqual([]);
   });
 });
