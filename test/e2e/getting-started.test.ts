@@ -27,8 +27,8 @@ import { outputMatches, tutorialSteps, type TutorialStep } from '../helpers/tuto
  *
  * What differs from a reader's machine, and why; nothing else is changed:
  * - `npm start` attaches to the suite's sandbox cluster and Temporal dev server instead of
- *   starting its own, as it does when the kubeconfig answers and TEMPORAL_ADDRESS is set (the
- *   suite's: 7233 and .sandbox/ are npm start's own, never taken by a test). So the tutorial's
+ *   starting its own, as it does when the kubeconfig answers and TEMPORAL_ADDRESS is set (so it
+ *   never takes port 7233 or .sandbox/, which a reader's own npm start uses). So the tutorial's
  *   one line `export KUBECONFIG=$PWD/.sandbox/kubeconfig` (asserted to be there, once) is run
  *   with the suite's kubeconfig instead, and the banner's UI line names the suite's server.
  * - The examples are applied unedited, in the namespace `default`, deploying into `demo`, `shop`
