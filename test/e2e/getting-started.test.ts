@@ -5,7 +5,7 @@ import path from 'node:path';
 import { uniqueName } from '../helpers/env';
 import { dropFinalizers, kubectl } from '../helpers/kube';
 import { eventually } from '../helpers/processes';
-import { groupRuns, killGroup, Terminal } from '../helpers/terminal';
+import { groupRuns, killGroup, Terminal, type Pasted } from '../helpers/terminal';
 import { outputMatches, tutorialSteps, type TutorialStep } from '../helpers/tutorial-steps';
 
 /**
@@ -178,14 +178,17 @@ describe(`${TUTORIAL}, pasted into two terminals as a reader would (sandbox clus
           .split('\n')
           .map((line) => (line === SANDBOX_KUBECONFIG_LINE ? `export KUBECONFIG=${suiteKubeconfig}` : line))
           .join('\n');
-        const shows = ({ output, failed }: { output: string; failed: number }) =>
+        const shows = ({ output, failed }: Pasted) =>
           failed === 0 && (s.expected === undefined || outputMatches(s.expected.text, output));
         if (s.expected?.eventually) {
-          let last = { output: '', failed: 0 };
+          let last: Pasted = { output: '', failed: 0 };
           await eventually(
             `${TUTORIAL} line ${s.line} to show what line ${s.expected.line} says`,
             async () => {
-              last = await terminal!.paste(commands, STEP_MS);
+              // A paste that never ended says so in the message, as its last output.
+              last = await terminal!
+                .paste(commands, STEP_MS)
+                .catch((err: Error) => ({ output: err.message, failed: 1 }));
               return shows(last) ? true : undefined;
             },
             { timeoutMs: STEP_MS },
@@ -204,6 +207,8 @@ describe(`${TUTORIAL}, pasted into two terminals as a reader would (sandbox clus
     'Ctrl-C in the first terminal: npm start prints `stopping...` and every process it started ends',
     step(start, async () => {
       if (!product) throw new Error('npm start never started');
+      if (product.exitCode !== null || product.signalCode !== null)
+        throw new Error(`npm start ended before Ctrl-C; it printed:\n${productOutput}`);
       const exited = once(product, 'exit');
       killGroup(product, 'SIGINT');
       await exited;
