@@ -17,7 +17,7 @@ const namespaces = z
     return names.length ? names : ('all' as const);
   });
 
-const configSchema = z
+export const configSchema = z
   .object({
     ...temporalVariables,
     ...taskQueueVariable,

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { z } from 'zod';
+import { variable } from '../core/environment';
 
 /** A certificate or key: a file, or PEM text from a profile, and the setting that named it. */
 export type CertSource = { setting: string; path: string } | { setting: string; data: Uint8Array };
@@ -69,10 +70,14 @@ export const temporalVariables = {
   TEMPORAL_TLS_SERVER_NAME: text.describe(
     "name checked in the server's certificate; default: the address's host",
   ),
-  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: flag.refine((disable) => disable !== true, {
-    error:
-      "the TypeScript SDK always verifies the server's name; set TEMPORAL_TLS_SERVER_NAME to a name in its certificate",
-  }),
+  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: flag
+    .refine((disable) => disable !== true, {
+      error:
+        "the TypeScript SDK always verifies the server's name; set TEMPORAL_TLS_SERVER_NAME to a name in its certificate",
+    })
+    .describe(
+      'refused when true: the TypeScript SDK always verifies the server name (set TEMPORAL_TLS_SERVER_NAME)',
+    ),
   TEMPORAL_PROFILE: text.describe(`profile of the Temporal CLI config file; default ${DEFAULT_PROFILE}`),
   TEMPORAL_CONFIG_FILE: file.describe('Temporal CLI config file; default ~/.config/temporalio/temporal.toml'),
 };
@@ -84,7 +89,7 @@ export function defaultConfigFile(env: NodeJS.ProcessEnv = process.env): string 
   const base =
     platform() === 'darwin'
       ? path.join(homedir(), 'Library', 'Application Support')
-      : env.XDG_CONFIG_HOME || path.join(homedir(), '.config');
+      : variable(env, 'XDG_CONFIG_HOME') || path.join(homedir(), '.config');
   return path.join(base, 'temporalio', 'temporal.toml');
 }
 

@@ -10,7 +10,7 @@ const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
 
 const NOT_SECONDS = 'must be a whole number of seconds, 0 or more';
 
-const configSchema = z
+export const configSchema = z
   .object({
     ...temporalVariables,
     ...taskQueueVariable,
