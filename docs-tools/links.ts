@@ -7,18 +7,21 @@ import { anchorsOf, linksOf, localTarget } from './markdown';
  * page a product source names (an error pointing into the docs) exists.
  */
 
+/** The files under `dir` (relative to root, searched recursively) whose names end in `suffix`. */
+export function filesUnder(root: string, dir: string, suffix: string): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const file = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(root, file, suffix);
+    return entry.name.endsWith(suffix) ? [file] : [];
+  });
+}
+
 /** The pages checked, relative to the repository: README.md, docs/**, bench/README.md, test/*.md. */
 export function pagesOf(root: string): string[] {
-  const inDocs = (dir: string): string[] =>
-    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-      const file = path.posix.join(dir, entry.name);
-      if (entry.isDirectory()) return inDocs(file);
-      return entry.name.endsWith('.md') ? [file] : [];
-    });
   const testPages = readdirSync(path.join(root, 'test'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `test/${name}`);
-  return ['README.md', 'bench/README.md', ...inDocs('docs'), ...testPages].filter((page) =>
+  return ['README.md', 'bench/README.md', ...filesUnder(root, 'docs', '.md'), ...testPages].filter((page) =>
     existsSync(path.join(root, page)),
   );
 }
@@ -67,18 +70,22 @@ export function brokenLinks(root: string, pages = pagesOf(root)): string[] {
 }
 
 /** The product's folders, whose strings may name a page. */
-const SOURCE_FOLDERS = ['api', 'core', 'workflows', 'activities', 'kube', 'runs', 'worker', 'bridge', 'cli'];
+export const PRODUCT_FOLDERS = [
+  'api',
+  'core',
+  'workflows',
+  'activities',
+  'kube',
+  'runs',
+  'worker',
+  'bridge',
+  'cli',
+];
 
 /** Each docs page (with its anchor) a product source names that does not exist: `file:line: ref (why)`. */
 export function brokenSourceReferences(root: string): string[] {
   const anchors = anchorCache(root);
-  const sources = (dir: string): string[] =>
-    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-      const file = path.posix.join(dir, entry.name);
-      if (entry.isDirectory()) return sources(file);
-      return entry.name.endsWith('.ts') ? [file] : [];
-    });
-  return SOURCE_FOLDERS.flatMap(sources).flatMap((file) =>
+  return PRODUCT_FOLDERS.flatMap((dir) => filesUnder(root, dir, '.ts')).flatMap((file) =>
     readFileSync(path.join(root, file), 'utf8')
       .split('\n')
       .flatMap((text, i) =>
