@@ -58,7 +58,9 @@ const file = optional(
  * them into its schema and ends it with `.transform(withTemporalConnection)`.
  */
 export const temporalVariables = {
-  TEMPORAL_ADDRESS: text.describe(`Temporal frontend host:port; default ${DEFAULT_ADDRESS}`),
+  TEMPORAL_ADDRESS: text.describe(
+    `Temporal frontend host:port; default ${DEFAULT_ADDRESS} (npm start: its own dev server)`,
+  ),
   TEMPORAL_NAMESPACE: text.describe(`Temporal namespace; default ${DEFAULT_NAMESPACE}`),
   TEMPORAL_API_KEY: text.describe('API key (Temporal Cloud); turns TLS on'),
   TEMPORAL_TLS: flag.describe('true or false; default: on when any TLS setting or an API key is given'),
@@ -79,7 +81,9 @@ export const temporalVariables = {
       'refused when true: the TypeScript SDK always verifies the server name (set TEMPORAL_TLS_SERVER_NAME)',
     ),
   TEMPORAL_PROFILE: text.describe(`profile of the Temporal CLI config file; default ${DEFAULT_PROFILE}`),
-  TEMPORAL_CONFIG_FILE: file.describe('Temporal CLI config file; default ~/.config/temporalio/temporal.toml'),
+  TEMPORAL_CONFIG_FILE: file.describe(
+    'Temporal CLI config file (`temporal config set`); default ~/.config/temporalio/temporal.toml ($XDG_CONFIG_HOME if set), where an absent file is no error',
+  ),
 };
 
 export type TemporalVariables = z.output<z.ZodObject<typeof temporalVariables>>;
