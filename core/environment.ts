@@ -1,12 +1,13 @@
 /**
  * The environment variables the processes read outside their zod config schemas (worker/config.ts,
  * bridge/config.ts, runs/connection.ts, runs/config.ts): each one declared here, with who reads
- * it, its default and its meaning, and read through `variable`. docs/reference/environment.md is
- * generated from both, and a test fails on a variable read that neither declares.
+ * it, its default and its meaning, and read through `variable` (the local stack's by its scripts:
+ * deploy/tools/build.sh, deploy/images/build.sh). docs/reference/environment.md is generated from
+ * both, and a test fails on a variable the product reads by name that neither declares.
  */
 
 /** A process (or script) that reads the environment. */
-export type Reader = 'worker' | 'bridge' | 'armadactl' | 'codec server' | 'npm run tools';
+export type Reader = 'worker' | 'bridge' | 'armadactl' | 'codec server' | 'local stack';
 
 export interface DeclaredVariable {
   readers: readonly Reader[];
@@ -26,14 +27,19 @@ export const DECLARED_VARIABLES = {
     meaning: 'this kubeconfig instead, for the Kubernetes calls and helm (armadactl never reads it)',
   },
   'ARMADA_<TOOL>': {
-    readers: ['worker', 'armadactl', 'npm run tools'],
+    readers: ['worker', 'armadactl', 'local stack'],
     default: '`.tools/bin/<tool>`, else `PATH`',
     meaning: 'a binary to use instead of the built one, e.g. `ARMADA_HELM`',
   },
   ARMADA_TOOLS_CACHE: {
-    readers: ['npm run tools'],
+    readers: ['local stack'],
     default: '`~/.cache/armada-temporal/tools`',
     meaning: 'where built tools are cached',
+  },
+  ARMADA_IMAGES_CACHE: {
+    readers: ['local stack'],
+    default: '`~/.cache/armada-temporal/images`',
+    meaning: 'where the container images built here are cached, with the registry that serves them',
   },
   ARMADA_TEMPORAL_UI: {
     readers: ['worker'],

@@ -12,7 +12,7 @@ const SCHEMAS: Record<Reader, z.ZodType | undefined> = {
   bridge: bridgeSchema,
   armadactl: z.object(clientVariables),
   'codec server': undefined,
-  'npm run tools': undefined,
+  'local stack': undefined,
 };
 
 const WHO: Record<Reader, string> = {
@@ -20,7 +20,7 @@ const WHO: Record<Reader, string> = {
   bridge: 'The bridge (`npm run bridge`, the image)',
   armadactl: '`armadactl`',
   'codec server': 'The codec server (`npm run codec-server`)',
-  'npm run tools': 'The local stack (`npm run tools`, `deploy/tools/build.sh`)',
+  'local stack': 'The local stack’s scripts (`npm run tools`, `npm run images`)',
 };
 
 type Row = { name: string; default: string; meaning: string };

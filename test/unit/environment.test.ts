@@ -5,7 +5,7 @@ import { variablesOf } from '../../docs-tools/environment';
 import { filesUnder, PRODUCT_FOLDERS } from '../../docs-tools/links';
 
 const root = path.resolve(__dirname, '../..');
-const READERS: Reader[] = ['worker', 'bridge', 'armadactl', 'codec server', 'npm run tools'];
+const READERS: Reader[] = ['worker', 'bridge', 'armadactl', 'codec server', 'local stack'];
 
 /** Each variable a source reads by name (`env.NAME`, `env['NAME']`, `env?.NAME`), with where. */
 function variableReads(): { name: string; at: string }[] {
