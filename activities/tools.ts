@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { toolVariable } from '../core/environment';
 
 /** The project's root: the nearest folder up with a package.json (from source or from dist/). */
 function findRepoRoot(from: string): string {
@@ -17,7 +18,7 @@ const repoRoot = findRepoRoot(__dirname);
  * (as in the worker image).
  */
 export function toolPath(tool: string): string {
-  const override = process.env[`ARMADA_${tool.toUpperCase().replace(/-/g, '_')}`];
+  const override = process.env[toolVariable(tool)];
   if (override) return override;
   const local = path.join(repoRoot, '.tools', 'bin', tool);
   return existsSync(local) ? local : tool;

@@ -1,6 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { format, resolveConfig } from 'prettier';
 import type { Machine } from './machine';
 import { repo } from './processes';
 import type { Summary } from './stats';
@@ -62,13 +61,21 @@ export async function writeResults(file: string, results: Results): Promise<void
   }
   const merged: Results = { ...results, benchmarks: { ...previous.benchmarks, ...results.benchmarks } };
   await mkdir(path.dirname(file), { recursive: true });
+  const { format, resolveConfig } = await prettier();
   const options = (await resolveConfig(file)) ?? {};
   await writeFile(file, await format(JSON.stringify(merged), { ...options, filepath: file }));
 }
 
+/**
+ * Prettier, loaded when a file is written: loading it runs a dynamic import, which Jest refuses,
+ * and the tests that read these figures (the docs' freshness test) write none.
+ */
+const prettier = () => import('prettier');
+
 /** Writes issue 35's targets table (targets.md) next to the results file, formatted as Prettier wants it. */
 export async function writeTargets(resultsFile: string, results: Partial<Results>): Promise<string> {
   const file = path.join(path.dirname(resultsFile), 'targets.md');
+  const { format, resolveConfig } = await prettier();
   const options = (await resolveConfig(file)) ?? {};
   await writeFile(file, await format(targetsMarkdown(results), { ...options, filepath: file }));
   return file;

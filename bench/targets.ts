@@ -130,8 +130,16 @@ export function targetRows(results: Partial<Results>): string[][] {
   ];
 }
 
-/** The table as Markdown, with the baseline build's ref in its header and what was measured under it. */
-export function targetsMarkdown(results: Partial<Results>): string {
+/** Where and when a run was measured: "Run of DATE: N × CPU, load L at the start." (empty without a machine). */
+export function machineLine(results: Partial<Results>): string {
+  const machine = results.machine;
+  return machine
+    ? `Run of ${results.date ?? '?'}: ${machine.cpus} × ${machine.cpuModel}, load ${machine.loadAverage.join(' ')} at the start.`
+    : '';
+}
+
+/** The targets table's lines, with the baseline build's ref in its header. */
+export function targetsTable(results: Partial<Results>): string[] {
   const versus = [results.benchmarks?.overhead, results.benchmarks?.bridge, results.benchmarks?.concurrency]
     .map((e) => at(e?.figures, 'baselineBuild') as { ref?: string; sha?: string } | undefined)
     .find((v) => v?.ref);
@@ -142,18 +150,24 @@ export function targetsMarkdown(results: Partial<Results>): string {
     ['---', '---', '---', '---'],
     ...targetRows(results),
   ];
-  const machine = results.machine;
+  return rows.map((r) => `| ${r.join(' | ')} |`);
+}
+
+/** How the targets' figures were taken (under the table). */
+export const TARGETS_METHOD =
+  'Medians with their p95 and the number of samples beside them: for benchmark 4 the applies of ' +
+  'its alternating rounds (every form once per round, order rotated), for benchmarks 1 to 3 ' +
+  'the per-round figures of alternating rounds of HEAD and the baseline build.';
+
+/** The table as Markdown, with the baseline build's ref in its header and what was measured under it. */
+export function targetsMarkdown(results: Partial<Results>): string {
   return [
     '# Issue 35 targets',
     '',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ...targetsTable(results),
     '',
-    'Medians with their p95 and the number of samples beside them: for benchmark 4 the applies of ' +
-      'its alternating rounds (every form once per round, order rotated), for benchmarks 1 to 3 ' +
-      'the per-round figures of alternating rounds of HEAD and the baseline build.',
-    machine
-      ? `Run of ${results.date ?? '?'}: ${machine.cpus} × ${machine.cpuModel}, load ${machine.loadAverage.join(' ')} at the start.`
-      : '',
+    TARGETS_METHOD,
+    machineLine(results),
     '',
   ].join('\n');
 }

@@ -17,7 +17,7 @@ const namespaces = z
     return names.length ? names : ('all' as const);
   });
 
-const configSchema = z
+export const configSchema = z
   .object({
     ...temporalVariables,
     ...taskQueueVariable,
@@ -46,7 +46,9 @@ const configSchema = z
       .enum(['true', 'false', ''])
       .default('')
       .transform((value) => value === 'true')
-      .describe('true: every object must name a service_account_name (its own or its manifest’s)'),
+      .describe(
+        'true: a chart or Deployer without a service_account_name (its own or its manifest’s) is Invalid; default false',
+      ),
     ARMADA_DEFAULT_SERVICE_ACCOUNT: z
       .string()
       .regex(
@@ -54,7 +56,9 @@ const configSchema = z
         'ARMADA_DEFAULT_SERVICE_ACCOUNT must be a ServiceAccount name',
       )
       .optional()
-      .describe('the ServiceAccount (in the object’s namespace) a run acts as when its object names none'),
+      .describe(
+        'the ServiceAccount (in the object’s namespace) a run acts as when its object and manifest name none; unset: the worker itself',
+      ),
     ARMADA_METRICS_PORT: metricsPort(9464),
   })
   .transform(withTemporalConnection);

@@ -10,10 +10,19 @@ import { GROUP } from '../api/common';
 import { kinds } from '../api/kinds';
 import { abortWith, apiMessage, callerKubeConfig } from '../kube/client';
 import { CLUSTER_TIMEOUT_MS } from '../runs/places';
+import type { CommandOption } from './command';
 import type { ObjectRef } from './ownership';
+import { variable } from '../core/environment';
 
 /** The option (`--as-temporal-admin`) with which a caller steers as a Temporal administrator, without asking Kubernetes. */
 export const TEMPORAL_ADMIN_OPTION = 'as-temporal-admin';
+
+export const TEMPORAL_ADMIN: Record<string, CommandOption> = {
+  [TEMPORAL_ADMIN_OPTION]: {
+    type: 'boolean',
+    description: 'skip the cluster and send the command to Temporal yourself, as temporal-admin:$USER',
+  },
+};
 
 /**
  * What a person must be allowed on an object: `patch` to steer its runs, as for the action
@@ -54,7 +63,7 @@ export function temporalAdminName(login: string | undefined): string {
 /** The local login name of the person running armadactl, for the record of a Temporal administrator. */
 export function loginName(): string | undefined {
   try {
-    return process.env.USER || userInfo().username;
+    return variable(process.env, 'USER') || userInfo().username;
   } catch {
     // no passwd entry (a bare container): the record says unknown
     return undefined;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
-import { asJson, json, outputOption, UsageError, type Command } from './command';
+import { asJson, json, UsageError, type Command } from './command';
 import {
   formatProblem,
   invalidDocuments,
@@ -73,7 +73,21 @@ half-meant; the others are printed. On stderr: each field not carried, as valida
 (FILE:DOC document: path: reason), then a count ('2 converted, 1 not converted and not
 printed'). Exit code 0 when every document was converted, 1 when any was not.
 import is its former name, and does the same.`,
-  options: { filename: { type: 'string', short: 'f' }, adopt: { type: 'boolean' }, ...outputOption },
+  options: {
+    filename: {
+      type: 'string',
+      short: 'f',
+      value: 'FILE|-',
+      description: 'the file to convert; - reads standard input',
+    },
+    adopt: { type: 'boolean', description: 'set adopt: true on every ArmadaChart' },
+    output: {
+      type: 'string',
+      short: 'o',
+      value: 'yaml|json',
+      description: 'yaml (the default): one document per object; json: one List',
+    },
+  },
   async run({ values, err, stdin }, out) {
     const file = values.filename as string | undefined;
     if (!file) throw new UsageError('name the file with -f (- for standard input)');

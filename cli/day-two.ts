@@ -3,7 +3,16 @@ import { connect, temporalTarget } from '../runs/connect';
 import { resolveTarget } from '../runs/targets';
 import { rootMessage } from '../core/failures';
 import { listObjects } from './cluster';
-import { asJson, json, namespaceOption, onlyTarget, outputOption, UsageError, type Command } from './command';
+import {
+  asJson,
+  json,
+  namespaceOption,
+  onlyTarget,
+  outputOption,
+  TARGET_ARGUMENT,
+  UsageError,
+  type Command,
+} from './command';
 import { deleteAndFollow } from './delete';
 import { diffExitCode, diffScope, formatDiff, scopeOfFile, scopeOfObject } from './diff';
 import { formatList, formatObjectReport, listRows, objectReport } from './list';
@@ -34,9 +43,19 @@ your own kubeconfig (KUBECONFIG, else ~/.kube/config; never ARMADA_KUBECONFIG).
 Exit code as diff's: 0 when every release is unchanged, 1 when a run would change something,
 2 on an error. --output json (-o json): {releases: [{object, release, mode, action, revision,
 reason, objects: [{object, change, patch}], canary, error}], unlisted: [{chart, release}], notes}.`,
+    arguments: TARGET_ARGUMENT,
     options: {
-      filename: { type: 'string', short: 'f' },
-      manifest: { type: 'string' },
+      filename: {
+        type: 'string',
+        short: 'f',
+        value: 'FILE',
+        description: 'diff the file armadactl apply would run, instead of a TARGET',
+      },
+      manifest: {
+        type: 'string',
+        value: 'NAME',
+        description: 'with -f: the ArmadaManifest of the file, when it holds several',
+      },
       ...outputOption,
       ...namespaceOption,
     },
@@ -76,7 +95,11 @@ check; else the charts it is deploying), and a pause with who and since. Objects
 your own kubeconfig; without a cluster, or without Temporal, it lists what it can and notes
 what it could not. --output json (-o json): {rows: [{kind, namespace, name, from, state, phase,
 run: {workflowId, runId, status}, since, waitingOn}], notes}.`,
-    options: { 'all-namespaces': { type: 'boolean', short: 'A' }, ...outputOption, ...namespaceOption },
+    options: {
+      'all-namespaces': { type: 'boolean', short: 'A', description: 'list every namespace' },
+      ...outputOption,
+      ...namespaceOption,
+    },
     async run({ values }, out) {
       const asked = asJson(values);
       const namespace = values['all-namespaces'] ? undefined : (values.namespace as string);
@@ -111,6 +134,7 @@ Temporal UI link) and its current details as armadactl status prints them. TARGE
 amf/NAME, acg/NAME, act/NAME, dpl/NAME; an object not on the cluster (run from a file) shows its
 run alone. --output json (-o json): {object: the custom resource as the API server holds it, or
 null; run: {workflowId, runId, status, specs, url, progress} or null}.`,
+    arguments: TARGET_ARGUMENT,
     options: { ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
@@ -139,9 +163,19 @@ you may delete the object (refused: exit 1, nothing deleted); it deletes with th
 --wait: follows until the object is gone (at most --timeout seconds, default 600), then prints
 what the uninstall removed (each release and its revision before). --output json (-o json):
 {deleted, by, uninstalled: [{release, revision} | {deployer}] or null}.`,
+    arguments: TARGET_ARGUMENT,
     options: {
-      wait: { type: 'boolean', short: 'w' },
-      timeout: { type: 'string', default: '600' },
+      wait: {
+        type: 'boolean',
+        short: 'w',
+        description: 'follow until the object is gone, then print what the uninstall removed',
+      },
+      timeout: {
+        type: 'string',
+        default: '600',
+        value: 'SECONDS',
+        description: 'with --wait: how long to follow',
+      },
       ...outputOption,
       ...namespaceOption,
     },

@@ -7,7 +7,7 @@ import type { ObjectPlace, Target } from '../runs/targets';
 import type { UndoOutcome } from '../core/contracts/workflows';
 import { deployerOutcomeOf } from '../core/plan/finished-runs';
 import { rootMessage } from '../core/failures';
-import { UsageError, type Print } from './command';
+import { UsageError, type CommandOption, type Print } from './command';
 
 /**
  * armadactl's commands on an object's finished runs (docs/how-to/operate-runs.md, "Day-two operations"): undo one
@@ -17,11 +17,15 @@ import { UsageError, type Print } from './command';
  */
 
 /** The rollback options that undo a finished run instead of steering the running one. */
-export const UNDO_OPTIONS = {
-  'to-run': { type: 'string' },
-  previous: { type: 'boolean' },
-  now: { type: 'boolean' },
-} as const;
+export const UNDO_OPTIONS: Record<string, CommandOption> = {
+  'to-run': {
+    type: 'string',
+    value: 'RUN_ID',
+    description: 'undo that finished run (a run of `armadactl history TARGET`)',
+  },
+  previous: { type: 'boolean', description: 'undo the newest finished run that changed a release' },
+  now: { type: 'boolean', description: 'a Deployer: go back at once, not through its canary steps' },
+};
 
 /** Whether a rollback command line asks to undo a finished run. */
 export function undoAsked(values: Record<string, unknown>): boolean {

@@ -3,14 +3,17 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { GROUP } from '../api/common';
 import { PlanError } from '../core/plan/manifest';
 import { connect, temporalTarget } from '../runs/connect';
-import { authorizedSteerer, TEMPORAL_ADMIN_OPTION, temporalAdmin } from './caller';
+import { authorizedSteerer, TEMPORAL_ADMIN, TEMPORAL_ADMIN_OPTION, temporalAdmin } from './caller';
 import { steer } from './steer';
 import {
   asJson,
+  helpOf,
+  HELP_OPTION,
   json,
   namespaceOption,
   onlyTarget,
   outputOption,
+  TARGET_ARGUMENT,
   UsageError,
   type Command,
   type Print,
@@ -48,7 +51,8 @@ that run replaced, through its canary steps, or at once with --now.`;
 /** How long a steering command waits, by default, for the bridge to take its action (seconds). */
 const STEER_TIMEOUT_S = 30;
 
-const commands: Record<string, Command> = {
+/** Every command of armadactl, by name, in the order the help lists them. */
+export const commands: Record<string, Command> = {
   validate: {
     usage: `armadactl validate -f FILE|DIR [-f FILE|DIR ...] [--output json]
 
@@ -57,7 +61,16 @@ YAML files too; directories are searched recursively) against the same schemas a
 cluster and the bridge apply. Prints each problem as 'file:doc kind/name: path: reason'; with
 --output json (-o json) one object {valid, invalid, skipped, problems: [{file, doc, object,
 path, message}]}. Exit code 0 only when every document is valid.`,
-    options: { filename: { type: 'string', short: 'f', multiple: true }, ...outputOption },
+    options: {
+      filename: {
+        type: 'string',
+        short: 'f',
+        multiple: true,
+        value: 'FILE|DIR',
+        description: 'a YAML file, or a directory searched recursively',
+      },
+      ...outputOption,
+    },
     failureExit: 2,
     async run({ values }, out) {
       const files = values.filename as string[] | undefined;
@@ -93,10 +106,27 @@ the one the bridge and worker use (ARMADA_KUBECONFIG, else KUBECONFIG, else ~/.k
 else in-cluster); when none is configured or it does not answer within 5 s, apply says so and
 goes on without the check.`,
     options: {
-      filename: { type: 'string', short: 'f' },
-      wait: { type: 'boolean', short: 'w' },
-      'on-failure': { type: 'string' },
-      manifest: { type: 'string' },
+      filename: {
+        type: 'string',
+        short: 'f',
+        value: 'FILE',
+        description: 'the multi-document YAML file to run',
+      },
+      wait: {
+        type: 'boolean',
+        short: 'w',
+        description: 'show the progress until the run ends; exit 1 when it fails',
+      },
+      'on-failure': {
+        type: 'string',
+        value: 'stop|rollback',
+        description: "what the manifest's run does when a chart fails (overrides its spec.on_failure)",
+      },
+      manifest: {
+        type: 'string',
+        value: 'NAME',
+        description: 'the ArmadaManifest of the file to run, when it holds several',
+      },
       ...namespaceOption,
     },
     async run({ values }, out) {
@@ -190,6 +220,7 @@ goes on without the check.`,
   },
   convert: convertCommand,
   status: {
+    arguments: TARGET_ARGUMENT,
     usage: `armadactl status TARGET [-n NAMESPACE] [--output json]
 
 Shows the progress of the latest run. TARGET is an ArmadaManifest NAME (or amf/NAME) or acg/NAME
@@ -213,6 +244,7 @@ runId, status, specs, progress}, progress as the workflow's progress query answe
     },
   },
   watch: {
+    arguments: TARGET_ARGUMENT,
     usage: `armadactl watch TARGET [-n NAMESPACE]
 
 Shows a run live until it ends (TARGET as for status), then its outcome: exit 0 when it
@@ -233,6 +265,7 @@ prints its new run line.`,
     },
   },
   history: {
+    arguments: TARGET_ARGUMENT,
     usage: `armadactl history TARGET [-n NAMESPACE] [--limit N] [--output json]
 
 Lists the runs of an object, newest first (at most N, default 20): when each started (UTC), its
@@ -244,7 +277,11 @@ type, status, phase, outcome, startTime, closeTime, durationSeconds, specs, mode
 ([] when there is none); approvals: [{gate, by}] as the run recorded who approved each gate (the
 user the API server authenticated), null when the run did not answer within 2 s. The table shows
 them as a column "approved by" when any run has one.`,
-    options: { limit: { type: 'string', default: '20' }, ...outputOption, ...namespaceOption },
+    options: {
+      limit: { type: 'string', default: '20', value: 'N', description: 'list at most N runs, newest first' },
+      ...outputOption,
+      ...namespaceOption,
+    },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
       const limit = Number(values.limit);
@@ -299,12 +336,25 @@ ${STEER_TIMEOUT_S}; the action is then withdrawn).
 temporal-admin:$USER. Where a cluster answers, only a platform administrator may (update on
 armadapolicies.armada.airshipit.org); without one (runs applied from files), whoever may reach the
 Temporal namespace (docs/explanation/security.md).`,
+    arguments: TARGET_ARGUMENT,
     options: {
-      reason: { type: 'string' },
-      ...(command === 'approve' && { gate: { type: 'string' } }),
+      reason: { type: 'string', value: 'TEXT', description: 'why, recorded with who asked' },
+      ...(command === 'approve' && {
+        gate: {
+          type: 'string',
+          value: 'NAME',
+          description:
+            'the gate meant (`before group NAME`, `step N`); refused when the run waits at another',
+        },
+      }),
       ...(command === 'rollback' && UNDO_OPTIONS),
-      timeout: { type: 'string', default: String(STEER_TIMEOUT_S) },
-      [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' },
+      timeout: {
+        type: 'string',
+        default: String(STEER_TIMEOUT_S),
+        value: 'S',
+        description: 'seconds to wait for the bridge to take the action',
+      },
+      ...TEMPORAL_ADMIN,
       ...namespaceOption,
     },
     async run({ values, positionals }, out) {
@@ -355,6 +405,7 @@ Temporal namespace (docs/explanation/security.md).`,
 Object.assign(commands, dayTwoCommands);
 
 commands.retry = {
+  arguments: TARGET_ARGUMENT,
   usage: `armadactl retry TARGET [-n NAMESPACE] [--${TEMPORAL_ADMIN_OPTION}]
 
 Takes up the object's latest run, which failed, at the step that failed, as a new run with its own
@@ -364,7 +415,7 @@ after it. A chart or a Deployer runs again. It deploys what the failed run deplo
 not a spec changed since. Refused when the latest run did not fail, or rolled back what it changed
 (apply it again instead). The same permission check as rollback. Exit 1 when refused or when the
 retry fails.`,
-  options: { [TEMPORAL_ADMIN_OPTION]: { type: 'boolean' }, ...namespaceOption },
+  options: { ...TEMPORAL_ADMIN, ...namespaceOption },
   async run({ values, positionals }, out) {
     const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
     await (values[TEMPORAL_ADMIN_OPTION] ? temporalAdmin() : authorizedSteerer(target));
@@ -373,9 +424,9 @@ retry fails.`,
 };
 
 /** Former names of commands, still taken: `import` was convert's. */
-const ALIASES: Record<string, string> = { import: 'convert' };
+export const ALIASES: Record<string, string> = { import: 'convert' };
 
-const USAGE = `armadactl: durable, sequenced Helm deploys on Kubernetes
+export const USAGE = `armadactl: durable, sequenced Helm deploys on Kubernetes
 
 Commands:
 ${Object.values(commands)
@@ -457,17 +508,17 @@ export async function main(
   try {
     const { values, positionals } = parseArgs({
       args: rest,
-      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      options: { ...command.options, ...HELP_OPTION },
       allowPositionals: true,
     });
     if (values.help) {
-      out(command.usage);
+      out(helpOf(command));
       return 0;
     }
     return await command.run({ values, positionals, terminal, err, stdin }, out);
   } catch (e) {
     if (isUsageError(e)) {
-      err(`armadactl ${name}: ${(e as Error).message}\n\nUsage: ${command.usage}`);
+      err(`armadactl ${name}: ${(e as Error).message}\n\nUsage: ${helpOf(command)}`);
       return 2;
     }
     if (e instanceof PlanError) {

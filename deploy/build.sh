@@ -11,7 +11,7 @@ mkdir -p dist
 # One build at a time in a checkout (a test run and a benchmark may start together).
 exec 9>dist/.build.lock
 flock 9
-sources=(api core workflows activities kube runs worker bridge cli test bench tsconfig.json package-lock.json)
+sources=(api core workflows activities kube runs worker bridge cli test bench docs-tools tsconfig.json package-lock.json)
 if [[ -f $stamp && -f dist/workflow-bundle.js && -z $(find "${sources[@]}" -newer "$stamp" -print -quit) ]]; then
   exit 0
 fi

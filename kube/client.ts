@@ -14,6 +14,7 @@ import https from 'node:https';
 import { NonRetryable } from '../core/failures';
 import type { ServiceAccountRef } from '../core/contracts/acting-as';
 import { retryingThrottledApi } from './throttled';
+import { variable } from '../core/environment';
 
 let cached: { source: string | undefined; config: KubeConfig } | undefined;
 /** Set inside asCaller: the caller's kubeconfig, loaded once for the scope. */
@@ -28,7 +29,7 @@ const callerScope = new AsyncLocalStorage<KubeConfig>();
  */
 export function armadaKubeconfig(): string | undefined {
   if (callerScope.getStore()) return undefined;
-  return process.env.ARMADA_KUBECONFIG || undefined;
+  return variable(process.env, 'ARMADA_KUBECONFIG');
 }
 
 /**
@@ -61,7 +62,7 @@ export function kubeConfig(): KubeConfig {
   const caller = callerScope.getStore();
   if (caller) return caller;
   const file = armadaKubeconfig();
-  const source = file ?? process.env.KUBECONFIG;
+  const source = file ?? variable(process.env, 'KUBECONFIG');
   if (!cached || cached.source !== source) {
     const config = new KubeConfig();
     if (file) config.loadFromFile(file);

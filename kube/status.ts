@@ -9,9 +9,10 @@ import { GROUP, VERSION } from '../api/common';
 import { kinds, type KindName } from '../api/kinds';
 import { kubeApi } from './client';
 import type { Condition } from '../core/contracts/kube';
+import { variable } from '../core/environment';
 
 /** Base URL of the Temporal UI for the links written into status. */
-const UI_URL = process.env.ARMADA_TEMPORAL_UI ?? 'http://localhost:8233';
+const UI_URL = variable(process.env, 'ARMADA_TEMPORAL_UI') ?? 'http://localhost:8233';
 
 /** A link to a run in the Temporal UI. */
 export function runUrl(namespace: string, workflowId: string, runId: string): string {

@@ -2,6 +2,7 @@ import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { variable } from '../core/environment';
 
 /** What an encrypted payload says it is; anything else passes through decode as it is. */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -114,10 +115,9 @@ export function parseKeys(source: string, where: string): EncryptionKey[] {
  * (a mounted Secret); none: no encryption.
  */
 export function loadKeys(env: NodeJS.ProcessEnv = process.env): EncryptionKey[] {
-  const keys = env.ARMADA_ENCRYPTION_KEYS
-    ? parseKeys(env.ARMADA_ENCRYPTION_KEYS, 'ARMADA_ENCRYPTION_KEYS')
-    : [];
-  const file = env.ARMADA_ENCRYPTION_KEYS_FILE;
+  const fromVariable = variable(env, 'ARMADA_ENCRYPTION_KEYS');
+  const keys = fromVariable ? parseKeys(fromVariable, 'ARMADA_ENCRYPTION_KEYS') : [];
+  const file = variable(env, 'ARMADA_ENCRYPTION_KEYS_FILE');
   if (file) {
     let contents: string;
     try {

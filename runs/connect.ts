@@ -1,8 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
 import { connect as tcpConnect } from 'node:net';
 import { loadDataConverter } from './codec';
-import { DEFAULT_TASK_QUEUE } from './config';
-import { clientConnectionOptions, loadTemporalConnection } from './connection';
+import { DEFAULT_TASK_QUEUE, taskQueueVariable } from './config';
+import { clientConnectionOptions, loadTemporalConnection, temporalVariables } from './connection';
+
+/** The variables armadactl reads through temporalTarget (docs/reference/environment.md). */
+export const clientVariables = { ...temporalVariables, ...taskQueueVariable };
 
 /**
  * Where armadactl finds Temporal: the SDK's standard variables and the Temporal CLI's profile,

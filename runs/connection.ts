@@ -9,6 +9,7 @@ import {
 } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { z } from 'zod';
+import { variable } from '../core/environment';
 
 /** A certificate or key: a file, or PEM text from a profile, and the setting that named it. */
 export type CertSource = { setting: string; path: string } | { setting: string; data: Uint8Array };
@@ -57,7 +58,9 @@ const file = optional(
  * them into its schema and ends it with `.transform(withTemporalConnection)`.
  */
 export const temporalVariables = {
-  TEMPORAL_ADDRESS: text.describe(`Temporal frontend host:port; default ${DEFAULT_ADDRESS}`),
+  TEMPORAL_ADDRESS: text.describe(
+    `Temporal frontend host:port; default ${DEFAULT_ADDRESS} (npm start: its own dev server)`,
+  ),
   TEMPORAL_NAMESPACE: text.describe(`Temporal namespace; default ${DEFAULT_NAMESPACE}`),
   TEMPORAL_API_KEY: text.describe('API key (Temporal Cloud); turns TLS on'),
   TEMPORAL_TLS: flag.describe('true or false; default: on when any TLS setting or an API key is given'),
@@ -69,12 +72,18 @@ export const temporalVariables = {
   TEMPORAL_TLS_SERVER_NAME: text.describe(
     "name checked in the server's certificate; default: the address's host",
   ),
-  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: flag.refine((disable) => disable !== true, {
-    error:
-      "the TypeScript SDK always verifies the server's name; set TEMPORAL_TLS_SERVER_NAME to a name in its certificate",
-  }),
+  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: flag
+    .refine((disable) => disable !== true, {
+      error:
+        "the TypeScript SDK always verifies the server's name; set TEMPORAL_TLS_SERVER_NAME to a name in its certificate",
+    })
+    .describe(
+      'refused when true: the TypeScript SDK always verifies the server name (set TEMPORAL_TLS_SERVER_NAME)',
+    ),
   TEMPORAL_PROFILE: text.describe(`profile of the Temporal CLI config file; default ${DEFAULT_PROFILE}`),
-  TEMPORAL_CONFIG_FILE: file.describe('Temporal CLI config file; default ~/.config/temporalio/temporal.toml'),
+  TEMPORAL_CONFIG_FILE: file.describe(
+    'Temporal CLI config file (`temporal config set`); default ~/.config/temporalio/temporal.toml ($XDG_CONFIG_HOME if set), where an absent file is no error',
+  ),
 };
 
 export type TemporalVariables = z.output<z.ZodObject<typeof temporalVariables>>;
@@ -84,7 +93,7 @@ export function defaultConfigFile(env: NodeJS.ProcessEnv = process.env): string 
   const base =
     platform() === 'darwin'
       ? path.join(homedir(), 'Library', 'Application Support')
-      : env.XDG_CONFIG_HOME || path.join(homedir(), '.config');
+      : variable(env, 'XDG_CONFIG_HOME') || path.join(homedir(), '.config');
   return path.join(base, 'temporalio', 'temporal.toml');
 }
 

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { steeringText, type Proof, type Signed } from '../core/plan/steering';
+import { variable } from '../core/environment';
 
 /**
  * The bridge's steering key (docs/explanation/security.md): it signs every pause, resume, approve,
@@ -21,7 +22,7 @@ export interface SteeringSigner {
  * restarted bridge must find the same one, or it could no longer steer runs started before.
  */
 export function defaultSteeringKeyFile(env: NodeJS.ProcessEnv = process.env): string {
-  const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  const state = variable(env, 'XDG_STATE_HOME') || join(homedir(), '.local', 'state');
   return join(state, 'armada-temporal', 'steering-key.pem');
 }
 
@@ -71,7 +72,7 @@ export function loadSteeringKey(file: string, { create }: { create: boolean }): 
 
 /** The bridge's signer: ARMADA_STEERING_KEY_FILE, else its own key in the default place (made once). */
 export function steeringSignerFromEnv(env: NodeJS.ProcessEnv = process.env): SteeringSigner {
-  const file = env.ARMADA_STEERING_KEY_FILE;
+  const file = variable(env, 'ARMADA_STEERING_KEY_FILE');
   return file
     ? loadSteeringKey(file, { create: false })
     : loadSteeringKey(defaultSteeringKeyFile(env), { create: true });

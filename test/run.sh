@@ -9,6 +9,17 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 
+# What a full run (no Jest arguments) appends to test/results/runs.jsonl, which the "Test run
+# times" table of docs/contributing/testing.md is generated from (npm run docs): "cold" when the
+# tools cache or the images cache was empty at the start (so this run built them from scratch).
+run_started=$(date +%s)
+run_load=$(cut -d' ' -f1 /proc/loadavg)
+cache_home=${XDG_CACHE_HOME:-$HOME/.cache}/armada-temporal
+run_cold=false
+for cache in "${ARMADA_TOOLS_CACHE:-$cache_home/tools}" "${ARMADA_IMAGES_CACHE:-$cache_home/images}"; do
+  [[ -n $(ls -A "$cache" 2>/dev/null) ]] || run_cold=true
+done
+
 # shellcheck source=../deploy/lib.sh
 source deploy/lib.sh
 prepare_checkout
@@ -112,11 +123,31 @@ npx jest --ci --json --outputFile="$results" "$@" || status=$?
 
 cleanup
 trap - EXIT
+full_run=$(($# == 0))
 node -e '
-  const r = require(process.argv[1]);
-  console.log(`${r.numPassedTests} passed, ${r.numFailedTests + r.numRuntimeErrorTestSuites} failed`);
-' "$results" || {
+  const [file, full, cold, started, load, commit, runs] = process.argv.slice(1);
+  const r = require(file);
+  const passed = r.numPassedTests;
+  const failed = r.numFailedTests + r.numRuntimeErrorTestSuites;
+  if (full === "1") {
+    const run = {
+      date: new Date(Number(started) * 1000).toISOString(),
+      commit,
+      cold: cold === "true",
+      seconds: Math.round(Date.now() / 1000 - Number(started)),
+      passed,
+      failed,
+      loadAverage: Number(load),
+    };
+    require("node:fs").appendFileSync(runs, JSON.stringify(run) + "\n");
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+' "$results" "$full_run" "$run_cold" "$run_started" "$run_load" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+  "$root/test/results/runs.jsonl" || {
   echo "0 passed, 1 failed"
   exit 1
 }
+# The table of docs/contributing/testing.md shows the line just appended (npm run docs's generator;
+# dist/ is the build global-setup made).
+if ((full_run)); then node dist/docs-tools/generate.js >/dev/null || status=1; fi
 exit "$status"

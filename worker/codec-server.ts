@@ -2,6 +2,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIPv4, type AddressInfo } from 'node:net';
 import { AesGcmCodec, loadKeys } from '../runs/codec';
+import { variable } from '../core/environment';
 
 /** A payload as the Temporal UI and CLI send it to a codec server: proto3 JSON, bytes in base64. */
 interface JsonPayload {
@@ -108,17 +109,22 @@ export interface CodecServerSettings {
  * without a token.
  */
 export function codecServerSettings(env: NodeJS.ProcessEnv = process.env): CodecServerSettings {
-  const host = env.ARMADA_CODEC_HOST || '127.0.0.1';
-  const port = Number(env.ARMADA_CODEC_PORT || 8888);
+  const host = variable(env, 'ARMADA_CODEC_HOST') || '127.0.0.1';
+  const port = Number(variable(env, 'ARMADA_CODEC_PORT') || 8888);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`ARMADA_CODEC_PORT must be a port number, not "${env.ARMADA_CODEC_PORT}"`);
-  const token = env.ARMADA_CODEC_TOKEN || undefined;
+  const token = variable(env, 'ARMADA_CODEC_TOKEN');
   if (!token && !isLoopback(host))
     throw new Error(
       `ARMADA_CODEC_HOST is ${host}, not a loopback address: set ARMADA_CODEC_TOKEN too ` +
         '(anyone who reaches the codec server without one reads every payload), or leave ARMADA_CODEC_HOST unset for 127.0.0.1',
     );
-  return { host, port, token, corsOrigin: env.ARMADA_CODEC_CORS_ORIGIN || 'http://localhost:8233' };
+  return {
+    host,
+    port,
+    token,
+    corsOrigin: variable(env, 'ARMADA_CODEC_CORS_ORIGIN') || 'http://localhost:8233',
+  };
 }
 
 /** 127.0.0.0/8, ::1 (also IPv4-mapped) or the name localhost: reachable from this machine only. */

@@ -10,7 +10,7 @@ const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
 
 const NOT_SECONDS = 'must be a whole number of seconds, 0 or more';
 
-const configSchema = z
+export const configSchema = z
   .object({
     ...temporalVariables,
     ...taskQueueVariable,
@@ -34,7 +34,7 @@ const configSchema = z
     ARMADA_WORKER_DEPLOYMENT: z
       .preprocess(unsetIfEmpty, z.string().min(1).max(255).optional())
       .describe(
-        'Temporal Worker Deployment this worker belongs to; with ARMADA_BUILD_ID, turns on worker versioning',
+        'Temporal Worker Deployment this worker belongs to; with ARMADA_BUILD_ID, turns on worker versioning (docs/how-to/scale-and-upgrade.md); unset: unversioned',
       ),
     ARMADA_BUILD_ID: z
       .preprocess(unsetIfEmpty, z.string().min(1).max(255).optional())
@@ -43,7 +43,9 @@ const configSchema = z
       ),
     ARMADA_WORKFLOW_BUNDLE: z
       .preprocess(unsetIfEmpty, z.string().min(1).optional())
-      .describe('workflow bundle built ahead (bundleWorkflowCode); unset: bundle ../workflows at start'),
+      .describe(
+        'workflow bundle built ahead (npm run build: dist/workflow-bundle.js, which npm run worker, npm start and the image pass); unset: bundle ../workflows at start',
+      ),
   })
   .superRefine((config, ctx) => {
     if (!config.ARMADA_WORKER_DEPLOYMENT !== !config.ARMADA_BUILD_ID)

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { variable } from '../../core/environment';
 
 /**
  * The key of the release digests (activities/charts/digest.ts keyedDigest): its own, not a
@@ -22,7 +23,7 @@ const KEY_BYTES = 32;
  * outlive the process, never a temporary directory.
  */
 export function defaultDigestKeyFile(env: NodeJS.ProcessEnv = process.env): string {
-  const state = env.XDG_STATE_HOME || path.join(homedir(), '.local', 'state');
+  const state = variable(env, 'XDG_STATE_HOME') || path.join(homedir(), '.local', 'state');
   return path.join(state, 'armada-temporal', 'digest.key');
 }
 
@@ -58,7 +59,7 @@ function readKeyFile(file: string): string | undefined {
  * up here would match no recorded digest.
  */
 export function readDigestKey(env: NodeJS.ProcessEnv = process.env): Buffer | undefined {
-  const file = env.ARMADA_DIGEST_KEY_FILE || defaultDigestKeyFile(env);
+  const file = variable(env, 'ARMADA_DIGEST_KEY_FILE') || defaultDigestKeyFile(env);
   const text = readKeyFile(file);
   return text === undefined ? undefined : parseDigestKey(text, file);
 }
@@ -74,7 +75,7 @@ export function loadDigestKey(env: NodeJS.ProcessEnv = process.env): {
   file: string;
   created: boolean;
 } {
-  const configured = env.ARMADA_DIGEST_KEY_FILE;
+  const configured = variable(env, 'ARMADA_DIGEST_KEY_FILE');
   if (configured) {
     const text = readKeyFile(configured);
     if (text === undefined)

@@ -35,6 +35,7 @@ import {
 import { treeDigest, type TreeFile } from './digest';
 import { chartUnverified, ofChart, readKeyring, verifyProvenance, type Keyring } from './provenance';
 import { fetchThroughProxy, gitProxy, helmProxyEnv, redactProxyCredentials } from './proxy';
+import { variable } from '../../core/environment';
 
 /** A chart on local disk and the digest of its content alone (no values). */
 export interface LocalChart {
@@ -127,7 +128,7 @@ export async function fetchChart(source: ChartSource, owner?: ChartObjectRef): P
  * symbolic links, and every link in it must stay under the charts root.
  */
 async function localChart(source: ChartSource): Promise<LocalChart> {
-  const root = path.resolve(process.env.ARMADA_CHARTS_ROOT || process.cwd());
+  const root = path.resolve(variable(process.env, 'ARMADA_CHARTS_ROOT') || process.cwd());
   const directory = inside(source, 'location', root, required(source, 'location'));
   const ref = inside(source, 'subpath', directory, source.subpath);
   await requireChartDirectory(ref, source);
@@ -535,7 +536,9 @@ export async function settle(temporary: string, target: string): Promise<string>
 
 /** Creates the chart cache directory when missing; returns its absolute path. */
 export async function cacheDir(): Promise<string> {
-  const dir = path.resolve(process.env.ARMADA_CHART_CACHE || path.join(tmpdir(), 'armada-charts'));
+  const dir = path.resolve(
+    variable(process.env, 'ARMADA_CHART_CACHE') || path.join(tmpdir(), 'armada-charts'),
+  );
   await mkdir(dir, { recursive: true });
   return dir;
 }

@@ -159,6 +159,16 @@ describe('armadactl help and options', () => {
     expect(code).toBe(0);
   });
 
+  it('--help lists each argument and option with its meaning and default', async () => {
+    const { code, out } = await run('delete', '--help');
+    expect(out[0]).toMatch(/\nArguments:\n {2}TARGET +an ArmadaManifest NAME/);
+    expect(out[0]).toMatch(/\n {2}-w, --wait +follow until the object is gone/);
+    expect(out[0]).toMatch(/\n {2}--timeout SECONDS +with --wait: how long to follow \(default 600\)/);
+    expect(out[0]).toMatch(/\n {2}-n, --namespace NAMESPACE +namespace of the object .*\(default default\)/);
+    expect(out[0]).toMatch(/\n {2}-h, --help +print this help$/);
+    expect(code).toBe(0);
+  });
+
   it('import, the former name of convert, prints its usage', async () => {
     const { code, out } = await run('import', '--help');
     expect(out[0]).toMatch(/^armadactl convert -f FILE\|- /);

@@ -4,6 +4,7 @@ import { allCrds } from '../../api/crd';
 import { renderCrd } from '../../api/generate-crds';
 import { REFERENCE_PAGE, withSpecReference } from '../../api/reference';
 import { structuralViolations } from '../../api/structural';
+import { generatedPages } from '../../docs-tools/pages';
 
 const crdDir = path.resolve(__dirname, '../../deploy/crds');
 const chartCrdDir = path.resolve(__dirname, '../../deploy/chart/crds');
@@ -52,6 +53,28 @@ describe('generated CRDs', () => {
     walk(schemaOf(crd), '');
     expect(undescribed).toEqual([]);
   });
+});
+
+describe('pages `npm run docs` generates', () => {
+  const root = path.resolve(__dirname, '../..');
+  const pages = generatedPages(root);
+
+  it('are the armadactl and environment references, the test times and the benchmark figures', () => {
+    expect(pages.map((page) => page.file)).toEqual([
+      'docs/reference/armadactl.md',
+      'docs/reference/environment.md',
+      'docs/contributing/testing.md',
+      'docs/explanation/performance.md',
+    ]);
+  });
+
+  it.each(pages.map((page) => [page.file, page] as const))(
+    '%s equals what `npm run docs` generates now',
+    (file, page) => {
+      const current = readFileSync(path.join(root, file), 'utf8');
+      expect(current).toBe(page.render(current));
+    },
+  );
 });
 
 describe('structuralViolations', () => {
