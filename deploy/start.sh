@@ -2,7 +2,8 @@
 # npm start: the product on its embedded defaults.
 #   - Temporal: a dev server with its UI (:8233), its SQLite file under .data/ so runs survive a
 #     restart, unless TEMPORAL_ADDRESS names a server to use instead;
-#   - Kubernetes: the current kubeconfig context when it answers, else the sandbox cluster;
+#   - Kubernetes: the current kubeconfig context when it answers, else the sandbox cluster (in
+#     SANDBOX_DIR, default .sandbox, as deploy/sandbox/cluster.sh);
 #   - the armada worker and the bridge (kubectl-applied custom resources become runs).
 # Ctrl-C stops everything it started; the sandbox keeps its data for the next start.
 set -euo pipefail
@@ -20,8 +21,14 @@ export PATH="$root/.tools/bin:$PATH"
 started=()
 sandbox=false
 stop_all() {
-  trap - INT TERM EXIT
-  echo "stopping..." >&2
+  # Once stopping, no signal ends it half way: a second Ctrl-C, or npm forwarding the first one
+  # (npm start) during a `wait` below, would end this shell and leave the sandbox running.
+  trap '' INT TERM PIPE
+  trap - EXIT
+  # `npm start 2>&1 | tee start.log`: Ctrl-C ends tee too, and a write to its closed pipe
+  # (SIGPIPE, or EPIPE under set -e) ended this function before it stopped the sandbox. What
+  # cannot be written is dropped, here and by what it runs.
+  echo "stopping..." >&2 2>/dev/null || exec >/dev/null 2>&1
   local i
   # Newest first: the worker stops before the server it talks to.
   for ((i = ${#started[@]} - 1; i >= 0; i--)); do
@@ -56,7 +63,8 @@ if ! kubectl get --raw /readyz --request-timeout=3s >/dev/null 2>&1; then
   # control plane running, so the next start found a sandbox that "already runs").
   sandbox=true
   bash deploy/sandbox/cluster.sh up
-  export KUBECONFIG="$root/.sandbox/kubeconfig"
+  KUBECONFIG="$(realpath -m "${SANDBOX_DIR:-$root/.sandbox}")/kubeconfig"
+  export KUBECONFIG
 fi
 
 kubectl apply --server-side --force-conflicts -f deploy/crds/ >/dev/null
