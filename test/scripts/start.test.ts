@@ -1,11 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { eventually } from '../helpers/processes';
+import { eventually, spawnCaptured } from '../helpers/processes';
 
 const repo = path.resolve(__dirname, '../..');
 
@@ -96,5 +96,49 @@ describe('npm start piped into tee, then Ctrl-C', () => {
       const left = await describeProcesses(await processesMarked(marker));
       throw new Error(`${err.message}\nleft running:\n${left}\nstart.log:\n${await output()}`);
     });
+  });
+});
+
+/**
+ * What `npm start` shows on a terminal: the bridge under `script`, which gives it a real
+ * terminal, on the suite's Temporal server and an API server that never answers (its Lease
+ * cannot be taken: a warning).
+ */
+describe('the logs of npm start on a terminal', () => {
+  it('are one readable line each (time, level, component, message, key=value), not JSON', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'armada-tty-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    // A cluster at a port where nothing listens.
+    await writeFile(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters: [{ name: none, cluster: { server: "https://127.0.0.1:1" } }]
+users: [{ name: none, user: { token: none } }]
+contexts: [{ name: none, context: { cluster: none, user: none } }]
+current-context: none
+`,
+    );
+    const bridge = spawnCaptured('script', ['-qec', 'node dist/bridge/main.js', '/dev/null'], {
+      ARMADA_KUBECONFIG: kubeconfig,
+      ARMADA_METRICS_PORT: '0',
+      ARMADA_LOG_FORMAT: '',
+    });
+    try {
+      await bridge.printed('could not acquire or renew the Lease');
+      const lines = bridge.output().split(/\r?\n/).filter(Boolean);
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}bridge metrics listening port=\d+$/),
+      );
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          /^\d\d:\d\d:\d\d\.\d{3} WARN {2}bridge could not acquire or renew the Lease lease=default\/armada-bridge identity=\S+ error=".*"$/,
+        ),
+      );
+      expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
+    } finally {
+      await bridge.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
