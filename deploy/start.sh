@@ -25,18 +25,23 @@ stop_all() {
   # (npm start) during a `wait` below, would end this shell and leave the sandbox running.
   trap '' INT TERM PIPE
   trap - EXIT
-  # `npm start 2>&1 | tee start.log`: Ctrl-C ends tee too, and a write to its closed pipe
-  # (SIGPIPE, or EPIPE under set -e) ended this function before it stopped the sandbox. What
-  # cannot be written is dropped, here and by what it runs.
-  echo "stopping..." >&2 2>/dev/null || exec >/dev/null 2>&1
-  local i
+  # `npm start 2>&1 | tee start.log`: Ctrl-C ends tee too, at once or a moment later, and a
+  # write to its closed pipe (SIGPIPE, or EPIPE under set -e) ended this function, or the
+  # sandbox's stop, before the sandbox stopped. What cannot be written is dropped.
+  say "stopping..."
+  local i said
   # Newest first: the worker stops before the server it talks to.
   for ((i = ${#started[@]} - 1; i >= 0; i--)); do
     kill "${started[i]}" 2>/dev/null || true
     wait "${started[i]}" 2>/dev/null || true
   done
-  if $sandbox; then bash deploy/sandbox/cluster.sh stop || true; fi
+  if $sandbox; then
+    # Its lines once it is done: it writes nowhere that can close under it.
+    said=$(bash deploy/sandbox/cluster.sh stop 2>&1) || true
+    [[ -z $said ]] || say "$said"
+  fi
 }
+say() { echo "$*" >&2 2>/dev/null || true; }
 trap stop_all INT TERM EXIT
 
 if [[ -z ${TEMPORAL_ADDRESS:-} ]]; then
