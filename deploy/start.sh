@@ -77,10 +77,33 @@ kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/nul
 # The API server records who steers and who wrote each spec (docs/explanation/security.md, "Who may steer a run").
 kubectl apply --server-side --force-conflicts -f deploy/admission/ >/dev/null
 
+# Until the API server lists the custom resources: a CRD just made answers HTTP 429 "storage is
+# (re)initializing" while its watch cache fills (kubectl retries that quietly), which the
+# bridge would log a retry of for each kind. Bounded: the bridge retries whatever is left.
+crd_resources=$(kubectl get -f deploy/crds/ -o jsonpath='{range .items[*]}{.spec.names.plural}.{.spec.group},{end}')
+serving_by=$((SECONDS + 60))
+until kubectl get "${crd_resources%,}" --all-namespaces --request-timeout=5s >/dev/null 2>&1; do
+  ((SECONDS < serving_by)) || break
+  sleep 0.5
+done
+
 node dist/worker/main.js &
 started+=($!)
 node dist/bridge/main.js &
 started+=($!)
+
+# The banner once the worker polls (its /readyz) and the bridge leads (its metrics), so their
+# start-up lines come above it, not after it. Bounded; with ARMADA_METRICS_PORT set (the same
+# port for both, or 0: any free port) their ports are unknown here and it comes at once.
+if [[ -z ${ARMADA_METRICS_PORT:-} ]]; then
+  settled_by=$((SECONDS + 60))
+  until curl -fsS http://127.0.0.1:9465/readyz >/dev/null 2>&1 &&
+    curl -fsS http://127.0.0.1:9464/metrics 2>/dev/null | grep '^armada_bridge_leader 1' >/dev/null; do
+    ((SECONDS < settled_by)) || break
+    kill -0 "${started[@]}" 2>/dev/null || break
+    sleep 0.5
+  done
+fi
 
 cat <<MSG
 
@@ -92,6 +115,7 @@ armada-temporal is running.
 
 Try the examples (in another terminal):
   export KUBECONFIG=${KUBECONFIG:-~/.kube/config}
+  export PATH=$root/.tools/bin:\$PATH    # helm, and a kubectl matching the sandbox
   kubectl apply -f examples/policy/ && kubectl apply -f examples/
   kubectl get amf,acg,act,dpl
   npx armadactl status demo          # or: npx armadactl status dpl/podinfo

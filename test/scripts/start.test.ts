@@ -81,6 +81,8 @@ describe('npm start piped into tee, then Ctrl-C', () => {
     ).catch(async (err: Error) => {
       throw new Error(`${err.message}\nstart.log:\n${await output()}`);
     });
+    // The banner says how to reach helm and the matching kubectl from another terminal.
+    expect(await output()).toContain(`export PATH=${repo}/.tools/bin:$PATH`);
     const started = await processesMarked(marker);
     expect(started.length).toBeGreaterThan(0);
     const sandboxPids = await promisify(execFile)('pgrep', ['-f', `${sandboxDir}/kwok/clusters/`]);
