@@ -98,7 +98,7 @@ describe('npm start piped into tee, then Ctrl-C', () => {
       const left = await describeProcesses(await processesMarked(marker));
       throw new Error(`${err.message}\nleft running:\n${left}\nstart.log:\n${await output()}`);
     });
-  });
+  }, 240_000);
 });
 
 /**
