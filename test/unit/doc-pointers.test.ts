@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { helmFailure } from '../../activities/helm/errors';
 import { stillPendingMessage } from '../../activities/helm/recover';
 import { DOC_PAGES, pointingTo } from '../../core/doc-pages';
@@ -7,7 +9,11 @@ describe('errors point into the docs', () => {
     expect(pointingTo('spec.namespace: namespace boundary', DOC_PAGES.multiTenancy)).toBe(
       'spec.namespace: namespace boundary (see docs/how-to/multi-tenancy.md)',
     );
-    for (const page of Object.values(DOC_PAGES)) expect(page).toMatch(/^docs\/[a-z/-]+\.md$/);
+    for (const page of Object.values(DOC_PAGES)) {
+      expect(page).toMatch(/^docs\/[a-z/-]+\.md$/);
+      // A message naming a page that is not there points nowhere.
+      expect([page, existsSync(path.join(__dirname, '../..', page))]).toEqual([page, true]);
+    }
   });
 
   it('a release an interrupted helm left pending names the troubleshooting page', () => {
