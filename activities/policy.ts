@@ -1,6 +1,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
+import { DOC_PAGES, pointingTo } from '../core/doc-pages';
 import { GROUP, VERSION } from '../api/common';
 import { policyKind } from '../api/policy';
 import { policiesFor, policyViewOf, policyViolations, type PolicyView } from '../api/policy-rules';
@@ -65,7 +66,10 @@ export function refusal(claim: RunPolicy, policies: readonly PolicyView[] | unde
   if (!problems.length) return undefined;
   const release = claim.release !== undefined ? `, release ${claim.target?.namespace}/${claim.release}` : '';
   return ApplicationFailure.create({
-    message: `${claim.kind} ${claim.namespace}/${claim.name}${release}: refused by the worker: ${describeProblems(problems)}`,
+    message: pointingTo(
+      `${claim.kind} ${claim.namespace}/${claim.name}${release}: refused by the worker: ${describeProblems(problems)}`,
+      DOC_PAGES.multiTenancy,
+    ),
     type: NonRetryable.PolicyViolation,
     nonRetryable: true,
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { metricsPort, parseEnv, taskQueueVariable } from '../runs/config';
+import { logFormatVariable } from '../runs/log-format';
 import { temporalVariables, withTemporalConnection } from '../runs/connection';
 
 const seconds = (name: string, fallback: number) =>
@@ -60,6 +61,7 @@ export const configSchema = z
         'the ServiceAccount (in the object’s namespace) a run acts as when its object and manifest name none; unset: the worker itself',
       ),
     ARMADA_METRICS_PORT: metricsPort(9464),
+    ...logFormatVariable,
   })
   .transform(withTemporalConnection);
 

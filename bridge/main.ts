@@ -7,6 +7,7 @@ import { apiMessage, kubeConfig } from '../kube/client';
 import { clientConnectionOptions } from '../runs/connection';
 import type { RunMemo } from '../runs/requests';
 import { loadDataConverter } from '../runs/codec';
+import { logFormatOf, logWriter } from '../runs/log-format';
 import { stopOnSignals } from '../runs/signals';
 import { loadConfig } from './config';
 import { LeaderElector } from './leader';
@@ -34,17 +35,11 @@ import { ObjectWatch, armadaResource } from './watch';
 
 type Level = 'info' | 'warn' | 'error';
 
-/** One JSON line per log entry, with the object's key when there is one. */
+const write = logWriter(logFormatOf(process.env));
+
+/** One line per log entry (ARMADA_LOG_FORMAT), with the object's key when there is one. */
 function log(level: Level, message: string, fields: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({
-    time: new Date().toISOString(),
-    level,
-    component: 'bridge',
-    message,
-    ...fields,
-  });
-  if (level === 'info') console.log(line);
-  else console.error(line);
+  write({ time: new Date(), level, component: 'bridge', message, fields });
 }
 
 /**

@@ -13,6 +13,7 @@ import { PlanError } from '../core/plan/manifest';
 import { decideRun, type RunFacts } from '../core/bridge/decide-run';
 import { decideUninstall } from '../core/bridge/decide-uninstall';
 import { policyRefusal, type PolicyBounded } from '../core/bridge/policy-refusal';
+import { DOC_PAGES, pointingTo } from '../core/doc-pages';
 import { clearStandaloneLeftovers, noteStandalone } from './standalone';
 import { startObjectRun } from './start';
 import { retryRequest, RunRefused, undoRequest } from '../runs/day-two';
@@ -56,9 +57,10 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
   }
   if (view.action) await takeAction(ctx, view, view.action);
 
-  if (!view.parsed.valid) return markInvalid(ctx, view, describeProblems(view.parsed.problems));
+  if (!view.parsed.valid)
+    return markInvalid(ctx, view, pointingTo(describeProblems(view.parsed.problems), DOC_PAGES.resources));
   const refused = policyRefusalOf(ctx, view);
-  if (refused) return markInvalid(ctx, view, refused);
+  if (refused) return markInvalid(ctx, view, pointingTo(refused, DOC_PAGES.multiTenancy));
   await ensureFinalizer(view);
   const owner = ownerOf(ctx, view);
   if (owner) {
@@ -101,7 +103,7 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
   try {
     run = runOf(ctx, view, mode);
   } catch (err) {
-    if (err instanceof PlanError) return { problem: err.message };
+    if (err instanceof PlanError) return { problem: pointingTo(err.message, DOC_PAGES.resources) };
     throw err;
   }
   // A listed chart or Deployer the policies refuse is Invalid itself, and stops what lists it.
@@ -109,9 +111,9 @@ function plan(ctx: BridgeContext, view: ObjectView, mode: Mode): { run: RunReque
     const refused = policyRefusalOf(ctx, listed);
     return refused ? [`${listed.kind} ${listed.namespace}/${listed.name}: ${refused}`] : [];
   });
-  if (refusals.length) return { problem: refusals.join('; ') };
+  if (refusals.length) return { problem: pointingTo(refusals.join('; '), DOC_PAGES.multiTenancy) };
   const rivals = ctx.claims.rivals(view);
-  return rivals.length ? { problem: rivals.join('; ') } : { run };
+  return rivals.length ? { problem: pointingTo(rivals.join('; '), DOC_PAGES.resources) } : { run };
 }
 
 /** The charts and Deployers a manifest (through its groups) or a group lists; none for the others. */

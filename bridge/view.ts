@@ -5,6 +5,7 @@ import type { KindName } from '../api/kinds';
 import type { ArmadaManifestSpec } from '../api/manifest';
 import { describeProblems, validateObject, type Problem } from '../api/validate';
 import type { ClaimDocument, ClaimKey } from '../core/plan/manifest';
+import { DOC_PAGES, pointingTo } from '../core/doc-pages';
 import { prefixedRelease } from '../core/plan/names';
 import { formatSpecs } from '../core/plan/specs';
 import { stableJson } from '../core/stable-json';
@@ -213,7 +214,10 @@ export { describeProblems };
 export function validSpec<K extends KindName>(view: ViewOf<K>): Specs[K] {
   if (view.parsed.valid) return view.parsed.spec;
   throw new Error(
-    `${view.kind} ${view.namespace}/${view.name} is invalid: ${describeProblems(view.parsed.problems)}`,
+    pointingTo(
+      `${view.kind} ${view.namespace}/${view.name} is invalid: ${describeProblems(view.parsed.problems)}`,
+      DOC_PAGES.resources,
+    ),
   );
 }
 

@@ -1,4 +1,5 @@
 import {
+  ApiException,
   CustomObjectsApi,
   KubernetesObjectApi,
   Watch,
@@ -81,6 +82,8 @@ interface Scope {
   resourceVersion: string;
   /** Errors in a row, for the backoff. */
   failures: number;
+  /** When the first of those errors came (Date.now()). */
+  failingSince: number;
 }
 
 interface ObjectList {
@@ -95,6 +98,24 @@ const LIST_PAGE = 500;
 const WATCH_SECONDS = 300;
 
 const defaultBackoff = (attempt: number): number => Math.min(30_000, 1000 * 2 ** (attempt - 1));
+
+/**
+ * How long a list or watch may fail with HTTP 429 before it is an error. A starting API server
+ * answers 429 "storage is (re)initializing" while its watch cache fills (npm start's sandbox:
+ * a few seconds), and an API server shedding load answers 429 "Too Many Requests": both ask
+ * the client to come back later, which the backoff does.
+ */
+export const WAIT_REQUESTED_MS = 60_000;
+
+/**
+ * The level a failed list or watch is logged at: info while the API server asks to wait
+ * (HTTP 429) for less than WAIT_REQUESTED_MS of failures in a row, else error.
+ */
+export function watchFailureLevel(err: unknown, failingForMs: number): 'info' | 'error' {
+  const status =
+    err instanceof ApiException ? err.code : (err as { statusCode?: unknown } | null)?.statusCode;
+  return status === 429 && failingForMs < WAIT_REQUESTED_MS ? 'info' : 'error';
+}
 
 const defaultLog: NonNullable<WatchOptions['log']> = (level, message, fields) =>
   (level === 'info' ? console.log : console.error)(JSON.stringify({ level, message, ...fields }));
@@ -121,7 +142,12 @@ export class ObjectWatch<V = ArmadaObject> {
 
   constructor(private readonly opts: WatchOptions<V>) {
     const namespaces = opts.namespaces === 'all' ? [undefined] : [...new Set(opts.namespaces)];
-    this.scopes = namespaces.map((namespace) => ({ namespace, resourceVersion: '', failures: 0 }));
+    this.scopes = namespaces.map((namespace) => ({
+      namespace,
+      resourceVersion: '',
+      failures: 0,
+      failingSince: 0,
+    }));
     this.customObjects = opts.kubeConfig.makeApiClient(CustomObjectsApi);
     this.objectApi = KubernetesObjectApi.makeApiClient(opts.kubeConfig);
     this.watcher = new Watch(opts.kubeConfig);
@@ -193,12 +219,18 @@ export class ObjectWatch<V = ArmadaObject> {
           continue;
         }
         const attempt = ++scope.failures;
+        if (attempt === 1) scope.failingSince = Date.now();
         const delay = (this.opts.backoffMs ?? defaultBackoff)(attempt);
-        this.log('error', `watch failed; retrying in ${delay} ms`, {
-          ...fields,
-          attempt,
-          error: apiMessage(err),
-        });
+        const level = watchFailureLevel(err, Date.now() - scope.failingSince);
+        this.log(
+          level,
+          `${level === 'info' ? 'the API server asks to wait' : 'watch failed'}; retrying in ${delay} ms`,
+          {
+            ...fields,
+            attempt,
+            error: apiMessage(err),
+          },
+        );
         await sleep(delay, undefined, { signal }).catch(() => undefined);
       }
     }

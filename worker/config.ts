@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { metricsPort, parseEnv, taskQueueVariable } from '../runs/config';
+import { logFormatVariable } from '../runs/log-format';
 import { temporalVariables, withTemporalConnection } from '../runs/connection';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -25,6 +26,7 @@ export const configSchema = z
           .default('info'),
       )
       .describe('lowest level logged: error, warn, info or debug'),
+    ...logFormatVariable,
     ARMADA_SHUTDOWN_GRACE_SECONDS: z
       .preprocess(
         unsetIfEmpty,

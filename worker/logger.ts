@@ -1,4 +1,5 @@
 import { DefaultLogger, type LogEntry, type LogLevel } from '@temporalio/worker';
+import { jsonLine, logFormatOf, logWriter, type LogRecord } from '../runs/log-format';
 import type { LogLevelName } from './config';
 
 /**
@@ -32,6 +33,24 @@ function plain(value: unknown): unknown {
   return value;
 }
 
+/** A log entry of the SDK or the worker as a record: withheld keys dropped, errors as their message. */
+export function logRecord(
+  entry: Pick<LogEntry, 'level' | 'message' | 'meta'> & { timestampNanos?: bigint },
+  component = 'worker',
+): LogRecord {
+  const millis = entry.timestampNanos === undefined ? Date.now() : Number(entry.timestampNanos / 1_000_000n);
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(entry.meta ?? {}))
+    if (!WITHHELD.has(key) && !OWN.has(key)) fields[key] = plain(value);
+  return {
+    time: new Date(millis),
+    level: entry.level.toLowerCase(),
+    component,
+    message: entry.message,
+    fields,
+  };
+}
+
 /**
  * One log entry as one JSON line: `{"time","level","component","message", …metadata}`, the
  * level in lower case, the SDK's metadata (workflowId, activityType, sdkComponent …) flattened
@@ -41,32 +60,26 @@ export function logLine(
   entry: Pick<LogEntry, 'level' | 'message' | 'meta'> & { timestampNanos?: bigint },
   component = 'worker',
 ): string {
-  const millis = entry.timestampNanos === undefined ? Date.now() : Number(entry.timestampNanos / 1_000_000n);
-  const meta: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(entry.meta ?? {}))
-    if (!WITHHELD.has(key) && !OWN.has(key)) meta[key] = plain(value);
-  return JSON.stringify({
-    time: new Date(millis).toISOString(),
-    level: entry.level.toLowerCase(),
-    component,
-    message: entry.message,
-    ...meta,
-  });
-}
-
-/** Info and below to stdout, warnings and errors to stderr (as the bridge does). */
-function write(entry: LogEntry): void {
-  const line = logLine(entry);
-  if (entry.level === 'WARN' || entry.level === 'ERROR') console.error(line);
-  else console.log(line);
+  return jsonLine(logRecord(entry, component));
 }
 
 /**
  * The worker's logger, for the SDK (Runtime.install) and the process's own lines: entries below
- * `level` are dropped, the rest written by `output` (default: one JSON line, see logLine).
+ * `level` are dropped, the rest handed to `output` (default: written as ARMADA_LOG_FORMAT says,
+ * runs/log-format.ts).
  */
-export function jsonLogger(level: LogLevelName, output: (entry: LogEntry) => void = write): DefaultLogger {
+export function workerLogger(
+  level: LogLevelName,
+  output: (entry: LogEntry) => void = writeEntry,
+): DefaultLogger {
   return new DefaultLogger(SDK_LEVELS[level], output);
+}
+
+const write = logWriter(logFormatOf(process.env));
+
+/** Writes one of the worker's entries: info and below to stdout, warnings and errors to stderr. */
+export function writeEntry(entry: Pick<LogEntry, 'level' | 'message' | 'meta'>): void {
+  write(logRecord(entry));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import * as activities from '../activities';
 import { loadConfig } from './config';
-import { coreLogFilter, jsonLogger, logLine } from './logger';
+import { coreLogFilter, workerLogger, writeEntry } from './logger';
 import { WorkerMetrics } from './metrics';
 import { serveMetrics } from './process-metrics';
 import { nativeConnectionOptions } from '../runs/connection';
@@ -17,8 +17,8 @@ import { createWorker } from './worker';
 const FORCE_MARGIN_SECONDS = 15;
 
 /**
- * The worker process: serves /metrics, /healthz and /readyz, logs JSON lines, and runs until
- * SIGINT/SIGTERM.
+ * The worker process: serves /metrics, /healthz and /readyz, logs (JSON lines, or text on a
+ * terminal: runs/log-format.ts), and runs until SIGINT/SIGTERM.
  *
  * Shutdown: the signal turns /readyz to 503 at once (the worker leaves RUNNING) and the worker
  * stops polling. Running activities get ARMADA_SHUTDOWN_GRACE_SECONDS to finish; then the SDK
@@ -30,7 +30,7 @@ const FORCE_MARGIN_SECONDS = 15;
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = jsonLogger(config.ARMADA_LOG_LEVEL);
+  const logger = workerLogger(config.ARMADA_LOG_LEVEL);
   const keys = loadKeys();
   const dataConverter = dataConverterFor(keys);
   logger.info(keys.length ? 'payload encryption on' : 'payload encryption off: no ARMADA_ENCRYPTION_KEYS', {
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error(logLine({ level: 'ERROR', message: err instanceof Error ? err.message : String(err) }));
+    writeEntry({ level: 'ERROR', message: err instanceof Error ? err.message : String(err) });
     process.exit(1);
   },
 );

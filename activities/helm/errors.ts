@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { DOC_PAGES, pointingTo } from '../../core/doc-pages';
 import { NonRetryable } from '../../core/failures';
 
 /** Failure type for a helm error worth retrying (timeouts, API server unavailable, conflicts). */
@@ -22,6 +23,12 @@ const rules: ReadonlyArray<[RegExp, string]> = [
   [/ not ready\. status: Failed\b/, NonRetryable.HelmResourceFailed],
 ];
 
+/**
+ * What helm answers for a release left pending-install, -upgrade or -rollback (a helm killed
+ * mid-operation, by hand or elsewhere): it refuses every operation on it.
+ */
+const RELEASE_PENDING = /another operation \(install\/upgrade\/rollback\) is in progress/;
+
 /** The failure type for helm's error output: one of `NonRetryable`, or HELM_COMMAND_FAILED. */
 export function classifyHelmError(output: string): string {
   return rules.find(([pattern]) => pattern.test(output))?.[1] ?? HELM_COMMAND_FAILED;
@@ -34,7 +41,8 @@ export function helmFailure(
   output: string,
 ): ApplicationFailure {
   const type = classifyHelmError(output);
-  const message = `helm ${args.slice(0, 2).join(' ')} failed (exit ${exitCode}): ${output}`;
+  const said = `helm ${args.slice(0, 2).join(' ')} failed (exit ${exitCode}): ${output.trimEnd()}`;
+  const message = RELEASE_PENDING.test(output) ? pointingTo(said, DOC_PAGES.troubleshooting) : said;
   return ApplicationFailure.create({
     message,
     type,

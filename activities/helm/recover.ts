@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { DOC_PAGES, pointingTo } from '../../core/doc-pages';
 import { classifyRelease, type ObservedRelease } from '../../core/plan/release';
 import { currentActivity } from '../process';
 import { HELM_COMMAND_FAILED } from './errors';
@@ -11,6 +12,18 @@ const GRACE_SECONDS = 10;
 
 /** What a retried Helm write does after looking at the release. */
 export type RetryPlan = { proceed: true } | { proceed: false; observed: ObservedRelease };
+
+/** Why a retried attempt waits on a release an interrupted helm left pending; it names the page on stuck releases. */
+export function stillPendingMessage(
+  ref: Pick<ReleaseRef, 'namespace' | 'release'>,
+  observed: Pick<ObservedRelease, 'status' | 'revision'>,
+  timeoutSeconds: number,
+): string {
+  return pointingTo(
+    `release ${ref.namespace}/${ref.release} is ${observed.status} (revision ${observed.revision}): an interrupted helm may still be at work; looking again when its ${timeoutSeconds}s are up`,
+    DOC_PAGES.troubleshooting,
+  );
+}
 
 /**
  * Before a retried attempt of a Helm write (a first attempt goes ahead: a release it finds
@@ -42,10 +55,9 @@ export async function prepareRetriedWrite(
   const state = classifyRelease(observed, '');
   if (!observed || state.state !== 'pending') return { proceed: true };
   const deadline = Date.parse(observed.updated ?? '') + (timeoutSeconds + GRACE_SECONDS) * 1000;
-  const where = `${ref.namespace}/${ref.release}`;
   if (Date.now() < deadline) {
     throw ApplicationFailure.create({
-      message: `release ${where} is ${observed.status} (revision ${observed.revision}): an interrupted helm may still be at work; looking again when its ${timeoutSeconds}s are up`,
+      message: stillPendingMessage(ref, observed, timeoutSeconds),
       type: HELM_COMMAND_FAILED,
       nextRetryDelay: deadline - Date.now(),
     });

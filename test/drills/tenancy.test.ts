@@ -248,7 +248,10 @@ describe('hostile tenant: namespace boundaries, allow-lists and adoption (bridge
     const before = await untouched();
     const obj = object();
     await applyObjects(teamA, [obj]);
-    expect(await invalid(kind, teamA, obj.metadata.name)).toContain(rule);
+    const message = await invalid(kind, teamA, obj.metadata.name);
+    expect(message).toContain(rule);
+    // The page that explains the rules.
+    expect(message).toMatch(/ \(see docs\/how-to\/multi-tenancy\.md\)$/);
     await noRun(objectWorkflowId(kind as 'ArmadaChart' | 'Deployer', teamA, obj.metadata.name));
     if (kind === 'ArmadaChart') {
       const { namespace, release } = obj.spec as { namespace: string; release: string };

@@ -305,7 +305,7 @@ ${canaryChartDoc('ls-web', '[{percent: 10}, {percent: 50}]')}${canaryChartDoc('l
     );
     await kubectl('apply', '-n', crs, '-f', file);
     const lockstepProblem =
-      "ArmadaChartGroup lockstep-shop: canary_lockstep members' step percentages differ: ls-web [10, 50, 100], ls-api [20, 100], Deployer/ls-worker [30, 100]";
+      "ArmadaChartGroup lockstep-shop: canary_lockstep members' step percentages differ: ls-web [10, 50, 100], ls-api [20, 100], Deployer/ls-worker [30, 100] (see docs/reference/resources.md)";
     try {
       // Until the bridge has seen the charts too, the group is Invalid for naming charts it cannot find.
       await eventually('condition Invalid on the group for its lockstep set', async () =>

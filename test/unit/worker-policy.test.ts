@@ -30,7 +30,7 @@ describe("the worker's policy check (activities/policy.ts)", () => {
     expect(refused).toBeInstanceOf(ApplicationFailure);
     expect(refused).toMatchObject({ type: NonRetryable.PolicyViolation, nonRetryable: true });
     expect(refused!.message).toBe(
-      "ArmadaChart team-a/web, release kube-system/web: refused by the worker: spec.namespace: namespace boundary: kube-system is not ArmadaChart team-a/web's own namespace, and none of the ArmadaPolicies for team-a (team-a) lists it in target_namespaces",
+      "ArmadaChart team-a/web, release kube-system/web: refused by the worker: spec.namespace: namespace boundary: kube-system is not ArmadaChart team-a/web's own namespace, and none of the ArmadaPolicies for team-a (team-a) lists it in target_namespaces (see docs/how-to/multi-tenancy.md)",
     );
   });
 
@@ -42,7 +42,7 @@ describe("the worker's policy check (activities/policy.ts)", () => {
   it("holds a run acting as a ServiceAccount to the bridge's boundary even where no policy names its namespace", () => {
     const refused = refusal(intoKubeSystem, [policy('team-b', { namespaces: ['team-b'] })]);
     expect(refused?.message).toBe(
-      "ArmadaChart team-a/web, release kube-system/web: refused by the worker: spec.namespace: namespace boundary: kube-system is not ArmadaChart team-a/web's own namespace, and no ArmadaPolicy grants it",
+      "ArmadaChart team-a/web, release kube-system/web: refused by the worker: spec.namespace: namespace boundary: kube-system is not ArmadaChart team-a/web's own namespace, and no ArmadaPolicy grants it (see docs/how-to/multi-tenancy.md)",
     );
     expect(refusal(intoKubeSystem, [])).toBeInstanceOf(ApplicationFailure);
   });

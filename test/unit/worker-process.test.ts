@@ -3,7 +3,7 @@ import type { BufferedMetricUpdate, LogEntry } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import { Gauge, Registry } from 'prom-client';
 import { loadConfig } from '../../worker/config';
-import { coreLogFilter, jsonLogger, logLine } from '../../worker/logger';
+import { coreLogFilter, workerLogger, logLine } from '../../worker/logger';
 import { SdkMetrics, WorkerMetrics, failureReason } from '../../worker/metrics';
 import { serveMetrics } from '../../worker/process-metrics';
 
@@ -126,7 +126,7 @@ describe('logLine', () => {
   });
 });
 
-describe('jsonLogger', () => {
+describe('workerLogger', () => {
   it.each([
     { level: 'error' as const, written: ['ERROR'] },
     { level: 'warn' as const, written: ['WARN', 'ERROR'] },
@@ -134,7 +134,7 @@ describe('jsonLogger', () => {
     { level: 'debug' as const, written: ['DEBUG', 'INFO', 'WARN', 'ERROR'] },
   ])('at $level writes $written', ({ level, written }) => {
     const entries: LogEntry[] = [];
-    const logger = jsonLogger(level, (entry) => entries.push(entry));
+    const logger = workerLogger(level, (entry) => entries.push(entry));
     logger.trace('t');
     logger.debug('d');
     logger.info('i');
