@@ -226,17 +226,21 @@ export function formatList(rows: readonly ListRow[], allNamespaces: boolean, now
   return table(allNamespaces ? ['NAMESPACE', ...header] : header, cells);
 }
 
+/** A run as `armadactl get` and `status` show it: IDs, Temporal's status, specs, UI link, progress. */
+export interface RunReport {
+  workflowId: string;
+  runId: string;
+  status: string;
+  specs: string | null;
+  url: string;
+  /** Its progress; null when no worker answered the query. */
+  progress: AnyProgress | null;
+}
+
 /** What `armadactl get -o json` prints: the object's status and its current run. */
 export interface ObjectReport {
   object: ClusterObject | null;
-  run: {
-    workflowId: string;
-    runId: string;
-    status: string;
-    specs: string | null;
-    url: string;
-    progress: AnyProgress | null;
-  } | null;
+  run: RunReport | null;
 }
 
 /**
@@ -295,15 +299,20 @@ export function formatObjectReport(target: Target, report: ObjectReport, now = n
         : []),
     );
   } else lines.push(`${describeRef(target)}: not on the cluster (a run from a file)`);
-  const run = report.run;
-  if (!run) return [...lines, 'no run yet'];
-  lines.push(
+  return [...lines, ...(report.run ? formatRun(report.run) : ['no run yet'])];
+}
+
+/**
+ * A run as `get` and `status` print it: its workflow ID, run ID and status, the specs it deploys,
+ * its Temporal UI link, then its current details as formatProgress draws them, indented.
+ */
+export function formatRun(run: RunReport): string[] {
+  return [
     `run ${run.workflowId} ${run.runId}: ${run.status.toLowerCase()}`,
     ...(run.specs ? [`  specs ${run.specs}`] : []),
     `  ${run.url}`,
     ...(run.progress
       ? formatProgress(run.progress).map((l) => `  ${l}`)
       : ['  (no progress: is a worker up?)']),
-  );
-  return lines;
+  ];
 }
