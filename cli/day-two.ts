@@ -15,7 +15,7 @@ import {
 } from './command';
 import { deleteAndFollow } from './delete';
 import { diffExitCode, diffScope, formatDiff, scopeOfFile, scopeOfObject } from './diff';
-import { formatList, formatObjectReport, listRows, objectReport } from './list';
+import { ENDED_WITHIN_DAYS, formatList, formatObjectReport, listRows, objectReport, RUNS_READ } from './list';
 
 /**
  * The verbs of day two (docs/how-to/operate-runs.md, "Day-two operations"): see what a run would change, list and
@@ -84,17 +84,22 @@ reason, objects: [{object, change, patch}], canary, error}], unlisted: [{chart, 
   list: {
     usage: `armadactl list [-n NAMESPACE | -A] [--output json]
 
-Lists the objects of a namespace (-A: of every namespace) on the cluster, with their current
-runs, then the runs started from files (armadactl apply) that are running there: OBJECT
-(amf/NAME, acg/NAME, act/NAME, dpl/NAME), FROM (cluster or file), STATE (ready, reconciling,
-stalled, invalid, deleting; pending before a first status), PHASE (the run's: live while it
-runs, else as the status last said), RUN (Temporal's status of the current run: the one that
-steers the object, a chart's canary first), AGE, and WAITING ON: what a running run waits for,
-as its progress says (an approval gate, a canary's readiness, hold until when, or analysis
-check; else the charts it is deploying), and a pause with who and since. Objects are read with
-your own kubeconfig; without a cluster, or without Temporal, it lists what it can and notes
-what it could not. --output json (-o json): {rows: [{kind, namespace, name, from, state, phase,
-run: {workflowId, runId, status}, since, waitingOn}], notes}.`,
+Lists what is deployed in a namespace (-A: in every namespace), as helm list does: the objects on
+the cluster with their current runs, then the objects deployed from files (armadactl apply),
+running or not: OBJECT (amf/NAME, acg/NAME, act/NAME, dpl/NAME), FROM (cluster or file), STATE
+(ready, reconciling, stalled, invalid, deleting; pending before a first status), PHASE (the
+run's: live while it runs, else the last it reported), RUN (Temporal's status of the current
+run: the one that steers the object, a chart's canary first; when it ended, how long ago), AGE
+(of the object; from a file, of its run), and WAITING ON: what a running run waits for, as its
+progress says (an approval gate, a canary's readiness, hold until when, or analysis check; else
+the charts it is deploying), and a pause with who and since.
+An object from a file is listed by its latest run: one that runs, or one that ended in the last
+${ENDED_WITHIN_DAYS} days (and that Temporal still keeps: the namespace's retention); one whose last run
+uninstalled it is not listed. At most ${RUNS_READ} runs are read, newest first; a note says when
+there were more. Objects are read with your own kubeconfig; without a cluster, or without
+Temporal, it lists what it can and notes what it could not. --output json (-o json): {rows:
+[{kind, namespace, name, from, state, phase, run: {workflowId, runId, status, endedAt}, since,
+waitingOn}], notes}.`,
     options: {
       'all-namespaces': { type: 'boolean', short: 'A', description: 'list every namespace' },
       ...outputOption,
@@ -112,7 +117,9 @@ run: {workflowId, runId, status}, since, waitingOn}], notes}.`,
       const temporal = await connect().catch(skipped('runs'));
       if (!objects && !temporal) throw new Error(notes.join('; '));
       try {
-        const rows = await asCaller(() => listRows(namespace, objects, temporal?.client ?? null));
+        const listed = await asCaller(() => listRows(namespace, objects, temporal?.client ?? null));
+        const rows = listed.rows;
+        notes.push(...listed.notes);
         if (asked) out(json({ rows, notes }));
         else
           [...formatList(rows, namespace === undefined), ...notes.map((n) => `note: ${n}`)].forEach((l) =>

@@ -31,10 +31,10 @@ import { failedWith } from '../runs/day-two';
 import { CONTROL_COMMANDS, control, follow, statusOf, type ControlCommand } from '../runs/control';
 import { routeToDeployingRun } from '../runs/deploying-run';
 import { placeByName, placeFromCluster } from '../runs/places';
-import { formatProgress } from '../runs/progress';
 import { chartRun, deployerRun, manifestRun, startRun } from '../runs/requests';
 import { noRun, resolveTarget, routeOf, targetWorkflowId, type Target } from '../runs/targets';
-import { currentRun } from './list';
+import { currentRun, formatRun } from './list';
+import { runUrl } from '../kube/status';
 import { formatProblem, invalidDocuments, readArmadaFile, validateFiles } from './validate';
 import { watch, type Terminal } from './watch';
 import { retryFailedRun, UNDO_OPTIONS, undoAsked, undoFinishedRun } from './finished-runs';
@@ -223,20 +223,24 @@ goes on without the check.`,
     arguments: TARGET_ARGUMENT,
     usage: `armadactl status TARGET [-n NAMESPACE] [--output json]
 
-Shows the progress of the latest run. TARGET is an ArmadaManifest NAME (or amf/NAME) or acg/NAME
-(a group no manifest lists): its phase and, per group and chart, state and revision; dpl/NAME
-(a Deployer) or act/NAME (an ArmadaChart's canary): the step it is at, what it waits for, and
-each step's replica split and times. --output json (-o json) prints one object {workflowId,
-runId, status, specs, progress}, progress as the workflow's progress query answers.`,
+Shows the latest run, as armadactl get shows an object's: its workflow ID, run ID, Temporal's
+status, the specs it deploys and its Temporal UI link, then its progress. TARGET is an
+ArmadaManifest NAME (or amf/NAME) or acg/NAME (a group no manifest lists): its phase and, per
+group and chart, state and revision; dpl/NAME (a Deployer) or act/NAME (an ArmadaChart's
+canary): the step it is at, what it waits for, and each step's replica split and times.
+--output json (-o json) prints one object {workflowId, runId, status, specs, url, progress},
+progress as the workflow's progress query answers.`,
     options: { ...outputOption, ...namespaceOption },
     async run({ values, positionals }, out) {
       const target = resolveTarget(onlyTarget(positionals), values.namespace as string);
       const asked = asJson(values);
       const { client, close } = await connect();
       try {
-        const status = await statusOf(client, await statusWorkflowId(client, target));
-        if (asked) out(json(status));
-        else formatProgress(status.progress).forEach((line) => out(line));
+        const { progress, ...run } = await statusOf(client, await statusWorkflowId(client, target));
+        const url = runUrl(temporalTarget().namespace, run.workflowId, run.runId);
+        const report = { ...run, url, progress };
+        if (asked) out(json(report));
+        else formatRun(report).forEach((line) => out(line));
         return 0;
       } finally {
         await close();

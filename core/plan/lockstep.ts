@@ -2,7 +2,7 @@ import type { CanaryProgress } from '../progress';
 import { canarySteps } from './canary';
 import type { ChartPlan, DeployerPlan, GroupPlan } from './plans';
 import { canaryWorkflowId } from './names';
-import type { ProgressView } from './progress-view';
+import { counted, type ProgressView } from './progress-view';
 
 /**
  * Lockstep canaries: the canary charts and Deployers of a group (`canary_lockstep: true`, or a
@@ -184,6 +184,7 @@ export function lockstepView(
     notes: [],
     columns: ['member', 'step', 'percent', 'state', 'waiting on'],
     rows,
+    size: counted(rows.length, 'member'),
     log: [],
   };
 }

@@ -14,6 +14,8 @@ export interface ProgressView {
   notes: string[];
   columns: string[];
   rows: ProgressRow[];
+  /** What the table holds, in words (`4 charts in 2 groups`, `3 steps`). */
+  size: string;
   /** One line per group, or per step that started: what the watch log prints again when it changes. */
   log: string[];
 }
@@ -118,6 +120,9 @@ function gateNeeds(gate: Gate): string {
   return ` (${needs.join('; ')})`;
 }
 
+/** `1 chart`, `4 charts`. */
+export const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 /** A chart's state with the first line of its error: `failed: wait timed out`. */
 const chartState = (c: ChartProgress) => `${c.state}${c.error ? `: ${firstLine(c.error)}` : ''}`;
 
@@ -145,11 +150,13 @@ function manifestView(p: Progress): ProgressView {
       );
     return `group ${g.name}: ${g.state}${charts.length ? ` — ${charts.join(', ')}` : ''}`;
   });
+  const charts = p.groups.reduce((n, g) => n + g.charts.length, 0);
   return {
     title: title(p.phase, p),
     notes: controlNotes(p),
     columns: ['group', 'chart', 'release', 'revision', 'state'],
     rows,
+    size: `${counted(charts, 'chart')} in ${counted(p.groups.length, 'group')}`,
     log,
   };
 }
@@ -191,23 +198,43 @@ function canaryView(p: CanaryProgress): ProgressView {
     ],
     columns: CANARY_COLUMNS,
     rows,
+    size: counted(p.history.length, 'step'),
     log,
   };
 }
 
-/** Markdown's special characters escaped, so an error message cannot break the table or the emphasis. */
-const escape = (text: string) => text.replace(/[\\`*_~|<>[\]]/g, '\\$&');
+/**
+ * Text as the Temporal UI's markdown shows it literally: markdown's special characters escaped,
+ * so an error message cannot break the table or the emphasis; and a slash between digits spaced
+ * (`1 / 9`, `step 2 / 3`), which the UI's renderer (its typographer) otherwise sets as a fraction
+ * (`<sup>1</sup>&frasl;<sub>9</sub>`).
+ */
+export function literal(text: string): string {
+  return text.replace(/[\\`*_~|<>[\]]/g, '\\$&').replace(/(\d)\/(?=\d)/g, '$1 / ');
+}
 
-/** The Temporal UI's current details: the title in bold, the notes as a list, then the table. */
+/**
+ * The Temporal UI's current details: the title in bold, the notes as a list, the table, then
+ * what it holds (`4 charts in 2 groups`) and a blank line. The UI (2.42) sizes the details'
+ * frame to its body's scroll height, which falls about a line short of the page, so the last
+ * block was cut (the fourth of four rows); the blank line is what it cuts now, and the count
+ * says how many rows there are should the frame still be short.
+ */
 export function markdownOf(v: ProgressView): string {
-  const row = (cells: string[]) => `| ${cells.map(escape).join(' | ')} |`;
+  const row = (cells: string[]) => `| ${cells.map(literal).join(' | ')} |`;
   return [
-    `**${escape(v.title)}**`,
+    `**${literal(v.title)}**`,
     '',
-    ...(v.notes.length ? [...v.notes.map((n) => `- ${escape(n)}`), ''] : []),
+    ...(v.notes.length ? [...v.notes.map((n) => `- ${literal(n)}`), ''] : []),
     row(v.columns),
     `|${v.columns.map(() => '---|').join('')}`,
     ...v.rows.map((r) => row(r.current ? [`▶ ${r.cells[0]}`, ...r.cells.slice(1)] : r.cells)),
+    '',
+    literal(v.size),
+    '',
+    // A paragraph of a no-break space: blank, yet not a blank line to markdown (the UI shows
+    // `&nbsp;` as written).
+    '\u00a0',
   ].join('\n');
 }
 

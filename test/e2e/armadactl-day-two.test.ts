@@ -73,6 +73,34 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
       expect(deployed.stdout).toContain('creds: installed, revision 1');
     });
 
+    it('lists what apply deployed from the file after its run ended, as helm list does', async () => {
+      // Issue 36.5: list showed an object from a file only while its run was running.
+      const { code, stdout } = await admin('list', '-n', crs, '-o', 'json');
+      expect(code).toBe(0);
+      const { rows } = JSON.parse(stdout) as { rows: ListRow[] };
+      expect(rows.filter((r) => r.name === 'creds')).toEqual([
+        {
+          kind: 'ArmadaChart',
+          namespace: crs,
+          name: 'creds',
+          from: 'file',
+          state: 'ready',
+          phase: 'Deployed',
+          run: {
+            workflowId: objectWorkflowId('ArmadaChart', crs, 'creds'),
+            runId: expect.any(String),
+            status: 'COMPLETED',
+            endedAt: expect.any(String),
+          },
+          since: expect.any(String),
+          waitingOn: null,
+        },
+      ]);
+      expect((await admin('list', '-n', crs)).stdout).toMatch(
+        /^act\/creds +file +ready +Deployed +completed \d+\S* ago +\d+\S*$/m,
+      );
+    });
+
     it('says unchanged, exit 0, for the file that was applied: the digest a run compares', async () => {
       const { code, stdout } = await admin('diff', '-f', v1, '-n', crs);
       expect(stdout.split('\n')).toEqual([
@@ -303,7 +331,7 @@ describe('armadactl day two: diff, list, get, cancel, delete (sandbox cluster, T
         from: 'cluster',
         state: 'reconciling',
         phase: 'WaitingApproval',
-        run: { workflowId: workflowId(), runId: expect.any(String), status: 'RUNNING' },
+        run: { workflowId: workflowId(), runId: expect.any(String), status: 'RUNNING', endedAt: null },
         since: expect.any(String),
         waitingOn: `waiting on approve before group ${group}`,
       });

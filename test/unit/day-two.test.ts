@@ -12,7 +12,18 @@ import {
   type DiffReport,
   type ReleaseDiff,
 } from '../../cli/diff';
-import { age, formatList, objectRow, objectState, type CurrentRun, type ListRow } from '../../cli/list';
+import {
+  age,
+  endedState,
+  fileRows,
+  formatList,
+  objectRow,
+  objectState,
+  runsQuery,
+  type CurrentRun,
+  type ListedRun,
+  type ListRow,
+} from '../../cli/list';
 import { main } from '../../cli/main';
 import { previousDeploys, retryPlace } from '../../runs/day-two';
 import type { ObjectPlace } from '../../runs/targets';
@@ -282,6 +293,7 @@ describe('objectRow', () => {
     status: running ? 'RUNNING' : 'COMPLETED',
     memo: { mode: 'deploy' },
     startedAt: 0,
+    endedAt: running ? null : '2026-11-22T07:01:00.000Z',
     progress: running ? waiting : null,
   });
   const deployed = object({ conditions: [condition('Ready', 'True', 'Deployed')] });
@@ -332,9 +344,25 @@ describe('formatList', () => {
       from: 'cluster',
       state: 'reconciling',
       phase: 'WaitingApproval',
-      run: { workflowId: 'ArmadaManifest:default/demo', runId: 'r1', status: 'RUNNING' },
+      run: { workflowId: 'ArmadaManifest:default/demo', runId: 'r1', status: 'RUNNING', endedAt: null },
       since: '2026-11-22T07:00:00Z',
       waitingOn: 'waiting on approve before group apps',
+    },
+    {
+      kind: 'ArmadaChart',
+      namespace: 'default',
+      name: 'site',
+      from: 'file',
+      state: 'ready',
+      phase: 'Deployed',
+      run: {
+        workflowId: 'ArmadaChart:default/site',
+        runId: 'r2',
+        status: 'COMPLETED',
+        endedAt: '2026-11-22T07:01:00Z',
+      },
+      since: '2026-11-22T07:00:30Z',
+      waitingOn: null,
     },
     {
       kind: 'Deployer',
@@ -350,17 +378,122 @@ describe('formatList', () => {
   ];
   const now = new Date('2026-11-22T07:05:00Z');
 
-  it('aligns short names, state, phase, run, age and what it waits on', () => {
+  it('aligns short names, state, phase, run (how long ago it ended), age and what it waits on', () => {
     expect(formatList(rows, false, now)).toEqual([
-      'OBJECT     FROM     STATE        PHASE            RUN      AGE  WAITING ON',
-      'amf/demo   cluster  reconciling  WaitingApproval  running  5m   waiting on approve before group apps',
-      'dpl/nginx  file     reconciling  -                -        -',
+      'OBJECT     FROM     STATE        PHASE            RUN               AGE    WAITING ON',
+      'amf/demo   cluster  reconciling  WaitingApproval  running           5m     waiting on approve before group apps',
+      'act/site   file     ready        Deployed         completed 4m ago  4m30s',
+      'dpl/nginx  file     reconciling  -                -                 -',
     ]);
   });
 
   it('adds the namespace first for every namespace', () => {
     expect(formatList(rows, true, now)[0].split(/\s{2,}/)[0]).toBe('NAMESPACE');
-    expect(formatList(rows, true, now)[2].startsWith('web ')).toBe(true);
+    expect(formatList(rows, true, now)[3].startsWith('web ')).toBe(true);
+  });
+});
+
+describe('fileRows: the objects deployed from files, from their runs', () => {
+  const run = (over: Partial<ListedRun> = {}): ListedRun => ({
+    kind: 'ArmadaManifest',
+    namespace: 'default',
+    name: 'site',
+    workflowId: 'ArmadaManifest:default/site',
+    runId: 'r1',
+    status: 'COMPLETED',
+    phase: 'Deployed',
+    startedAt: '2026-11-22T07:00:00.000Z',
+    endedAt: '2026-11-22T07:01:00.000Z',
+    memo: { mode: 'deploy' },
+    ...over,
+  });
+  const none = new Set<string>();
+  const shown = (runs: ListedRun[], onCluster = none) =>
+    fileRows(runs, onCluster).map((r) => [`${r.kind} ${r.name}`, r.state, r.phase, r.run?.runId]);
+
+  it.each<[string, ListedRun[], ReturnType<typeof shown>]>([
+    [
+      'a run that ended is listed, with its last phase and when it ended',
+      [run()],
+      [['ArmadaManifest site', 'ready', 'Deployed', 'r1']],
+    ],
+    [
+      'an object is listed once, by its latest run (a re-apply, a re-plan)',
+      [run({ runId: 'old', startedAt: '2026-11-21T07:00:00.000Z' }), run({ runId: 'new' })],
+      [['ArmadaManifest site', 'ready', 'Deployed', 'new']],
+    ],
+    [
+      'a running run wins over one that ended, and its canary over the run that drives it',
+      [
+        run({ kind: 'ArmadaChart', workflowId: 'ArmadaChart:default/site', runId: 'ended' }),
+        run({
+          kind: 'ArmadaChart',
+          workflowId: 'ArmadaChart:default/site',
+          runId: 'chart',
+          status: 'RUNNING',
+          endedAt: null,
+        }),
+        run({
+          kind: 'ArmadaChart',
+          workflowId: 'ArmadaChart:default/site/canary',
+          runId: 'canary',
+          status: 'RUNNING',
+          endedAt: null,
+        }),
+      ],
+      [['ArmadaChart site', 'reconciling', 'Deployed', 'canary']],
+    ],
+    [
+      "a canary or rollout that ended is not the object's run: it ended with it",
+      [run({ kind: 'Deployer', workflowId: 'Deployer:default/site/rollout' })],
+      [],
+    ],
+    [
+      'a run that failed, or ended mid-way, reads stalled',
+      [
+        run({ name: 'a', workflowId: 'ArmadaManifest:default/a', status: 'FAILED', phase: 'Failed' }),
+        run({ name: 'b', workflowId: 'ArmadaManifest:default/b', status: 'TERMINATED', phase: 'Running' }),
+      ],
+      [
+        ['ArmadaManifest a', 'stalled', 'Failed', 'r1'],
+        ['ArmadaManifest b', 'stalled', 'Running', 'r1'],
+      ],
+    ],
+    [
+      'an object whose latest run uninstalled it is not listed, as helm list leaves it out',
+      [run({ runId: 'deploy', startedAt: '2026-11-21T07:00:00.000Z' }), run({ phase: 'Uninstalled' })],
+      [],
+    ],
+    [
+      'an object whose latest run the bridge started (its memo names specs) has left the cluster',
+      [run({ memo: { mode: 'uninstall', specs: 'ArmadaManifest/site@2' } })],
+      [],
+    ],
+  ])('%s', (_, runs, rows) => {
+    expect(shown(runs)).toEqual(rows);
+  });
+
+  it('leaves out an object on the cluster: it has its own row', () => {
+    expect(shown([run()], new Set(['ArmadaManifest default/site']))).toEqual([]);
+  });
+
+  it('asks visibility for running runs and those that ended since, in the namespace', () => {
+    expect(runsQuery('apps', '2026-10-23T07:00:00.000Z')).toBe(
+      "ArmadaKind IN ('ArmadaManifest', 'ArmadaChartGroup', 'ArmadaChart', 'Deployer') AND ArmadaNamespace = 'apps' AND (ExecutionStatus = 'Running' OR CloseTime >= '2026-10-23T07:00:00.000Z')",
+    );
+  });
+});
+
+describe("endedState: an ended run in list's words", () => {
+  it.each([
+    ['Deployed', 'COMPLETED', 'ready'],
+    ['RolledBack', 'COMPLETED', 'stalled'],
+    ['Failed', 'FAILED', 'stalled'],
+    ['WaitingApproval', 'TERMINATED', 'stalled'],
+    [null, 'COMPLETED', 'ready'],
+    [null, 'TIMED_OUT', 'stalled'],
+  ])('phase %s, run %s: %s', (phase, status, state) => {
+    expect(endedState(phase, status)).toBe(state);
   });
 });
 

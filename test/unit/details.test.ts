@@ -1,6 +1,6 @@
 import { renderDetails } from '../../workflows/details';
 import type { AnyProgress, Progress } from '../../core/progress';
-import { logOf, markdownOf, progressView, textOf, waitingOf } from '../../core/plan/progress-view';
+import { literal, logOf, markdownOf, progressView, textOf, waitingOf } from '../../core/plan/progress-view';
 import { canaryAtStep2 } from '../helpers/canary-progress';
 import { oneGroup } from '../helpers/progress';
 import { formatProgress } from '../../runs/progress';
@@ -45,6 +45,10 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
         '| platform (sequenced, running) | settings | demo/demo-settings | 3 | deployed |',
         '|  | backend | demo/demo-backend |  | failed: wait timed out |',
         '| apps (parallel, pending) |  |  |  |  |',
+        '',
+        '2 charts in 2 groups',
+        '',
+        '\u00a0',
       ],
       [
         'Running',
@@ -58,13 +62,17 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
       'a canary: a table of steps with their split and times, the current one marked',
       canaryAtStep2,
       [
-        '**blog-2: Progressing, step 2/3 at 30 % — waiting on approval**',
+        '**blog-2: Progressing, step 2 / 3 at 30 % — waiting on approval**',
         '',
         '| step | percent | new/old | hold | started | ready | ended |',
         '|---|---|---|---|---|---|---|',
-        '| 1 | 10 % | 1/9 | 1m | 07:38:41 | 07:38:42 | 07:39:42 held |',
-        '| ▶ 2 | 30 % | 3/7 | approval | 07:39:42 |  |  |',
-        '| 3 | 100 % | 10/0 | - |  |  |  |',
+        '| 1 | 10 % | 1 / 9 | 1m | 07:38:41 | 07:38:42 | 07:39:42 held |',
+        '| ▶ 2 | 30 % | 3 / 7 | approval | 07:39:42 |  |  |',
+        '| 3 | 100 % | 10 / 0 | - |  |  |  |',
+        '',
+        '3 steps',
+        '',
+        '\u00a0',
       ],
       [
         'blog-2: Progressing, step 2/3 at 30 % — waiting on approval',
@@ -74,15 +82,24 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
         '  3     100 %    10/0     -',
       ],
     ],
-  ])('%s: the UI details as markdown, status as aligned text', (_name, progress, markdown, text) => {
-    expect(renderDetails(progress).split('\n')).toEqual(markdown);
-    expect(formatProgress(progress)).toEqual(text);
-  });
+  ])(
+    '%s: the UI details as markdown (slashes between digits spaced: no fractions; the count and a blank line last), status as aligned text',
+    (_name, progress, markdown, text) => {
+      expect(renderDetails(progress).split('\n')).toEqual(markdown);
+      expect(formatProgress(progress)).toEqual(text);
+    },
+  );
 
   it('escapes markdown in what a run reports, so an error cannot break the table', () => {
     const charts = [{ ...manifestRunning.groups[0].charts[1], error: 'bad | value_x' }];
     const details = renderDetails({ ...manifestRunning, groups: [{ ...manifestRunning.groups[0], charts }] });
     expect(details).toContain('| failed: bad \\| value\\_x |');
+  });
+
+  it('spaces a slash between digits, which the UI would typeset as a fraction, and no other', () => {
+    expect(literal('step 1/4: 3/3 available in demo/web-2, 10/0')).toBe(
+      'step 1 / 4: 3 / 3 available in demo/web-2, 10 / 0',
+    );
   });
 
   const facts: [string, AnyProgress, string[]][] = [
@@ -156,7 +173,7 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
   it.each(facts)('%s: the UI, status and the watch log all say it', (_name, progress, said) => {
     const view = progressView(progress);
     for (const fact of said) {
-      expect(markdownOf(view)).toContain(fact);
+      expect(markdownOf(view)).toContain(literal(fact));
       expect(textOf(view).join('\n')).toContain(fact);
       expect(logOf(view).join('\n')).toContain(fact);
     }
@@ -167,11 +184,13 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
     ['a canary', canaryAtStep2],
   ])('%s: every cell of the table is in both the markdown and the text row', (_name, progress) => {
     const view = progressView(progress);
-    const markdownRows = markdownOf(view).split('\n').slice(-view.rows.length);
+    const markdownRows = markdownOf(view)
+      .split('\n')
+      .slice(-view.rows.length - 4, -4);
     const textRows = textOf(view).slice(-view.rows.length);
     view.rows.forEach((row, i) => {
       for (const cell of row.cells.filter(Boolean)) {
-        expect(markdownRows[i]).toContain(cell);
+        expect(markdownRows[i]).toContain(literal(cell));
         expect(textRows[i]).toContain(cell);
       }
     });

@@ -7,6 +7,7 @@ import { applicableDocuments } from '../../cli/documents';
 import type { RunRecord } from '../../cli/history';
 import { main } from '../../cli/main';
 import { chartRun, manifestRun, startRun, type RunRequest } from '../../runs/requests';
+import { runUrl } from '../../kube/status';
 import type { Terminal } from '../../cli/watch';
 import { undoWorkflow } from '../../workflows';
 import { approveSignal, progressQuery, replanSignal } from '../../workflows/messages';
@@ -233,11 +234,13 @@ describe('armadactl history and status --output json (stubbed activities, real d
       expect(limited.out.slice(1)).toEqual([text.out[1]]);
 
       const status = await armadactl(['status', 'demo', '-n', ns, '-o', 'json']);
+      const url = runUrl('default', `ArmadaManifest:${ns}/demo`, runs[0].runId);
       expect(JSON.parse(status.out.join('\n'))).toMatchObject({
         workflowId: `ArmadaManifest:${ns}/demo`,
         runId: runs[0].runId,
         status: 'COMPLETED',
         specs: 'ArmadaManifest/demo@2',
+        url,
         progress: {
           phase: 'Deployed',
           groups: [
@@ -247,6 +250,14 @@ describe('armadactl history and status --output json (stubbed activities, real d
         },
       });
       expect(status.code).toBe(0);
+      // As text, the run as `armadactl get` shows it (issue 36): IDs, status, specs, UI link.
+      const shown = await armadactl(['status', 'demo', '-n', ns]);
+      expect(shown.out.slice(0, 4)).toEqual([
+        `run ArmadaManifest:${ns}/demo ${runs[0].runId}: completed`,
+        '  specs ArmadaManifest/demo@2',
+        `  ${url}`,
+        '  Deployed',
+      ]);
     });
   });
 

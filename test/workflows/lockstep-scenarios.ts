@@ -128,7 +128,7 @@ export function lockstepScenarios(
       // The run's current details in the Temporal UI show the set as one table.
       const details = await eventually('the details showing both members holding step 2', async () => {
         const text = await detailsOf(run);
-        return members.every((m) => text.includes(`| ${m} | 2/3 | 60 % | Progressing | hold |`))
+        return members.every((m) => text.includes(`| ${m} | 2 / 3 | 60 % | Progressing | hold |`))
           ? text
           : undefined;
       });
