@@ -32,9 +32,6 @@ export const armadaChartGroupSpec = z
 
 export const armadaChartGroupStatus = z
   .strictObject({
-    actual_state: z.string().optional().describe('deployed, deploying, failed, ...'),
-    satisfied: z.boolean().optional().describe('Whether every chart reached the target state.'),
-    reason: z.string().optional().describe('Why, in a few words.'),
     progress: z
       .strictObject({
         ready: z.number().int().optional().describe('Charts that reached the target state.'),

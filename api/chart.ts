@@ -519,12 +519,6 @@ export const armadaChartSpec = z
 
 export const armadaChartStatus = z
   .strictObject({
-    actual_state: z
-      .string()
-      .optional()
-      .describe('What the release is now: deployed, failed, uninstalled, ...'),
-    satisfied: z.boolean().optional().describe('Whether the actual state is the target state.'),
-    reason: z.string().optional().describe('Why, in a few words.'),
     helm: z
       .strictObject({
         revision: z.number().int().optional().describe('Current Helm revision.'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACTUAL_STATES } from './states';
 import { DURATION, durationSeconds } from './duration';
 
 /** API group and version of every armada kind (compatible with the Armada document model). */
@@ -186,6 +187,19 @@ export const condition = z.strictObject({
 
 /** Status fields every kind shares. */
 export const commonStatus = {
+  actual_state: z
+    .string()
+    .optional()
+    .describe(
+      `Where the object stands, a word of the state vocabulary in lower case: ${ACTUAL_STATES.join(', ')}.`,
+    ),
+  satisfied: z
+    .boolean()
+    .optional()
+    .describe(
+      'Whether the object is in its target state at its current generation: false while a run works on it, and while a changed spec (metadata.generation above observedGeneration) is not deployed yet.',
+    ),
+  reason: z.string().optional().describe('Why, in a few words.'),
   observedGeneration: z
     .number()
     .int()

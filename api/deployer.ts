@@ -44,7 +44,12 @@ export const deployerSpec = z
 
 export const deployerStatus = z
   .strictObject({
-    phase: z.string().optional().describe('Progressing, Completed, RolledBack, Failed.'),
+    phase: z
+      .string()
+      .optional()
+      .describe(
+        'The Deployer operator’s phase (Progressing, Completed, RolledBack, Failed), kept for scripts written for it; actual_state says the same in the words every kind uses (Completed is deployed).',
+      ),
     current_version: z.string().optional().describe('Version serving at 100 %.'),
     owned_deployments: z
       .record(z.string(), z.string())

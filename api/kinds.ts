@@ -34,25 +34,27 @@ const age: PrinterColumn = {
   jsonPath: '.metadata.creationTimestamp',
   description: 'Time since creation.',
 };
+const stateColumn = (what: string): PrinterColumn => ({
+  name: 'State',
+  type: 'string',
+  jsonPath: '.status.actual_state',
+  description: `What the ${what} is now, a word of the state vocabulary (paused while paused).`,
+});
+const satisfiedColumn: PrinterColumn = {
+  name: 'Satisfied',
+  type: 'boolean',
+  jsonPath: '.status.satisfied',
+  description: 'Whether it is in its target state at its current generation (false while a new spec waits).',
+};
 const state = (what: string): PrinterColumn[] => [
-  {
-    name: 'State',
-    type: 'string',
-    jsonPath: '.status.actual_state',
-    description: `What the ${what} is now.`,
-  },
+  stateColumn(what),
   {
     name: 'Target State',
     type: 'string',
     jsonPath: '.spec.target_state',
     description: `What the ${what} should be.`,
   },
-  {
-    name: 'Satisfied',
-    type: 'boolean',
-    jsonPath: '.status.satisfied',
-    description: 'Whether the two agree.',
-  },
+  satisfiedColumn,
 ];
 const progress: PrinterColumn = {
   name: 'Progress',
@@ -128,7 +130,8 @@ export const kinds = {
         jsonPath: '.spec.deployment.version',
         description: 'Version rolling out.',
       },
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the rollout stands.' },
+      stateColumn('rollout'),
+      satisfiedColumn,
       {
         name: 'Progress',
         type: 'integer',

@@ -64,9 +64,6 @@ export const armadaManifestSpec = z
 
 export const armadaManifestStatus = z
   .strictObject({
-    actual_state: z.string().optional().describe('deployed, deploying, failed, rolled-back, ...'),
-    satisfied: z.boolean().optional().describe('Whether every group reached the target state.'),
-    reason: z.string().optional().describe('Why, in a few words.'),
     progress: z
       .strictObject({
         group: z.string().optional().describe('The group being deployed.'),

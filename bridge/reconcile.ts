@@ -10,6 +10,7 @@ import { RunInProgress, startRun, type RunRequest } from '../runs/requests';
 import { placeOf, routeOf } from '../runs/targets';
 import { replanSignal } from '../workflows/messages';
 import { PlanError } from '../core/plan/manifest';
+import { pendingGenerationStatus } from '../core/plan/status';
 import { decideRun, type RunFacts } from '../core/bridge/decide-run';
 import { decideUninstall } from '../core/bridge/decide-uninstall';
 import { policyRefusal, type PolicyBounded } from '../core/bridge/policy-refusal';
@@ -67,6 +68,7 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
     // Its own spec is valid; what lists it judges the rest and deploys it: a change to it
     // re-plans that run.
     await clearInvalid(view);
+    await markGenerationPending(view);
     ctx.enqueue(owner.key);
     return;
   }
@@ -84,6 +86,7 @@ export async function reconcile(ctx: BridgeContext, key: string): Promise<void> 
     return markInvalid(ctx, view, planned.problem);
   }
   await clearInvalid(view);
+  await markGenerationPending(view);
   if (view.kind === 'ArmadaManifest') {
     // Its charts give up the unprefixed releases their own runs installed before it listed them.
     if (await clearStandaloneLeftovers(ctx, view)) return;
@@ -401,6 +404,25 @@ async function clearInvalid(view: ObjectView): Promise<void> {
       ],
     },
     event: { type: 'Normal', reason: 'Valid', message: 'the spec is valid again' },
+  });
+}
+
+/**
+ * Says that the object's new generation is not deployed yet, when its status still says
+ * `satisfied: true` of the one before (SATISFIED false, Ready False, Reconciling True, reason
+ * NewGeneration), until its run writes the new generation's status. observedGeneration stays
+ * the deployed one.
+ */
+async function markGenerationPending(view: ObjectView): Promise<void> {
+  const pending = view.satisfiedBefore;
+  if (!pending) return;
+  const { kind, namespace, name } = view;
+  await writeStatus({
+    kind,
+    namespace,
+    name,
+    observedGeneration: pending.observedGeneration,
+    status: pendingGenerationStatus(pending),
   });
 }
 

@@ -7,6 +7,7 @@ import { describeProblems, validateObject, type Problem } from '../api/validate'
 import type { ClaimDocument, ClaimKey } from '../core/plan/manifest';
 import { DOC_PAGES, pointingTo } from '../core/doc-pages';
 import { prefixedRelease } from '../core/plan/names';
+import { pendingGeneration } from '../core/plan/status';
 import { formatSpecs } from '../core/plan/specs';
 import { stableJson } from '../core/stable-json';
 import {
@@ -102,6 +103,11 @@ interface ViewOf<K extends KindName> {
   author?: string;
   /** The message of the object's Invalid condition while that is True (what the bridge said). */
   statedInvalid?: string;
+  /**
+   * Its status says `satisfied: true` of an older generation than its spec's: what its next run
+   * deploys is not deployed yet (the bridge says so: markGenerationPending).
+   */
+  satisfiedBefore?: { generation: number; observedGeneration: number };
 }
 
 /**
@@ -143,9 +149,14 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
   const [release, releaseNamespace] = [text(declared.release), text(declared.namespace)];
   const annotations = metadata.annotations ?? {};
   const command = annotations[ACTION_ANNOTATION];
-  const invalid = (
-    obj.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined
-  )?.conditions?.find((c) => c.type === 'Invalid');
+  const status = obj.status as
+    | {
+        conditions?: { type: string; status: string; message?: string }[];
+        satisfied?: boolean;
+        observedGeneration?: number;
+      }
+    | undefined;
+  const invalid = status?.conditions?.find((c) => c.type === 'Invalid');
   const view: ViewOf<K> = {
     kind,
     namespace: metadata.namespace,
@@ -190,6 +201,9 @@ export function viewOf<K extends KindName>(kind: K, obj: ArmadaObject): ObjectVi
           },
     author: annotations[AUTHOR_ANNOTATION],
     statedInvalid: invalid?.status === 'True' ? (invalid.message ?? '') : undefined,
+    satisfiedBefore:
+      (status?.satisfied === true && pendingGeneration(metadata.generation, status.observedGeneration)) ||
+      undefined,
   };
   return view as ObjectView<K>;
 }

@@ -7,7 +7,7 @@ import { formatProgress } from '../runs/progress';
 import { placeByName } from '../runs/places';
 import { routeOf, type ObjectPlace, type Target } from '../runs/targets';
 import type { AnyProgress } from '../core/progress';
-import { readingOf } from '../core/plan/status';
+import { readingOf, shownPhase } from '../core/plan/status';
 import { waitingOf } from '../core/plan/progress-view';
 import { ArmadaKind, ArmadaName, ArmadaNamespace, ArmadaPhase } from '../workflows/search-attributes';
 import { objectWorkflowId } from '../core/plan/names';
@@ -108,7 +108,7 @@ export function objectRow(o: ClusterObject, run: CurrentRun | null): ListRow {
     name: o.metadata.name,
     from: 'cluster',
     state: objectState(o),
-    phase: live?.phase ?? conditionOf(o, 'Ready')?.reason ?? null,
+    phase: (live && shownPhase(live)) ?? conditionOf(o, 'Ready')?.reason ?? null,
     run: run && { workflowId: run.workflowId, runId: run.runId, status: run.status, endedAt: run.endedAt },
     since: o.metadata.creationTimestamp ?? null,
     waitingOn: (live && waitingOf(live)) || null,
@@ -257,10 +257,11 @@ export async function listRows(
     if (row.run?.status !== 'RUNNING') return row;
     const progress = await within(progressOf(client, row.run.workflowId), PROGRESS_TIMEOUT_MS);
     if (!progress) return row;
+    const phase = shownPhase(progress);
     return {
       ...row,
-      phase: progress.phase,
-      state: readingOf(progress.phase),
+      phase,
+      state: readingOf(phase),
       waitingOn: waitingOf(progress) || null,
     };
   });

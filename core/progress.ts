@@ -1,5 +1,6 @@
 /** What the `progress` query answers and the Temporal UI, CR status and the CLI show of a run. */
 
+import type { CanaryPhase } from '../api/states';
 import type { ControlProgress, Pause } from './control';
 
 export type ChartState =
@@ -47,7 +48,8 @@ export interface CanaryProgress extends Omit<ControlProgress, 'paused'> {
   kind: 'canary';
   /** What is rolled out, e.g. `blog-2` or `web/nginx-1.26.0`. */
   target: string;
-  phase: 'Progressing' | 'Promoting' | 'Promoted' | 'RollingBack' | 'RolledBack';
+  /** The canary's own phase; shown as its word of the state vocabulary (CANARY_STATES). */
+  phase: CanaryPhase;
   /** 1-based step; 0 before the first. */
   step: number;
   steps: number;

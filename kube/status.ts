@@ -10,6 +10,7 @@ import { kinds, type KindName } from '../api/kinds';
 import { kubeApi } from './client';
 import type { Condition } from '../core/contracts/kube';
 import { variable } from '../core/environment';
+import { pendingGeneration } from '../core/plan/status';
 
 /** Base URL of the Temporal UI for the links written into status. */
 const UI_URL = variable(process.env, 'ARMADA_TEMPORAL_UI') ?? 'http://localhost:8233';
@@ -86,7 +87,14 @@ export async function writeStatus(
           ...target,
           body: {
             metadata: { resourceVersion: current.metadata.resourceVersion },
-            status: { ...report.status, ...(conditions && { conditions }), observedGeneration: generation },
+            status: {
+              ...report.status,
+              ...(conditions && { conditions }),
+              // A run that deployed an older generation than the object has now did not satisfy it.
+              ...(report.status.satisfied === true &&
+                pendingGeneration(current.metadata.generation, generation) !== null && { satisfied: false }),
+              observedGeneration: generation,
+            },
           },
         },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

@@ -19,6 +19,7 @@ import { renderDetails } from './details';
 import { NonRetryable, rootMessage } from '../core/failures';
 import { canaryProgressQuery } from './messages';
 import type { CanaryProgress } from '../core/progress';
+import { CANARY_STATES, deployerOperatorPhase } from '../api/states';
 import type { Hold } from '../core/control';
 import {
   afterWait,
@@ -639,14 +640,9 @@ export class Canary {
           };
     return report(resource.kind, resource.namespace, resource.name, phase, message, {
       progress,
-      ...(resource.kind === 'Deployer' && { phase: deployerPhase(p.phase) }),
+      ...(resource.kind === 'Deployer' && { phase: deployerOperatorPhase(CANARY_STATES[p.phase]) }),
     });
   }
-}
-
-/** The Deployer operator's phase names. */
-function deployerPhase(phase: CanaryProgress['phase']): string {
-  return phase === 'Promoted' ? 'Completed' : phase === 'RolledBack' ? 'RolledBack' : 'Progressing';
 }
 
 function sum(scales: Scale[]): number {

@@ -1,5 +1,6 @@
 import { CancellationScope, ContinueAsNew, setHandler } from '@temporalio/workflow';
 import { passSafePoint } from './holds';
+import { deployerOperatorPhase } from '../api/states';
 import { deployerPolicySubject } from '../api/policy-subjects';
 import type { DeployedVersion, DeployerObject, DeployerRef } from '../core/contracts/kube';
 import { io, profile } from './activity-proxies';
@@ -234,11 +235,11 @@ async function complete(
 ): Promise<DeployerOutcome> {
   const { deployment } = run.spec;
   await deleteVersions(ref, old, deployer);
-  const [ending, message, phase] = run.undoes
-    ? ['RolledBack', `undo of run ${run.undoes}: ${target} serves 100 %`, 'RolledBack']
-    : ['Deployed', `${target} serves 100 %`, 'Completed'];
+  const [ending, message] = run.undoes
+    ? (['RolledBack', `undo of run ${run.undoes}: ${target} serves 100 %`] as const)
+    : (['Deployed', `${target} serves 100 %`] as const);
   await report('Deployer', run.namespace, run.name, ending, message, {
-    phase,
+    phase: deployerOperatorPhase(ending),
     current_version: deployment.version,
   });
   await notifier.notify({ event: 'completed', reason: `${target} serves 100 %` });

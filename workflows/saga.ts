@@ -7,6 +7,7 @@ import { releaseWorkflowId } from '../core/plan/names';
 import { compensations, undoneName, type Compensation } from '../core/plan/rollback';
 import type { Change } from '../core/plan/changes';
 import { report } from './status';
+import { deployerOperatorPhase } from '../api/states';
 
 /** A compensation that writes a Helm release (helm rollback or uninstall). */
 type ReleaseStep = Extract<Compensation, { release: string }>;
@@ -99,8 +100,8 @@ async function undoDeployer(
     remove
       ? `every version removed: the run rolled back that first deployed it`
       : `back to ${step.version}: the run rolled back that had replaced it`,
-    // status.phase (kubectl get dpl's Phase column) too: else it kept the undo run's Completed.
+    // status.phase (the Deployer operator's word) too: else it kept the undo run's Completed.
     // A removed Deployer runs no version: null clears current_version (a merge patch).
-    { phase: 'RolledBack', current_version: remove ? null : step.version },
+    { phase: deployerOperatorPhase('RolledBack'), current_version: remove ? null : step.version },
   );
 }

@@ -6,7 +6,7 @@ import { io, profile, statusWrites } from './activity-proxies';
 import { heldMessage } from './holds';
 import { rootMessage } from '../core/failures';
 import type { ControlProgress, Hold, Pause } from '../core/control';
-import { readingOf, statusFor } from '../core/plan/status';
+import { pausedPhase, readingOf, statusFor } from '../core/plan/status';
 import { generationIn, type RunMemo } from '../core/plan/specs';
 
 type StatusReport = Parameters<typeof activities.reportStatus>[0];
@@ -80,16 +80,28 @@ function statusReport(
   message: string,
   extra: Record<string, unknown>,
 ): StatusReport {
-  const { memo } = workflowInfo();
+  const key = `${kind}/${namespace}/${name}`;
+  reported.set(key, { phase, message });
+  // A paused object says Paused while its run works on (pausedPhase), until the run ends.
+  const shown = pausedPhase(phase, pausedObjects.has(key));
   return {
-    kind,
-    namespace,
-    name,
-    observedGeneration: generationIn((memo as RunMemo | undefined)?.specs, kind, name),
-    status: { ...statusFor(phase, message), reason: message, workflow: runLink(), ...extra },
+    ...generationOf(kind, namespace, name),
+    status: { ...statusFor(shown, message), reason: message, workflow: runLink(), ...extra },
     event: { type: readingOf(phase) === 'stalled' ? 'Warning' : 'Normal', reason: phase, message },
   };
 }
+
+/** The object, and as observedGeneration the generation this run deploys (from its memo's specs). */
+function generationOf(kind: KindName, namespace: string, name: string) {
+  const { memo } = workflowInfo();
+  const specs = (memo as RunMemo | undefined)?.specs;
+  return { kind, namespace, name, observedGeneration: generationIn(specs, kind, name) };
+}
+
+/** The phase and message this run last reported of each object (by objectKey): what a resume shows again. */
+const reported = new Map<string, { phase: string; message: string }>();
+/** The objects this run shows paused (reportPause), by objectKey. */
+const pausedObjects = new Set<string>();
 
 /**
  * Shows a pause in the CR: `status.paused {by, reason, since}` and the condition `Paused`, as
@@ -104,15 +116,25 @@ export async function reportPause(
   const message = paused
     ? `paused by ${paused.by ?? 'an operator'}${paused.reason ? `: ${paused.reason}` : ''}`
     : 'resumed';
+  const key = `${kind}/${namespace}/${name}`;
+  if (paused) pausedObjects.add(key);
+  else pausedObjects.delete(key);
+  // The state the object shows: Paused, or on resume the phase this run last reported of it.
+  const last = reported.get(key);
+  const phase = last ? pausedPhase(last.phase, paused !== null) : paused && 'Paused';
+  const state = phase ? statusFor(phase, phase === 'Paused' || !last ? message : last.message) : undefined;
+  const pausedCondition = {
+    type: 'Paused',
+    status: paused ? 'True' : 'False',
+    reason: paused ? 'Paused' : 'Resumed',
+    message,
+  } as const;
   await write(paused ? 'Paused' : 'Resumed', {
-    kind,
-    namespace,
-    name,
+    ...generationOf(kind, namespace, name),
     status: {
+      ...state,
       paused,
-      conditions: [
-        { type: 'Paused', status: paused ? 'True' : 'False', reason: paused ? 'Paused' : 'Resumed', message },
-      ],
+      conditions: [...(state?.conditions ?? []), pausedCondition],
     },
     event: { type: 'Normal', reason: paused ? 'Paused' : 'Resumed', message },
   });
@@ -132,9 +154,7 @@ export async function reportHeld(
   const reason = held ? (held.for === 'freeze' ? 'Frozen' : 'OutsideWindow') : 'NotHeld';
   const message = held ? heldMessage(held) : 'going on';
   return write(reason, {
-    kind,
-    namespace,
-    name,
+    ...generationOf(kind, namespace, name),
     status: { held, conditions: [{ type: 'Held', status: held ? 'True' : 'False', reason, message }] },
     event: { type: 'Normal', reason: held ? reason : 'Released', message },
   });

@@ -1,6 +1,7 @@
 import type { AnyProgress, CanaryProgress, CanaryStepRecord, ChartProgress, Progress } from '../progress';
 import type { ControlProgress, Gate, Hold, Request } from '../control';
 import { formatSeconds } from './canary';
+import { shownPhase } from './status';
 
 /**
  * What a run's progress shows, decided once for every place that shows it: the Temporal UI's
@@ -152,7 +153,7 @@ function manifestView(p: Progress): ProgressView {
   });
   const charts = p.groups.reduce((n, g) => n + g.charts.length, 0);
   return {
-    title: title(p.phase, p),
+    title: title(shownPhase(p), p),
     notes: controlNotes(p),
     columns: ['group', 'chart', 'release', 'revision', 'state'],
     rows,
@@ -190,7 +191,7 @@ function canaryView(p: CanaryProgress): ProgressView {
       return `step ${s.step} (${cells[1]}, ${cells[2]}): ${times.join(', ')}`;
     });
   return {
-    title: title(`${p.target}: ${p.phase}, step ${p.step}/${p.steps} at ${p.percent} %`, p),
+    title: title(`${p.target}: ${shownPhase(p)}, step ${p.step}/${p.steps} at ${p.percent} %`, p),
     notes: [
       ...(p.reason ? [`reason: ${p.reason}`] : []),
       ...(p.weights ? [`traffic: ${p.weights}`] : []),

@@ -1,41 +1,11 @@
+import { CANARY_STATES, NEW_GENERATION, STATES, type Reading, type StateWord } from '../../api/states';
 import type { Condition } from '../contracts/kube';
+import type { AnyProgress } from '../progress';
 
-/**
- * What a run's phase says about its object, in the terms of kstatus (sigs.k8s.io/cli-utils):
- * - `ready`: the object reached its target state (Ready=True);
- * - `reconciling`: a run works on it, or waits on something that moves it on without a change
- *   to its spec (an approval, a canary hold) (Reconciling=True);
- * - `stalled`: its run ended short of the target, and only a change (a new spec, an action
- *   annotation) moves it on (Stalled=True).
- */
-export type Reading = 'ready' | 'reconciling' | 'stalled';
+export type { Reading };
 
-/**
- * Every phase a run reports into status (`report` in workflows/status.ts, called by the
- * manifest, group, chart, canary and Deployer workflows), and how it reads.
- */
-export const PHASES = {
-  /** A manifest run deploys its groups. */
-  Running: 'reconciling',
-  /** A group or chart run deploys its charts or its release. */
-  Deploying: 'reconciling',
-  /** A manifest, group or chart run uninstalls. */
-  Uninstalling: 'reconciling',
-  /** A manifest waits for an approval before its next group: a signal, not a spec change, moves it on. */
-  WaitingApproval: 'reconciling',
-  /** A canary between steps, holding or waiting for an approval (paused ones too). */
-  Progressing: 'reconciling',
-  /** A manifest run undoes its releases; it ends as RolledBack (Stalled). */
-  RollingBack: 'reconciling',
-  Deployed: 'ready',
-  Uninstalled: 'ready',
-  Failed: 'stalled',
-  RolledBack: 'stalled',
-  /** A group that a rollback or a cancellation stopped before all its charts ran. */
-  Stopped: 'stalled',
-} as const satisfies Record<string, Reading>;
-
-export type RunPhase = keyof typeof PHASES;
+/** Every phase a run reports into status is a word of the state vocabulary (api/states.ts). */
+export type RunPhase = StateWord;
 
 /**
  * How a phase reads. A phase not in PHASES (a newer workflow's, on an older table) reads as
@@ -43,7 +13,7 @@ export type RunPhase = keyof typeof PHASES;
  * rather than being told the object is done.
  */
 export function readingOf(phase: string): Reading {
-  return Object.hasOwn(PHASES, phase) ? PHASES[phase as RunPhase] : 'reconciling';
+  return Object.hasOwn(STATES, phase) ? STATES[phase as StateWord].reading : 'reconciling';
 }
 
 /**
@@ -61,12 +31,7 @@ export function statusFor(
   message: string,
 ): { actual_state: string; satisfied: boolean; conditions: Condition[] } {
   const reading = readingOf(phase);
-  const cond = (type: string, on: boolean): Condition => ({
-    type,
-    status: on ? 'True' : 'False',
-    reason: phase,
-    message,
-  });
+  const cond = conditionSaying(phase, message);
   return {
     actual_state: phase.toLowerCase(),
     satisfied: reading === 'ready',
@@ -79,3 +44,61 @@ export function statusFor(
     ],
   };
 }
+
+/**
+ * The word a run's phase is shown as while the run may be paused: `Paused` while it is and the
+ * phase reads reconciling (the run holds at its next safe point); an ended run's phase (Deployed,
+ * Failed, ...) stands whatever its pause. The status writer (workflows/status.ts) and every
+ * reader of a run's progress (shownPhase) decide it here.
+ */
+export function pausedPhase(phase: string, paused: boolean): string {
+  return paused && readingOf(phase) === 'reconciling' ? 'Paused' : phase;
+}
+
+/**
+ * A run's progress in the vocabulary, as armadactl (`status`, `list`, `get`) and the Temporal
+ * UI show it: a canary's own phase as its state word (Promoted is Deployed), then Paused while
+ * paused (pausedPhase).
+ */
+export function shownPhase(p: AnyProgress): string {
+  const phase = 'kind' in p && p.kind === 'canary' ? CANARY_STATES[p.phase] : p.phase;
+  return pausedPhase(phase, Boolean(p.paused));
+}
+
+/**
+ * The generation no run has deployed yet, when the object has one: its spec changed
+ * (metadata.generation) since the generation its status was written for (observedGeneration).
+ * Such an object is not satisfied, whatever the last run said of the generation before. Null
+ * when the two agree or either is unknown.
+ */
+export function pendingGeneration(
+  generation: number | undefined,
+  observedGeneration: number | undefined,
+): { generation: number; observedGeneration: number } | null {
+  if (generation === undefined || observedGeneration === undefined || generation <= observedGeneration)
+    return null;
+  return { generation, observedGeneration };
+}
+
+/** The conditions the bridge writes while a new generation waits for its run: not Ready, Reconciling. */
+export function pendingGenerationStatus({
+  generation,
+  observedGeneration,
+}: {
+  generation: number;
+  observedGeneration: number;
+}): { satisfied: false; conditions: Condition[] } {
+  const cond = conditionSaying(
+    NEW_GENERATION,
+    `generation ${generation} is not deployed yet (status is of generation ${observedGeneration})`,
+  );
+  return {
+    satisfied: false,
+    conditions: [cond('Ready', false), cond('Reconciling', true), cond('Progressing', true)],
+  };
+}
+
+/** A condition of `type`, True or False, with one reason and message. */
+const conditionSaying =
+  (reason: string, message: string) =>
+  (type: string, on: boolean): Condition => ({ type, status: on ? 'True' : 'False', reason, message });

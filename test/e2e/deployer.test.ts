@@ -73,7 +73,8 @@ describe('Deployer canary through armadactl (real worker, sandbox cluster)', () 
 
     const status = await armadactl('status', 'dpl/podinfo', '-n', crNamespace);
     expect(status.code).toBe(0);
-    expect(status.printed).toMatch(/podinfo-1\.26\.0: Promoted, step 4\/4 at 100 %/);
+    // A promoted canary is Deployed, as kubectl get dpl and armadactl list say it (api/states.ts).
+    expect(status.printed).toMatch(/podinfo-1\.26\.0: Deployed, step 4\/4 at 100 %/);
     for (const split of ['1/9', '3/7', '6/4', '10/0']) expect(status.printed).toContain(split);
     expect(status.printed).toMatch(/\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d {2}\d\d:\d\d:\d\d held/);
   });

@@ -2,6 +2,8 @@ import { GROUP, VERSION } from '../../api/common';
 import { sharedWorker, uniqueName } from '../helpers/env';
 import { applyObjects, helloChart, installCrds, kubectl } from '../helpers/kube';
 import { eventually, startBridge, type ProductProcess } from '../helpers/processes';
+import { armadactlHere as armadactl } from '../helpers/armadactl';
+import { detailsOf } from '../helpers/runs';
 
 const API_VERSION = `${GROUP}/${VERSION}`;
 
@@ -32,8 +34,25 @@ describe('kstatus conditions: kubectl wait gates on every kind (bridge process, 
   const statusOf = async (resource: string) =>
     JSON.parse(await kubectl('get', resource, '-n', crs, '-o', 'json')) as {
       metadata: { generation: number };
-      status?: { observedGeneration?: number; conditions?: Condition[] };
+      status?: {
+        actual_state?: string;
+        observedGeneration?: number;
+        satisfied?: boolean;
+        conditions?: Condition[];
+        workflow?: { id: string };
+      };
     };
+  /** What `kubectl get` prints of an object: its printer columns, header → value. */
+  const columns = async (resource: string): Promise<Record<string, string>> => {
+    const [header, row] = (await kubectl('get', resource, '-n', crs)).trim().split('\n');
+    const starts = [...header.matchAll(/\S+( \S+)*/g)].map((m) => m.index);
+    return Object.fromEntries(
+      starts.map((start, i) => [
+        header.slice(start, starts[i + 1]).trim(),
+        row.slice(start, starts[i + 1]).trim(),
+      ]),
+    );
+  };
   /** Type → status of an object's conditions. */
   const conditionsOf = async (resource: string) =>
     Object.fromEntries(((await statusOf(resource)).status?.conditions ?? []).map((c) => [c.type, c.status]));
@@ -121,6 +140,101 @@ describe('kstatus conditions: kubectl wait gates on every kind (bridge process, 
         observed: at(String(metadata.generation)),
       });
     }
+  });
+
+  it('a finished Deployer is deployed in kubectl get dpl, armadactl status, list and get, and the UI', async () => {
+    expect(await columns('dpl/nginx')).toMatchObject({
+      STATE: 'deployed',
+      SATISFIED: 'true',
+      VERSION: '1.25.3',
+    });
+    const status = await armadactl('status', 'dpl/nginx', '-n', crs);
+    expect(status.out.split('\n')[0]).toMatch(/^[\w.-]+\/nginx-1\.25\.3: Deployed, step 1\/1 at 100 %/);
+    expect((await armadactl('list', '-n', crs)).out).toMatch(/\ndpl\/nginx +cluster +ready +Deployed /);
+    expect((await armadactl('get', 'dpl/nginx', '-n', crs)).out).toMatch(
+      /^Deployer [\w-]+\/nginx: ready \(deployed\)/,
+    );
+    const { workflow } = (await statusOf('dpl/nginx')).status!;
+    expect(await detailsOf(harness().client.workflow.getHandle(`${workflow!.id}`))).toMatch(
+      /: Deployed, step 1\/1/,
+    );
+  });
+
+  it('a manifest paused after its first group is paused in kubectl, armadactl and the UI; a chart changed meanwhile is not satisfied until deployed', async () => {
+    await applyObjects(crs, [
+      {
+        apiVersion: API_VERSION,
+        kind: 'ArmadaManifest',
+        metadata: { name: 'gated' },
+        spec: { release_prefix: 'g', chart_groups: ['first', 'second'], approval: { before: ['second'] } },
+      },
+      {
+        apiVersion: API_VERSION,
+        kind: 'ArmadaChartGroup',
+        metadata: { name: 'first' },
+        spec: { chart_group: ['one'] },
+      },
+      {
+        apiVersion: API_VERSION,
+        kind: 'ArmadaChartGroup',
+        metadata: { name: 'second' },
+        spec: { chart_group: ['two'] },
+      },
+      helloChart('one', releases),
+      helloChart('two', releases),
+    ]);
+    await eventually('gated waits before its second group', async () =>
+      (await statusOf('amf/gated')).status?.actual_state === 'waitingapproval' ? true : undefined,
+    );
+    await kubectl('annotate', 'amf', 'gated', '-n', crs, 'armada.airshipit.org/action=pause');
+    const paused = await eventually('gated paused', async () => {
+      const c = await columns('amf/gated');
+      return c.STATE === 'paused' ? c : undefined;
+    });
+    expect(paused).toMatchObject({ SATISFIED: 'false', PROGRESS: expect.stringMatching(/^1\/2/) });
+    expect((await armadactl('status', 'amf/gated', '-n', crs)).out).toMatch(/^Paused — /);
+    expect((await armadactl('list', '-n', crs)).out).toMatch(/\namf\/gated +cluster +reconciling +Paused /);
+    const run = harness().client.workflow.getHandle((await statusOf('amf/gated')).status!.workflow!.id);
+    expect(await detailsOf(run)).toMatch(/^\*\*Paused — /);
+
+    // A new generation of a chart the paused run deployed: not satisfied until a run deploys it.
+    expect(await columns('act/one')).toMatchObject({ STATE: 'deployed', SATISFIED: 'true' });
+    await kubectl(
+      'patch',
+      'act',
+      'one',
+      '-n',
+      crs,
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"values":{"replicaCount":2}}}',
+    );
+    const pending = await eventually('one not satisfied at generation 2', async () => {
+      const c = await columns('act/one');
+      return c.SATISFIED === 'false' ? c : undefined;
+    });
+    expect(pending).toMatchObject({ STATE: 'deployed' });
+    const { metadata, status } = await statusOf('act/one');
+    expect([metadata.generation, status?.observedGeneration]).toEqual([2, 1]);
+
+    await kubectl('annotate', 'amf', 'gated', '-n', crs, 'armada.airshipit.org/action=resume');
+    await eventually('gated deployed, and one satisfied at generation 2', async () => {
+      const [gated, one] = [await columns('amf/gated'), await statusOf('act/one')];
+      if (gated.STATE === 'waitingapproval')
+        await kubectl(
+          'annotate',
+          'amf',
+          'gated',
+          '-n',
+          crs,
+          '--overwrite',
+          'armada.airshipit.org/action=approve',
+        );
+      return gated.STATE === 'deployed' && one.status?.satisfied && one.status.observedGeneration === 2
+        ? true
+        : undefined;
+    });
   });
 
   it('a chart whose run failed is Stalled and not Ready, and kubectl wait for Stalled returns', async () => {

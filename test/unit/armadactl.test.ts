@@ -123,7 +123,7 @@ describe('armadactl targets and canary status', () => {
       paused: { by: 'ops', reason: 'dashboards', since: '2026-11-22T07:40:00.000Z', remainingSeconds: 20 },
     });
     expect(lines).toEqual([
-      'blog-2: Progressing, step 2/3 at 30 % — waiting on approval — paused by ops (dashboards) since 2026-11-22 07:40:00 UTC, 20s of the hold left',
+      'blog-2: Paused, step 2/3 at 30 % — waiting on approval — paused by ops (dashboards) since 2026-11-22 07:40:00 UTC, 20s of the hold left',
       '  step  percent  new/old  hold      started   ready     ended',
       '  1     10 %     1/9      1m        07:38:41  07:38:42  07:39:42 held',
       '▶ 2     30 %     3/7      approval  07:39:42',
@@ -525,7 +525,7 @@ describe('watch lines', () => {
       paused: { by: 'alice', reason: 'lunch', since: '2026-11-22T07:40:00.000Z' },
     };
     expect(watchLines({ runId: 'r', progress: p })[1]).toBe(
-      'WaitingApproval — waiting on approve before group apps — paused by alice (lunch) since 2026-11-22 07:40:00 UTC',
+      'Paused — waiting on approve before group apps — paused by alice (lunch) since 2026-11-22 07:40:00 UTC',
     );
   });
 

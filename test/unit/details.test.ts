@@ -4,7 +4,8 @@ import { literal, logOf, markdownOf, progressView, textOf, waitingOf } from '../
 import { canaryAtStep2 } from '../helpers/canary-progress';
 import { oneGroup } from '../helpers/progress';
 import { formatProgress } from '../../runs/progress';
-import { PHASES, statusFor } from '../../core/plan/status';
+import { STATES } from '../../api/states';
+import { statusFor } from '../../core/plan/status';
 
 /** A manifest at its first group: one chart deployed, one failed. */
 const manifestRunning: Progress = {
@@ -113,7 +114,7 @@ describe('the progress renderer: one view, drawn as markdown (Temporal UI) and a
         gate: { name: 'before group apps', since: '2026-11-22T07:39:00.000Z' },
       },
       [
-        'WaitingApproval — waiting on approve before group apps — paused by alice (lunch) since 2026-11-22 07:40:00 UTC',
+        'Paused — waiting on approve before group apps — paused by alice (lunch) since 2026-11-22 07:40:00 UTC',
         'gate "before group apps" waits for approval since 2026-11-22 07:39:00 UTC',
       ],
     ],
@@ -234,6 +235,7 @@ describe('statusFor', () => {
     ['a manifest waiting for an approval is reconciling, not stalled', 'WaitingApproval', RECONCILING],
     ['a canary between steps is reconciling', 'Progressing', RECONCILING],
     ['a manifest rolling back is reconciling until the rollback ends', 'RollingBack', RECONCILING],
+    ['a paused run is reconciling: a resume moves it on', 'Paused', RECONCILING],
     ['a deployed object is ready and satisfied', 'Deployed', READY],
     ['an uninstalled object is ready and satisfied', 'Uninstalled', READY],
     ['a failed run leaves its object stalled', 'Failed', STALLED],
@@ -257,7 +259,7 @@ describe('statusFor', () => {
 
   it('has a case above for every phase it knows', () => {
     const covered = new Set<string>(cases.map((c) => c[1]));
-    expect(Object.keys(PHASES).filter((phase) => !covered.has(phase))).toEqual([]);
+    expect(Object.keys(STATES).filter((phase) => !covered.has(phase))).toEqual([]);
   });
 
   it('shows the phase in lower case as actual_state', () => {
