@@ -28,16 +28,28 @@ export async function reportManifestPhase(
   write: StatusWrite = report,
 ): Promise<void> {
   upsertSearchAttributes([{ key: ArmadaPhase, value: phase }]);
+  await write(
+    'ArmadaManifest',
+    plan.namespace,
+    plan.manifest,
+    phase,
+    message,
+    manifestProgress(plan, progress),
+  );
+}
+
+/** The manifest status's `progress`: the groups done of all, and the one that runs now. */
+export function manifestProgress(plan: ManifestPlan, progress: Progress) {
   const ready = progress.groups.filter((g) => g.state === 'done').length;
   const total = plan.groups.length;
-  await write('ArmadaManifest', plan.namespace, plan.manifest, phase, message, {
+  return {
     progress: {
       group: progress.group,
       ready,
       total,
       summary: `${ready}/${total}${progress.group ? ` ${progress.group}` : ''}`,
     },
-  });
+  };
 }
 
 /** The manifest's message, and what its run waits on, while the gate before `group` waits. */

@@ -27,7 +27,17 @@ interface Told {
   notified: { object: string; event: string; reason?: string; gate?: string; approvals?: string[] }[];
   phases: string[];
   outcome: unknown;
+  /**
+   * deployRun's writes of the manifest's progress as each group ends (workflows/run/reports.ts
+   * groupEnded), which the tree did not make: taken out of `writes` to compare the rest with it.
+   */
+  groupEnds: unknown[];
 }
+
+/** A write of the manifest's progress as a group ended. */
+const isGroupEnd = (object: string, w: unknown) =>
+  object.startsWith('ArmadaManifest/') &&
+  /^group \S+ done$/.test((w as { event: { message: string } }).event.message);
 
 /** A status write as compared: the status without the run link and times, and the Event. */
 function written({ status, event }: StatusRequest): unknown {
@@ -87,11 +97,13 @@ async function told(
       fake.open();
     }
   };
-  const result: Told = { writes: {}, links: {}, notified: [], phases: [], outcome: undefined };
+  const result: Told = { writes: {}, links: {}, notified: [], phases: [], outcome: undefined, groupEnds: [] };
   const reportStatus = fake.activities.reportStatus!;
   fake.activities.reportStatus = async (req) => {
     const object = `${req.kind}/${req.name}`;
-    (result.writes[object] ??= []).push(written(req));
+    const w = written(req);
+    if (isGroupEnd(object, w)) result.groupEnds.push(w);
+    else (result.writes[object] ??= []).push(w);
     const link = (req.status as { workflow?: { id: string } }).workflow?.id;
     if (link) (result.links[object] ??= []).push(link);
     return reportStatus(req);
@@ -211,6 +223,10 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
       'Deployed',
     ]);
     expect(reasons('ArmadaChartGroup/platform')).toEqual(['Deploying', 'Paused', 'Resumed', 'Deployed']);
+    expect(tree.groupEnds).toEqual([]);
+    expect(
+      run.groupEnds.map((w) => (w as { status: { progress: { summary: string } } }).status.progress.summary),
+    ).toEqual(['1/2 platform', '2/2 apps']);
     expect(reasons('ArmadaChart/c')).toEqual(['Deploying', 'Deployed']);
     expect(run.phases).toEqual(tree.phases);
     expect(run.phases).toEqual(['Running', 'Running', 'WaitingApproval', 'Running', 'Deployed']);
@@ -269,6 +285,49 @@ describe('deployRun tells users what the tree of workflows told them (stubbed ac
     expect(reasons('ArmadaManifest/demo').slice(-2)).toEqual(['RollingBack', 'Failed']);
     expect(run.phases).toEqual(tree.phases);
     expect(run.notified).toEqual(tree.notified);
+  });
+
+  it("counts a group done in the manifest's PROGRESS as it ends, so a run paused before its next group shows how far it got", async () => {
+    const plan = demoPlan({}, uniqueName('ns'));
+    // Its charts run at once: a pause while they upgrade lets them finish, and the run holds after it.
+    plan.groups[0].sequenced = false;
+    /** The manifest's status as kubectl reads it after every write so far (each a merge patch). */
+    const manifestStatus = (fake: ReturnType<typeof fakeHelm>) =>
+      Object.assign(
+        {},
+        ...fake.statusFields.filter((w) => w.object === 'ArmadaManifest/demo').map((w) => w.status),
+      ) as { actual_state?: string; progress?: { summary: string } };
+    const steer = async (run: WorkflowHandle, fake: ReturnType<typeof fakeHelm>) => {
+      await eventually(
+        'demo-a upgrades',
+        async () => (fake.calls.some((c) => c.name === 'upgrade') ? true : undefined),
+        {
+          timeoutMs: 20_000,
+          pauseMs: 50,
+        },
+      );
+      await run.signal(pauseSignal, { by: 'alice', reason: 'look' });
+      await eventually(
+        'the pause shown',
+        async () => (manifestStatus(fake).actual_state === 'paused' ? true : undefined),
+        {
+          timeoutMs: 20_000,
+          pauseMs: 50,
+        },
+      );
+      expect(manifestStatus(fake).progress?.summary).toBe('0/2 platform');
+      fake.open(); // platform's charts finish; the run holds before apps
+      await eventually(
+        'platform counted done',
+        async () => (manifestStatus(fake).progress?.summary === '1/2 platform' ? true : undefined),
+        { timeoutMs: 20_000, pauseMs: 50 },
+      );
+      expect(manifestStatus(fake).actual_state).toBe('paused');
+      expect((await run.query(progressQuery)).groups.map((g) => g.state)).toEqual(['done', 'pending']);
+      await run.signal(resumeSignal, { by: 'alice' });
+    };
+    const run = await told('deployRun', { plan }, { held: true, steer, notes: 0 });
+    expect(run.outcome).toBe('deployed');
   });
 
   it('writes the same status and ArmadaPhase values to uninstall, and notifies no one', async () => {

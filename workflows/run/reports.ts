@@ -8,10 +8,12 @@ import {
   reportChartDeploying,
   reportChartDone,
   reportChartFailed,
+  manifestProgress,
   reportGroupStarted,
   reportManifestPhase,
   type StatusWrite,
 } from '../deploy-status';
+import { groupEndState } from '../../core/plan/run';
 import { groupEndMessage, groupEnding } from '../../core/plan/ending';
 import { endingEvent, notifyTarget } from '../../core/plan/notifications';
 import { reportedObjects } from '../../core/plan/plans-of-one';
@@ -103,6 +105,18 @@ export class RunReports {
   /** A group's charts ended: its final status; `finished`: those a retry's failed run had done. */
   groupEnded(group: GroupPlan, outcome: GroupOutcome, finished: readonly string[] = []): void {
     this.runningGroup = undefined;
+    // The manifest's PROGRESS counts a group as it ends, not only as the next one starts: a run
+    // paused, held or at a gate before its next group shows how far it got. (Its status only:
+    // the phase, and so ArmadaPhase, is unchanged.)
+    if (this.writes.manifest && groupEndState(outcome) === 'done')
+      void reportOffPath(
+        'ArmadaManifest',
+        this.plan.namespace,
+        this.plan.manifest,
+        this.working,
+        `group ${group.name} done`,
+        manifestProgress(this.plan, this.shown.now()),
+      );
     if (!this.writes.groups) return;
     const { phase, rollBack } = groupEnding({
       uninstall: this.uninstall,
