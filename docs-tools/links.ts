@@ -16,14 +16,19 @@ export function filesUnder(root: string, dir: string, suffix: string): string[] 
   });
 }
 
-/** The pages checked, relative to the repository: README.md, docs/**, bench/README.md, test/*.md. */
+/** The pages checked, relative to the repository: README.md, docs/**, and the .md files of bench/, bench/results/, test/, test/results/. */
 export function pagesOf(root: string): string[] {
-  const testPages = readdirSync(path.join(root, 'test'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `test/${name}`);
-  return ['README.md', 'bench/README.md', ...filesUnder(root, 'docs', '.md'), ...testPages].filter((page) =>
-    existsSync(path.join(root, page)),
-  );
+  const pagesIn = (folder: string) =>
+    existsSync(path.join(root, folder))
+      ? readdirSync(path.join(root, folder))
+          .filter((name) => name.endsWith('.md'))
+          .map((name) => `${folder}/${name}`)
+      : [];
+  return [
+    'README.md',
+    ...filesUnder(root, 'docs', '.md'),
+    ...['bench', 'bench/results', 'test', 'test/results'].flatMap(pagesIn),
+  ].filter((page) => existsSync(path.join(root, page)));
 }
 
 /** The anchors of a page, read once. */
