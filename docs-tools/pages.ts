@@ -5,6 +5,7 @@ import { armadactlReference } from './armadactl';
 import { benchmarkFigures, benchmarkTargets } from './benchmarks';
 import { environmentReference } from './environment';
 import { withRegion } from './regions';
+import { stateWordsTable } from './states';
 import { parseRuns, testTimesTable } from './test-times';
 
 /**
@@ -40,6 +41,7 @@ export function generatedPages(root: string): GeneratedPage[] {
   return [
     { file: 'docs/reference/armadactl.md', render: armadactlReference },
     { file: 'docs/reference/environment.md', render: environmentReference },
+    withRegions('docs/reference/observability.md', { 'state-words': stateWordsTable }),
     withRegions('docs/contributing/testing.md', {
       'test-times': () =>
         testTimesTable(parseRuns(readFileSync(path.join(root, 'test/results/runs.jsonl'), 'utf8'))),

@@ -59,10 +59,11 @@ describe('pages `npm run docs` generates', () => {
   const root = path.resolve(__dirname, '../..');
   const pages = generatedPages(root);
 
-  it('are the armadactl and environment references, the test times and the benchmark figures', () => {
+  it('are the armadactl and environment references, the state words, the test times and the benchmark figures', () => {
     expect(pages.map((page) => page.file)).toEqual([
       'docs/reference/armadactl.md',
       'docs/reference/environment.md',
+      'docs/reference/observability.md',
       'docs/contributing/testing.md',
       'docs/explanation/performance.md',
     ]);
